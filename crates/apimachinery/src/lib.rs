@@ -1,0 +1,17 @@
+//! Kubernetes API machinery that every Flotilla server and kind definition shares, with no IO:
+//!
+//! - [`status`]: API errors and their wire form, the `meta.k8s.io/v1 Status` object;
+//! - [`resource`]: what a served resource is ([`ResourceDef`]): names, scope, subresources
+//!   and the per-kind hooks (validation, printing, merge schema, OpenAPI schema);
+//! - [`selector`]: label and field selectors (equality- and set-based);
+//! - [`names`]: DNS-1123 name rules;
+//! - [`duration`]: the `AGE` column's human durations.
+
+pub mod duration;
+pub mod names;
+pub mod resource;
+pub mod selector;
+pub mod status;
+
+pub use resource::{GroupVersionKind, ResourceDef, ScaleDef, TableColumn, TablePrinter};
+pub use status::{ApiError, Cause};

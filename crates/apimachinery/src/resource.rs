@@ -1,0 +1,249 @@
+//! What a served resource is: [`ResourceDef`] holds the names discovery publishes, the scope,
+//! the subresources, and the per-kind hooks (validation, defaulting, Table printing, OpenAPI
+//! schema). Built-in kinds and CRDs are both described this way, so adding a kind is one
+//! registration, not a new handler.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::status::Cause;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupVersionKind {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+}
+
+impl GroupVersionKind {
+    pub fn new(group: &str, version: &str, kind: &str) -> Self {
+        Self {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+        }
+    }
+    /// `apps/v1` or `v1` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+impl fmt::Display for GroupVersionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, Kind={}", self.api_version(), self.kind)
+    }
+}
+
+/// How the `scale` subresource maps onto the object (same shape as a CRD's
+/// `subresources.scale`). Paths are dot paths from the object root, e.g. `.spec.replicas`.
+#[derive(Debug, Clone)]
+pub struct ScaleDef {
+    pub spec_replicas_path: String,
+    pub status_replicas_path: String,
+    /// Path of a string label selector in the object; `None` means: format `.spec.selector`
+    /// (a `LabelSelector` object) as a string, as the built-in workload kinds do.
+    pub label_selector_path: Option<String>,
+}
+
+impl ScaleDef {
+    pub fn standard() -> Self {
+        Self {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: None,
+        }
+    }
+}
+
+/// A Table column (`meta.k8s.io/v1 TableColumnDefinition`).
+#[derive(Debug, Clone)]
+pub struct TableColumn {
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean`, `date`.
+    pub column_type: String,
+    /// `name` for the name column, otherwise empty.
+    pub format: String,
+    pub description: String,
+    /// 0 = always shown; 1 = only with `-o wide`.
+    pub priority: u32,
+}
+
+impl TableColumn {
+    pub fn new(name: &str, column_type: &str, priority: u32) -> Self {
+        Self {
+            name: name.into(),
+            column_type: column_type.into(),
+            format: if name == "Name" {
+                "name".into()
+            } else {
+                String::new()
+            },
+            description: String::new(),
+            priority,
+        }
+    }
+}
+
+/// Computes one Table row's cells for an object (one per column, in order).
+pub type CellsFn = Arc<dyn Fn(&Value, DateTime<Utc>) -> Vec<Value> + Send + Sync>;
+
+/// The Table view of a kind.
+#[derive(Clone)]
+pub struct TablePrinter {
+    pub columns: Vec<TableColumn>,
+    pub cells: CellsFn,
+}
+
+impl fmt::Debug for TablePrinter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TablePrinter")
+            .field("columns", &self.columns)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What validating an incoming object found.
+#[derive(Debug, Clone, Default)]
+pub struct Validation {
+    /// The body does not decode into the kind's type (wrong JSON types): `400 BadRequest`.
+    pub decode_error: Option<String>,
+    /// Fields the kind's type does not know, as dot paths (`spec.foo`); rejected under
+    /// `fieldValidation=Strict`, reported as warnings under `Warn`, ignored under `Ignore`.
+    pub unknown_fields: Vec<String>,
+    /// Semantic errors (`422 Invalid`).
+    pub causes: Vec<Cause>,
+}
+
+/// Validates an object about to be written; `old` is the stored version on updates.
+pub type ValidateFn = Arc<dyn Fn(&Value, Option<&Value>) -> Validation + Send + Sync>;
+
+/// Fills defaults into an object about to be written.
+pub type DefaultFn = Arc<dyn Fn(&mut Value) + Send + Sync>;
+
+/// OpenAPI v3 schemas of a kind: the name of its root schema and every schema it refers to
+/// (references written as `#/components/schemas/<name>`).
+#[derive(Debug, Clone, Default)]
+pub struct OpenApiSchemas {
+    pub root: String,
+    pub components: BTreeMap<String, Value>,
+}
+
+/// One served resource (a group/version/resource).
+#[derive(Clone)]
+pub struct ResourceDef {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// `DeploymentList`.
+    pub list_kind: String,
+    /// `deployments`.
+    pub plural: String,
+    /// `deployment`.
+    pub singular: String,
+    pub short_names: Vec<String>,
+    /// e.g. `["all"]` to appear in `kubectl get all`.
+    pub categories: Vec<String>,
+    pub namespaced: bool,
+    /// Whether the `status` subresource exists (then writes to the main resource keep the
+    /// stored status and writes to `/status` keep everything but status).
+    pub has_status: bool,
+    pub scale: Option<ScaleDef>,
+    /// Whether `application/strategic-merge-patch+json` is served (built-in kinds only;
+    /// custom kinds answer 415).
+    pub strategic_merge: bool,
+    /// The group/version whose objects are kept in storage (CRDs with several versions
+    /// store one); `None` means this version itself.
+    pub storage_version: Option<String>,
+    pub validate: Option<ValidateFn>,
+    pub default: Option<DefaultFn>,
+    pub printer: Option<TablePrinter>,
+    pub openapi: Option<Arc<OpenApiSchemas>>,
+}
+
+impl fmt::Debug for ResourceDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceDef")
+            .field("group", &self.group)
+            .field("version", &self.version)
+            .field("kind", &self.kind)
+            .field("plural", &self.plural)
+            .field("namespaced", &self.namespaced)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResourceDef {
+    /// A resource with the usual derived names (`<Kind>List`, lowercase singular) and no hooks.
+    pub fn new(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> Self {
+        Self {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            list_kind: format!("{kind}List"),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced,
+            has_status: false,
+            scale: None,
+            strategic_merge: false,
+            storage_version: None,
+            validate: None,
+            default: None,
+            printer: None,
+            openapi: None,
+        }
+    }
+
+    pub fn short_names(mut self, names: &[&str]) -> Self {
+        self.short_names = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+    pub fn categories(mut self, names: &[&str]) -> Self {
+        self.categories = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+    pub fn with_status(mut self) -> Self {
+        self.has_status = true;
+        self
+    }
+    pub fn with_scale(mut self, scale: ScaleDef) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+    pub fn with_strategic_merge(mut self) -> Self {
+        self.strategic_merge = true;
+        self
+    }
+
+    pub fn gvk(&self) -> GroupVersionKind {
+        GroupVersionKind::new(&self.group, &self.version, &self.kind)
+    }
+    /// `apps/v1` or `v1`.
+    pub fn api_version(&self) -> String {
+        self.gvk().api_version()
+    }
+    /// The verbs discovery lists for the main resource.
+    pub fn verbs(&self) -> Vec<&'static str> {
+        vec![
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ]
+    }
+}

@@ -1,0 +1,995 @@
+//! Label and field selectors: the `?labelSelector=` / `?fieldSelector=` query syntax, the
+//! `metav1.LabelSelector` object (`matchLabels` + `matchExpressions`), matching, and the
+//! canonical string form (requirements sorted by key, set values sorted) that Kubernetes
+//! publishes, e.g. in `Scale.status.selector`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Map, Value};
+
+use crate::names;
+
+/// Why a selector was rejected; the message is meant for a `400 BadRequest` Status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorError {
+    /// Label selector syntax error.
+    #[error("unable to parse requirement: {0}")]
+    Parse(String),
+    /// A label key that is not a qualified name.
+    #[error("unable to parse requirement: invalid label key \"{key}\": {reason}")]
+    InvalidKey { key: String, reason: String },
+    /// A value that is not a valid label value (or not an integer for `>`/`<`).
+    #[error("unable to parse requirement: invalid label value: \"{value}\": {reason}")]
+    InvalidValue { value: String, reason: String },
+    /// A `metav1.LabelSelector` object of the wrong shape.
+    #[error("{0}")]
+    InvalidObject(String),
+    /// Field selector syntax error.
+    #[error("invalid selector: '{selector}'; can't understand '{term}'")]
+    InvalidFieldSelector { selector: String, term: String },
+    /// A bad escape sequence in a field selector value.
+    #[error("invalid field selector value {value:?}: {reason}")]
+    InvalidFieldValue { value: String, reason: String },
+}
+
+/// The operator of a label requirement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operator {
+    /// `key=value`
+    Equals,
+    /// `key==value`
+    DoubleEquals,
+    /// `key!=value`
+    NotEquals,
+    /// `key in (a,b)`
+    In,
+    /// `key notin (a,b)`
+    NotIn,
+    /// `key`
+    Exists,
+    /// `!key`
+    DoesNotExist,
+    /// `key>3` (integer label values)
+    GreaterThan,
+    /// `key<3` (integer label values)
+    LessThan,
+}
+
+/// One label requirement such as `tier in (a,b)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    key: String,
+    operator: Operator,
+    /// Sorted and deduplicated, so that display and comparison are canonical.
+    values: Vec<String>,
+}
+
+impl Requirement {
+    /// A validated requirement: the key must be a qualified name; `=`, `==`, `!=` take exactly
+    /// one value, `in`/`notin` at least one, `>`/`<` exactly one integer, existence tests none.
+    pub fn new(key: &str, operator: Operator, values: Vec<String>) -> Result<Self, SelectorError> {
+        if let Err(reason) = names::is_qualified_name(key) {
+            return Err(SelectorError::InvalidKey {
+                key: key.to_string(),
+                reason,
+            });
+        }
+        let count_error = |expected: &str| {
+            SelectorError::Parse(format!(
+                "{expected} for operator {} on key \"{key}\"",
+                operator.symbol()
+            ))
+        };
+        match operator {
+            Operator::Equals | Operator::DoubleEquals | Operator::NotEquals => {
+                if values.len() != 1 {
+                    return Err(count_error("exactly one value is required"));
+                }
+            }
+            Operator::In | Operator::NotIn => {
+                if values.is_empty() {
+                    return Err(count_error("the values set can't be empty"));
+                }
+            }
+            Operator::Exists | Operator::DoesNotExist => {
+                if !values.is_empty() {
+                    return Err(count_error("values set must be empty"));
+                }
+            }
+            Operator::GreaterThan | Operator::LessThan => {
+                if values.len() != 1 {
+                    return Err(count_error("exactly one value is required"));
+                }
+                if values[0].parse::<i64>().is_err() {
+                    return Err(SelectorError::InvalidValue {
+                        value: values[0].clone(),
+                        reason: format!(
+                            "for operator {} the value must be an integer",
+                            operator.symbol()
+                        ),
+                    });
+                }
+            }
+        }
+        if !matches!(operator, Operator::GreaterThan | Operator::LessThan) {
+            for v in &values {
+                if let Err(reason) = names::is_label_value(v) {
+                    return Err(SelectorError::InvalidValue {
+                        value: v.clone(),
+                        reason,
+                    });
+                }
+            }
+        }
+        let mut values = values;
+        values.sort();
+        values.dedup();
+        Ok(Self {
+            key: key.to_string(),
+            operator,
+            values,
+        })
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+    pub fn operator(&self) -> Operator {
+        self.operator
+    }
+    pub fn values(&self) -> &[String] {
+        &self.values
+    }
+
+    /// Whether a label set satisfies this requirement. Negative operators (`!=`, `notin`,
+    /// `!key`) are satisfied by objects that do not have the label at all.
+    pub fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
+        let value = labels.and_then(|l| l.get(&self.key));
+        // Label values are strings once validated; anything else is treated as absent.
+        let value = value.and_then(Value::as_str);
+        let has = |v: &str| self.values.iter().any(|x| x == v);
+        match self.operator {
+            Operator::Equals | Operator::DoubleEquals | Operator::In => value.is_some_and(has),
+            Operator::NotEquals | Operator::NotIn => !value.is_some_and(has),
+            Operator::Exists => value.is_some(),
+            Operator::DoesNotExist => value.is_none(),
+            Operator::GreaterThan | Operator::LessThan => {
+                let (Some(actual), Some(bound)) = (
+                    value.and_then(|v| v.parse::<i64>().ok()),
+                    self.values.first().and_then(|v| v.parse::<i64>().ok()),
+                ) else {
+                    return false;
+                };
+                if self.operator == Operator::GreaterThan {
+                    actual > bound
+                } else {
+                    actual < bound
+                }
+            }
+        }
+    }
+}
+
+impl Operator {
+    fn symbol(self) -> &'static str {
+        match self {
+            Operator::Equals => "=",
+            Operator::DoubleEquals => "==",
+            Operator::NotEquals => "!=",
+            Operator::In => "in",
+            Operator::NotIn => "notin",
+            Operator::Exists => "exists",
+            Operator::DoesNotExist => "!",
+            Operator::GreaterThan => ">",
+            Operator::LessThan => "<",
+        }
+    }
+}
+
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = &self.key;
+        let first = self.values.first().map(String::as_str).unwrap_or("");
+        match self.operator {
+            Operator::Exists => write!(f, "{key}"),
+            Operator::DoesNotExist => write!(f, "!{key}"),
+            Operator::Equals | Operator::DoubleEquals | Operator::NotEquals => {
+                write!(f, "{key}{}{first}", self.operator.symbol())
+            }
+            Operator::GreaterThan | Operator::LessThan => {
+                write!(f, "{key}{}{first}", self.operator.symbol())
+            }
+            Operator::In | Operator::NotIn => {
+                write!(
+                    f,
+                    "{key} {} ({})",
+                    self.operator.symbol(),
+                    self.values.join(",")
+                )
+            }
+        }
+    }
+}
+
+/// A label selector: a conjunction of requirements. The empty selector matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    /// Sorted by key (stable), the canonical order.
+    requirements: Vec<Requirement>,
+}
+
+impl LabelSelector {
+    /// The selector that matches every object.
+    pub fn everything() -> Self {
+        Self::default()
+    }
+
+    /// A selector from already validated requirements.
+    pub fn from_requirements(mut requirements: Vec<Requirement>) -> Self {
+        requirements.sort_by(|a, b| a.key.cmp(&b.key));
+        Self { requirements }
+    }
+
+    /// Parses the query syntax: comma-separated `a=b`, `a==b`, `a!=b`, `a in (x,y)`,
+    /// `a notin (x)`, `a`, `!a`, `a>1`, `a<1`; whitespace between tokens is ignored.
+    pub fn parse(s: &str) -> Result<Self, SelectorError> {
+        Parser::new(s).parse()
+    }
+
+    /// Converts a `metav1.LabelSelector` JSON object (`matchLabels`, `matchExpressions` with
+    /// `In`/`NotIn`/`Exists`/`DoesNotExist`). `{}` matches everything. A missing (null)
+    /// selector is not accepted here: whether it means "everything" or "nothing" depends on
+    /// the field, so callers decide before calling.
+    pub fn from_object(obj: &Value) -> Result<Self, SelectorError> {
+        let Some(obj) = obj.as_object() else {
+            return Err(SelectorError::InvalidObject(
+                "a label selector must be an object".to_string(),
+            ));
+        };
+        let mut requirements = Vec::new();
+        match obj.get("matchLabels") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(labels)) => {
+                for (k, v) in labels {
+                    let Some(v) = v.as_str() else {
+                        return Err(SelectorError::InvalidObject(format!(
+                            "matchLabels[{k:?}] must be a string"
+                        )));
+                    };
+                    requirements.push(Requirement::new(k, Operator::Equals, vec![v.to_string()])?);
+                }
+            }
+            Some(_) => {
+                return Err(SelectorError::InvalidObject(
+                    "matchLabels must be an object".to_string(),
+                ));
+            }
+        }
+        match obj.get("matchExpressions") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(exprs)) => {
+                for (i, expr) in exprs.iter().enumerate() {
+                    requirements.push(expression_requirement(i, expr)?);
+                }
+            }
+            Some(_) => {
+                return Err(SelectorError::InvalidObject(
+                    "matchExpressions must be a list".to_string(),
+                ));
+            }
+        }
+        Ok(Self::from_requirements(requirements))
+    }
+
+    pub fn requirements(&self) -> &[Requirement] {
+        &self.requirements
+    }
+
+    /// Whether this selector matches every object.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Whether an object with these labels (`metadata.labels`, possibly absent) is selected.
+    pub fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
+        self.requirements.iter().all(|r| r.matches(labels))
+    }
+}
+
+fn expression_requirement(index: usize, expr: &Value) -> Result<Requirement, SelectorError> {
+    let invalid =
+        |what: &str| SelectorError::InvalidObject(format!("matchExpressions[{index}]: {what}"));
+    let key = expr
+        .get("key")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("key must be a string"))?;
+    let operator = expr
+        .get("operator")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("operator must be a string"))?;
+    let values = match expr.get("values") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(vs)) => vs
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| invalid("values must be strings"))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err(invalid("values must be a list")),
+    };
+    let op = match operator {
+        "In" => Operator::In,
+        "NotIn" => Operator::NotIn,
+        "Exists" => Operator::Exists,
+        "DoesNotExist" => Operator::DoesNotExist,
+        other => {
+            return Err(SelectorError::InvalidObject(format!(
+                "{other:?} is not a valid label selector operator"
+            )));
+        }
+    };
+    Requirement::new(key, op, values)
+}
+
+impl fmt::Display for LabelSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, r) in self.requirements.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{r}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for LabelSelector {
+    type Err = SelectorError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    Not,
+    Eq,
+    DoubleEq,
+    NotEq,
+    Gt,
+    Lt,
+    Comma,
+    Open,
+    Close,
+    End,
+}
+
+impl Token {
+    fn describe(&self) -> String {
+        match self {
+            Token::Ident(s) => s.clone(),
+            Token::Not => "!".into(),
+            Token::Eq => "=".into(),
+            Token::DoubleEq => "==".into(),
+            Token::NotEq => "!=".into(),
+            Token::Gt => ">".into(),
+            Token::Lt => "<".into(),
+            Token::Comma => ",".into(),
+            Token::Open => "(".into(),
+            Token::Close => ")".into(),
+            Token::End => "".into(),
+        }
+    }
+}
+
+fn is_special(c: char) -> bool {
+    matches!(c, '!' | '=' | '>' | '<' | ',' | '(' | ')')
+}
+
+fn lex(s: &str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut chars = s.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        if is_special(c) {
+            chars.next();
+            let next_is_eq = chars.peek() == Some(&'=');
+            let tok = match c {
+                '!' if next_is_eq => {
+                    chars.next();
+                    Token::NotEq
+                }
+                '!' => Token::Not,
+                '=' if next_is_eq => {
+                    chars.next();
+                    Token::DoubleEq
+                }
+                '=' => Token::Eq,
+                '>' => Token::Gt,
+                '<' => Token::Lt,
+                ',' => Token::Comma,
+                '(' => Token::Open,
+                _ => Token::Close,
+            };
+            tokens.push(tok);
+            continue;
+        }
+        let mut ident = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_whitespace() || is_special(c) {
+                break;
+            }
+            ident.push(c);
+            chars.next();
+        }
+        tokens.push(Token::Ident(ident));
+    }
+    tokens.push(Token::End);
+    tokens
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+impl Parser {
+    fn new(s: &str) -> Self {
+        Self {
+            tokens: lex(s),
+            pos: 0,
+        }
+    }
+
+    fn peek(&self) -> &Token {
+        self.tokens.get(self.pos).unwrap_or(&Token::End)
+    }
+
+    fn next(&mut self) -> Token {
+        let t = self.peek().clone();
+        if self.pos < self.tokens.len() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn unexpected(found: &Token, expected: &str) -> SelectorError {
+        SelectorError::Parse(format!(
+            "found '{}', expected: {expected}",
+            found.describe()
+        ))
+    }
+
+    fn parse(mut self) -> Result<LabelSelector, SelectorError> {
+        let mut requirements = Vec::new();
+        if *self.peek() == Token::End {
+            return Ok(LabelSelector::everything());
+        }
+        loop {
+            requirements.push(self.requirement()?);
+            match self.next() {
+                Token::End => break,
+                Token::Comma => {}
+                other => return Err(Self::unexpected(&other, "',' or end of string")),
+            }
+        }
+        Ok(LabelSelector::from_requirements(requirements))
+    }
+
+    fn requirement(&mut self) -> Result<Requirement, SelectorError> {
+        let negated = if *self.peek() == Token::Not {
+            self.next();
+            true
+        } else {
+            false
+        };
+        let key = match self.next() {
+            Token::Ident(k) => k,
+            other => return Err(Self::unexpected(&other, "identifier")),
+        };
+        if negated {
+            return Requirement::new(&key, Operator::DoesNotExist, Vec::new());
+        }
+        let op = match self.peek() {
+            Token::End | Token::Comma => {
+                return Requirement::new(&key, Operator::Exists, Vec::new());
+            }
+            Token::Eq => Operator::Equals,
+            Token::DoubleEq => Operator::DoubleEquals,
+            Token::NotEq => Operator::NotEquals,
+            Token::Gt => Operator::GreaterThan,
+            Token::Lt => Operator::LessThan,
+            Token::Ident(w) if w == "in" => Operator::In,
+            Token::Ident(w) if w == "notin" => Operator::NotIn,
+            other => {
+                return Err(Self::unexpected(
+                    other,
+                    "'=', '!=', '==', 'in', 'notin', '>', '<', ',' or end of string",
+                ));
+            }
+        };
+        self.next();
+        let values = match op {
+            Operator::In | Operator::NotIn => self.value_set()?,
+            _ => vec![self.single_value()?],
+        };
+        Requirement::new(&key, op, values)
+    }
+
+    /// A single value; an absent value (`a=` followed by `,` or the end) is the empty string.
+    fn single_value(&mut self) -> Result<String, SelectorError> {
+        match self.peek().clone() {
+            Token::End | Token::Comma => Ok(String::new()),
+            Token::Ident(v) => {
+                self.next();
+                Ok(v)
+            }
+            other => Err(Self::unexpected(&other, "identifier")),
+        }
+    }
+
+    /// `( v1, v2, ... )`; empty entries such as `(a,)` are empty strings.
+    fn value_set(&mut self) -> Result<Vec<String>, SelectorError> {
+        match self.next() {
+            Token::Open => {}
+            other => return Err(Self::unexpected(&other, "'('")),
+        }
+        let mut values = Vec::new();
+        if *self.peek() == Token::Close {
+            self.next();
+            return Ok(values);
+        }
+        loop {
+            match self.peek().clone() {
+                Token::Ident(v) => {
+                    self.next();
+                    values.push(v);
+                }
+                Token::Comma | Token::Close => values.push(String::new()),
+                other => return Err(Self::unexpected(&other, "identifier")),
+            }
+            match self.next() {
+                Token::Comma => {}
+                Token::Close => return Ok(values),
+                other => return Err(Self::unexpected(&other, "',' or ')'")),
+            }
+        }
+    }
+}
+
+/// The operator of a field requirement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldOperator {
+    /// `field=value`
+    Equals,
+    /// `field==value`
+    DoubleEquals,
+    /// `field!=value`
+    NotEquals,
+}
+
+/// One field requirement such as `status.phase!=Running`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRequirement {
+    pub field: String,
+    pub operator: FieldOperator,
+    /// Unescaped value.
+    pub value: String,
+}
+
+impl FieldRequirement {
+    /// A missing field compares as the empty string, as in Kubernetes.
+    pub fn matches(&self, actual: Option<&str>) -> bool {
+        let actual = actual.unwrap_or("");
+        match self.operator {
+            FieldOperator::Equals | FieldOperator::DoubleEquals => actual == self.value,
+            FieldOperator::NotEquals => actual != self.value,
+        }
+    }
+}
+
+impl fmt::Display for FieldRequirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let op = if self.operator == FieldOperator::NotEquals {
+            "!="
+        } else {
+            "="
+        };
+        write!(f, "{}{op}{}", self.field, escape_field_value(&self.value))
+    }
+}
+
+/// A field selector: a conjunction of equality tests on named fields. Which field names a
+/// kind supports is for the server to check ([`FieldSelector::requirements`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSelector {
+    requirements: Vec<FieldRequirement>,
+}
+
+impl FieldSelector {
+    pub fn everything() -> Self {
+        Self::default()
+    }
+
+    /// Parses `a=b`, `a==b`, `a!=b` terms separated by commas. In values, `\,`, `\=` and
+    /// `\\` stand for a literal comma, equals sign and backslash.
+    pub fn parse(s: &str) -> Result<Self, SelectorError> {
+        let mut requirements = Vec::new();
+        for term in split_unescaped(s, ',') {
+            if term.trim().is_empty() {
+                continue;
+            }
+            let Some((field, operator, raw_value)) = split_term(term) else {
+                return Err(SelectorError::InvalidFieldSelector {
+                    selector: s.to_string(),
+                    term: term.to_string(),
+                });
+            };
+            let field = field.trim();
+            if field.is_empty() {
+                return Err(SelectorError::InvalidFieldSelector {
+                    selector: s.to_string(),
+                    term: term.to_string(),
+                });
+            }
+            let value = unescape_field_value(raw_value.trim())?;
+            requirements.push(FieldRequirement {
+                field: field.to_string(),
+                operator,
+                value,
+            });
+        }
+        Ok(Self { requirements })
+    }
+
+    pub fn requirements(&self) -> &[FieldRequirement] {
+        &self.requirements
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Whether an object matches; `get` returns the object's value for a field name.
+    pub fn matches(&self, get: impl Fn(&str) -> Option<String>) -> bool {
+        self.requirements
+            .iter()
+            .all(|r| r.matches(get(&r.field).as_deref()))
+    }
+}
+
+impl fmt::Display for FieldSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, r) in self.requirements.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{r}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for FieldSelector {
+    type Err = SelectorError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+/// Splits on `sep` where it is not preceded by an escaping backslash.
+fn split_unescaped(s: &str, sep: char) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == sep {
+            parts.push(&s[start..i]);
+            start = i + c.len_utf8();
+        }
+    }
+    parts.push(&s[start..]);
+    parts
+}
+
+/// Finds the first unescaped operator of a term (`!=`, `==`, then `=`).
+fn split_term(term: &str) -> Option<(&str, FieldOperator, &str)> {
+    let bytes = term.as_bytes();
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match b {
+            b'\\' => escaped = true,
+            b'!' if bytes.get(i + 1) == Some(&b'=') => {
+                return Some((&term[..i], FieldOperator::NotEquals, &term[i + 2..]));
+            }
+            b'=' if bytes.get(i + 1) == Some(&b'=') => {
+                return Some((&term[..i], FieldOperator::DoubleEquals, &term[i + 2..]));
+            }
+            b'=' => return Some((&term[..i], FieldOperator::Equals, &term[i + 1..])),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn unescape_field_value(s: &str) -> Result<String, SelectorError> {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            if c == ',' || c == '=' {
+                return Err(SelectorError::InvalidFieldValue {
+                    value: s.to_string(),
+                    reason: format!("unescaped '{c}'"),
+                });
+            }
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some(e @ ('\\' | ',' | '=')) => out.push(e),
+            Some(e) => {
+                return Err(SelectorError::InvalidFieldValue {
+                    value: s.to_string(),
+                    reason: format!("invalid escape sequence '\\{e}'"),
+                });
+            }
+            None => {
+                return Err(SelectorError::InvalidFieldValue {
+                    value: s.to_string(),
+                    reason: "trailing backslash".to_string(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn escape_field_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '\\' | ',' | '=') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn labels(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn parse_all_operators_and_canonical_form() {
+        let s = LabelSelector::parse(
+            "tier in (b, a), app=web,env!=prod , !canary,version, zone notin (x), n>3, m<10, k==v",
+        )
+        .unwrap();
+        assert_eq!(s.requirements().len(), 9);
+        assert_eq!(
+            s.to_string(),
+            "app=web,!canary,env!=prod,k==v,m<10,n>3,tier in (a,b),version,zone notin (x)"
+        );
+        // The canonical form parses back to the same selector.
+        assert_eq!(LabelSelector::parse(&s.to_string()).unwrap(), s);
+    }
+
+    #[test]
+    fn parse_empty_and_empty_values() {
+        assert!(LabelSelector::parse("").unwrap().is_empty());
+        assert!(LabelSelector::parse("   ").unwrap().is_empty());
+        let s = LabelSelector::parse("a=,b in (x,)").unwrap();
+        assert_eq!(s.to_string(), "a=,b in (,x)");
+        assert!(s.matches(Some(&labels(json!({"a": "", "b": ""})))));
+    }
+
+    #[test]
+    fn parse_errors() {
+        let err = |s: &str| LabelSelector::parse(s).unwrap_err().to_string();
+        assert_eq!(
+            err("a in b"),
+            "unable to parse requirement: found 'b', expected: '('"
+        );
+        assert_eq!(
+            err("a in ()"),
+            "unable to parse requirement: the values set can't be empty for operator in on key \"a\""
+        );
+        assert_eq!(
+            err(",a"),
+            "unable to parse requirement: found ',', expected: identifier"
+        );
+        assert_eq!(
+            err("a=b c"),
+            "unable to parse requirement: found 'c', expected: ',' or end of string"
+        );
+        assert_eq!(
+            err("a=(b)"),
+            "unable to parse requirement: found '(', expected: identifier"
+        );
+        assert_eq!(
+            err("a in (b"),
+            "unable to parse requirement: found '', expected: ',' or ')'"
+        );
+        assert!(err("A B=c").starts_with("unable to parse requirement: found 'B'"));
+        assert!(
+            err("-a=b").starts_with(
+                "unable to parse requirement: invalid label key \"-a\": name part must"
+            )
+        );
+        assert!(err("a=b c d").starts_with("unable to parse requirement: found 'c'"));
+        assert!(err("a=-b").starts_with(
+            "unable to parse requirement: invalid label value: \"-b\": a valid label"
+        ));
+        assert!(err("a>b").contains("must be an integer"));
+        assert!(err("!a=b").contains("found '='"));
+    }
+
+    #[test]
+    fn matching() {
+        let l = labels(json!({"app": "web", "tier": "front", "n": "5"}));
+        let m = |sel: &str| LabelSelector::parse(sel).unwrap().matches(Some(&l));
+        assert!(m("app=web"));
+        assert!(m("app==web,tier in (front,back)"));
+        assert!(!m("app=db"));
+        assert!(m("app!=db"));
+        assert!(m("missing!=x"));
+        assert!(m("missing notin (x)"));
+        assert!(!m("missing in (x)"));
+        assert!(!m("tier notin (front)"));
+        assert!(m("app"));
+        assert!(!m("!app"));
+        assert!(m("!missing"));
+        assert!(m("n>4,n<6"));
+        assert!(!m("n>5"));
+        assert!(!m("app>1"));
+        assert!(!m("missing>1"));
+        assert!(m(""));
+        // No labels at all.
+        let sel = LabelSelector::parse("a!=b,!c").unwrap();
+        assert!(sel.matches(None));
+        assert!(!LabelSelector::parse("a").unwrap().matches(None));
+    }
+
+    #[test]
+    fn from_object_and_display() {
+        let sel = LabelSelector::from_object(&json!({
+            "matchLabels": {"tier": "web", "app": "shop"},
+            "matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["prod", "dev"]},
+                {"key": "canary", "operator": "DoesNotExist"},
+                {"key": "zone", "operator": "NotIn", "values": ["b"]},
+                {"key": "team", "operator": "Exists"}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            sel.to_string(),
+            "app=shop,!canary,env in (dev,prod),team,tier=web,zone notin (b)"
+        );
+        let l = labels(json!({"app": "shop", "tier": "web", "env": "dev", "team": "x"}));
+        assert!(sel.matches(Some(&l)));
+        let l2 =
+            labels(json!({"app": "shop", "tier": "web", "env": "dev", "team": "x", "zone": "b"}));
+        assert!(!sel.matches(Some(&l2)));
+        assert!(LabelSelector::from_object(&json!({})).unwrap().is_empty());
+        assert_eq!(
+            LabelSelector::from_object(&json!({"matchLabels": {"app": "web"}}))
+                .unwrap()
+                .to_string(),
+            "app=web"
+        );
+    }
+
+    #[test]
+    fn from_object_errors() {
+        let err = |v: Value| LabelSelector::from_object(&v).unwrap_err().to_string();
+        assert_eq!(
+            err(json!({"matchExpressions": [{"key": "a", "operator": "Foo"}]})),
+            "\"Foo\" is not a valid label selector operator"
+        );
+        assert!(
+            err(json!({"matchExpressions": [{"key": "a", "operator": "In", "values": []}]}))
+                .contains("can't be empty")
+        );
+        assert!(
+            err(json!({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]}))
+                .contains("must be empty")
+        );
+        assert!(err(json!({"matchLabels": {"a": 1}})).contains("must be a string"));
+        assert!(err(json!({"matchLabels": {"bad key": "x"}})).contains("invalid label key"));
+        assert!(err(json!(null)).contains("must be an object"));
+        assert!(err(json!({"matchExpressions": {}})).contains("must be a list"));
+    }
+
+    #[test]
+    fn field_selectors() {
+        let s = FieldSelector::parse("metadata.name=web,status.phase!=Running, spec.nodeName==n1")
+            .unwrap();
+        assert_eq!(
+            s.requirements(),
+            &[
+                FieldRequirement {
+                    field: "metadata.name".into(),
+                    operator: FieldOperator::Equals,
+                    value: "web".into()
+                },
+                FieldRequirement {
+                    field: "status.phase".into(),
+                    operator: FieldOperator::NotEquals,
+                    value: "Running".into()
+                },
+                FieldRequirement {
+                    field: "spec.nodeName".into(),
+                    operator: FieldOperator::DoubleEquals,
+                    value: "n1".into()
+                },
+            ]
+        );
+        assert_eq!(
+            s.to_string(),
+            "metadata.name=web,status.phase!=Running,spec.nodeName=n1"
+        );
+        let get = |phase: &'static str| {
+            move |f: &str| match f {
+                "metadata.name" => Some("web".to_string()),
+                "status.phase" => Some(phase.to_string()),
+                "spec.nodeName" => Some("n1".to_string()),
+                _ => None,
+            }
+        };
+        assert!(s.matches(get("Pending")));
+        assert!(!s.matches(get("Running")));
+        // Missing fields compare as "".
+        assert!(FieldSelector::parse("x=").unwrap().matches(|_| None));
+        assert!(FieldSelector::parse("x!=a").unwrap().matches(|_| None));
+        assert!(!FieldSelector::parse("x=a").unwrap().matches(|_| None));
+        assert!(FieldSelector::parse("").unwrap().is_empty());
+        assert!(FieldSelector::parse("a=b,").unwrap().requirements().len() == 1);
+    }
+
+    #[test]
+    fn field_selector_escapes_and_errors() {
+        let s = FieldSelector::parse(r"metadata.name=a\,b\=c\\d").unwrap();
+        assert_eq!(s.requirements()[0].value, r"a,b=c\d");
+        assert_eq!(s.to_string(), r"metadata.name=a\,b\=c\\d");
+        assert_eq!(
+            FieldSelector::parse("a=b,oops").unwrap_err().to_string(),
+            "invalid selector: 'a=b,oops'; can't understand 'oops'"
+        );
+        assert!(FieldSelector::parse("=x").is_err());
+        assert!(
+            FieldSelector::parse(r"a=b\x")
+                .unwrap_err()
+                .to_string()
+                .contains("invalid escape")
+        );
+        assert!(
+            FieldSelector::parse("a=b=c")
+                .unwrap_err()
+                .to_string()
+                .contains("unescaped '='")
+        );
+    }
+}

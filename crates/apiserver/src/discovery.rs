@@ -1,0 +1,197 @@
+//! API discovery: the legacy documents (`APIVersions`, `APIGroupList`, `APIGroup`,
+//! `APIResourceList`) and aggregated discovery v2 (`APIGroupDiscoveryList`), which kubectl
+//! asks for first and only accepts with its exact content type.
+
+use axum::response::Response;
+use flotilla_apimachinery::{ApiError, ResourceDef};
+use http::{HeaderMap, StatusCode, header};
+use serde_json::{Value, json};
+
+use crate::registry::Registry;
+use crate::response::{json_value, json_with_type};
+
+const V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+const V2BETA1: &str = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+
+/// Which aggregated discovery version the client accepts, if any.
+fn aggregated_version(headers: &HeaderMap) -> Option<&'static str> {
+    let accept = headers.get(header::ACCEPT)?.to_str().ok()?;
+    let mut best = None;
+    for part in accept.split(',') {
+        let p: String = part.chars().filter(|c| !c.is_whitespace()).collect();
+        if p.contains("as=APIGroupDiscoveryList") && p.contains("g=apidiscovery.k8s.io") {
+            if p.contains("v=v2beta1") {
+                best = best.or(Some("v2beta1"));
+            } else if p.contains("v=v2") {
+                return Some("v2");
+            }
+        }
+    }
+    best
+}
+
+/// `GET /api` (legacy = true) or `GET /apis`.
+pub fn root(registry: &Registry, legacy: bool, headers: &HeaderMap) -> Response {
+    if let Some(version) = aggregated_version(headers) {
+        let items: Vec<Value> = registry
+            .groups()
+            .into_iter()
+            .filter(|g| g.name.is_empty() == legacy)
+            .map(|g| {
+                let versions: Vec<Value> = g
+                    .versions
+                    .iter()
+                    .map(|v| {
+                        let resources: Vec<Value> =
+                            registry.resources_in(&g.name, v).iter().map(|d| aggregated_resource(d)).collect();
+                        json!({"version": v, "resources": resources, "freshness": "Current"})
+                    })
+                    .collect();
+                json!({"metadata": {"name": g.name, "creationTimestamp": null}, "versions": versions})
+            })
+            .collect();
+        let body = json!({
+            "kind": "APIGroupDiscoveryList",
+            "apiVersion": format!("apidiscovery.k8s.io/{version}"),
+            "metadata": {},
+            "items": items,
+        });
+        let ct = if version == "v2" { V2 } else { V2BETA1 };
+        return json_with_type(StatusCode::OK, &body, ct);
+    }
+    if legacy {
+        return json_value(
+            StatusCode::OK,
+            &json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}),
+        );
+    }
+    let groups: Vec<Value> = registry
+        .groups()
+        .into_iter()
+        .filter(|g| !g.name.is_empty())
+        .map(|g| group_json(&g.name, &g.versions))
+        .collect();
+    json_value(
+        StatusCode::OK,
+        &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
+    )
+}
+
+fn group_json(name: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
+    let preferred = vs.first().cloned().unwrap_or(Value::Null);
+    json!({"name": name, "versions": vs, "preferredVersion": preferred})
+}
+
+/// `GET /apis/{group}`.
+pub fn group(registry: &Registry, name: &str) -> Result<Response, ApiError> {
+    let g = registry
+        .groups()
+        .into_iter()
+        .find(|g| g.name == name)
+        .ok_or_else(ApiError::path_not_found)?;
+    let mut body = group_json(&g.name, &g.versions);
+    body["kind"] = json!("APIGroup");
+    body["apiVersion"] = json!("v1");
+    Ok(json_value(StatusCode::OK, &body))
+}
+
+/// `GET /api/v1` or `GET /apis/{group}/{version}`.
+pub fn group_version(
+    registry: &Registry,
+    group: &str,
+    version: &str,
+) -> Result<Response, ApiError> {
+    let defs = registry.resources_in(group, version);
+    if defs.is_empty() {
+        return Err(ApiError::path_not_found());
+    }
+    let mut resources = Vec::new();
+    for d in &defs {
+        let mut r = json!({
+            "name": d.plural,
+            "singularName": d.singular,
+            "namespaced": d.namespaced,
+            "kind": d.kind,
+            "verbs": d.verbs(),
+        });
+        if !d.short_names.is_empty() {
+            r["shortNames"] = json!(d.short_names);
+        }
+        if !d.categories.is_empty() {
+            r["categories"] = json!(d.categories);
+        }
+        resources.push(r);
+        for (sub, kind, g, v, verbs) in subresources(d) {
+            let mut s = json!({"name": format!("{}/{}", d.plural, sub), "singularName": "", "namespaced": d.namespaced, "kind": kind, "verbs": verbs});
+            if !g.is_empty() {
+                s["group"] = json!(g);
+                s["version"] = json!(v);
+            }
+            resources.push(s);
+        }
+    }
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Ok(json_value(
+        StatusCode::OK,
+        &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    ))
+}
+
+/// (name, kind, group, version, verbs) of each subresource.
+fn subresources(d: &ResourceDef) -> Vec<(&'static str, String, String, String, Vec<&'static str>)> {
+    let mut out = Vec::new();
+    if d.has_status {
+        out.push((
+            "status",
+            d.kind.clone(),
+            String::new(),
+            String::new(),
+            vec!["get", "patch", "update"],
+        ));
+    }
+    if d.scale.is_some() {
+        out.push((
+            "scale",
+            "Scale".to_string(),
+            "autoscaling".to_string(),
+            "v1".to_string(),
+            vec!["get", "patch", "update"],
+        ));
+    }
+    out
+}
+
+fn aggregated_resource(d: &ResourceDef) -> Value {
+    let mut r = json!({
+        "resource": d.plural,
+        "responseKind": {"group": d.group, "version": d.version, "kind": d.kind},
+        "scope": if d.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": d.singular,
+        "verbs": d.verbs(),
+    });
+    if !d.short_names.is_empty() {
+        r["shortNames"] = json!(d.short_names);
+    }
+    if !d.categories.is_empty() {
+        r["categories"] = json!(d.categories);
+    }
+    let subs: Vec<Value> = subresources(d)
+        .into_iter()
+        .map(|(name, kind, g, v, verbs)| {
+            let (g, v) = if g.is_empty() { (d.group.clone(), d.version.clone()) } else { (g, v) };
+            json!({"subresource": name, "responseKind": {"group": g, "version": v, "kind": kind}, "verbs": verbs})
+        })
+        .collect();
+    if !subs.is_empty() {
+        r["subresources"] = Value::Array(subs);
+    }
+    r
+}

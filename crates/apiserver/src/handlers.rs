@@ -1,0 +1,500 @@
+//! HTTP handlers of the resource verbs: they decode bodies and options, call [`Objects`]
+//! and encode the answer (objects as stored bytes, lists concatenated from them, Tables).
+
+use std::sync::Arc;
+
+use axum::response::Response;
+use base64::Engine;
+use bytes::{BufMut, Bytes, BytesMut};
+use flotilla_apimachinery::{ApiError, ResourceDef};
+use flotilla_storage::StoredObject;
+use http::{HeaderMap, StatusCode, header};
+use serde_json::{Value, json};
+
+use crate::auth::UserInfo;
+use crate::filter::Selection;
+use crate::objects::{self, DeleteOptions, Objects, Patch, WriteOptions, Written};
+use crate::request::{Query, ResourcePath};
+use crate::response::{Format, add_warnings, json_bytes, json_value, negotiate};
+use crate::server::ApiServer;
+use crate::table::{self, IncludeObject};
+
+/// One resource request after routing.
+pub struct RequestContext {
+    pub server: Arc<ApiServer>,
+    pub def: Arc<ResourceDef>,
+    pub path: ResourcePath,
+    pub query: Query,
+    pub headers: HeaderMap,
+    pub user: UserInfo,
+    pub user_agent: String,
+}
+
+impl RequestContext {
+    pub fn objects(&self) -> Objects<'_> {
+        Objects::new(&self.def, &self.server.storage)
+    }
+    fn namespace(&self) -> Option<&str> {
+        self.path.namespace.as_deref()
+    }
+    fn name(&self) -> &str {
+        self.path.name.as_deref().unwrap_or_default()
+    }
+    fn subresource(&self) -> Option<&str> {
+        self.path.subresource.as_deref()
+    }
+
+    /// `fieldManager`, defaulting to the user agent's program name as kube-apiserver does.
+    fn field_manager(&self, required: bool) -> Result<String, ApiError> {
+        match self.query.get("fieldManager") {
+            Some(m) if m.len() > 128 => Err(ApiError::bad_request(
+                "fieldManager must be at most 128 characters",
+            )),
+            Some(m) => Ok(m.to_string()),
+            None if required => Err(ApiError::bad_request(
+                "PATCH request with apply content type requires fieldManager to be set",
+            )),
+            None => {
+                let prefix = self.user_agent.split('/').next().unwrap_or_default().trim();
+                Ok(if prefix.is_empty() {
+                    "unknown".to_string()
+                } else {
+                    prefix.chars().take(128).collect()
+                })
+            }
+        }
+    }
+
+    fn write_options(&self, manager_required: bool) -> Result<WriteOptions, ApiError> {
+        Ok(WriteOptions {
+            field_manager: self.field_manager(manager_required)?,
+            field_validation: self.query.field_validation()?,
+            dry_run: self.query.dry_run()?,
+        })
+    }
+
+    fn content_type(&self) -> String {
+        self.headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|s| {
+                s.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Decodes a create/update body (JSON or YAML).
+fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, ApiError> {
+    match ctx.content_type().as_str() {
+        "application/json" | "" => decode_json(body),
+        "application/yaml" => decode_yaml(body),
+        other => Err(ApiError::unsupported_media_type(format!(
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {other})"
+        ))),
+    }
+}
+
+fn decode_json(body: &Bytes) -> Result<Value, ApiError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body of the request could not be decoded as JSON: {e}"
+        ))
+    })?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    }
+    Ok(v)
+}
+
+fn decode_yaml(body: &Bytes) -> Result<Value, ApiError> {
+    let v: Value = serde_norway::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a YAML or JSON object",
+        ));
+    }
+    Ok(v)
+}
+
+fn object_response(status: StatusCode, obj: &StoredObject) -> Response {
+    json_bytes(status, obj.bytes.clone())
+}
+
+fn written_response(
+    ctx: &RequestContext,
+    w: &Written,
+    status: StatusCode,
+) -> Result<Response, ApiError> {
+    let mut resp = if ctx.subresource() == Some("scale") {
+        json_value(status, &ctx.objects().scale_of(&w.object)?)
+    } else {
+        object_response(status, &w.object)
+    };
+    add_warnings(&mut resp, &w.warnings);
+    Ok(resp)
+}
+
+/// Checks the target namespace exists and is not terminating (for creates).
+async fn check_namespace(ctx: &RequestContext) -> Result<(), ApiError> {
+    let Some(ns) = ctx.namespace() else {
+        return Ok(());
+    };
+    if !ctx.def.namespaced {
+        return Ok(());
+    }
+    let key = format!("/core/namespaces/{ns}");
+    match ctx.server.storage.get(&key).await {
+        Ok(Some(obj)) => {
+            if obj.value.pointer("/metadata/deletionTimestamp").is_some() {
+                return Err(ApiError::forbidden(format!(
+                    "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                    flotilla_apimachinery::status::qualified_resource(
+                        &ctx.def.group,
+                        &ctx.def.plural
+                    ),
+                    ctx.name()
+                )));
+            }
+            Ok(())
+        }
+        Ok(None) => Err(ApiError::not_found("", "namespaces", ns)),
+        Err(e) => Err(ApiError::internal(e.to_string())),
+    }
+}
+
+pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
+    let obj = ctx.objects().get(ctx.namespace(), ctx.name()).await?;
+    if ctx.subresource() == Some("scale") {
+        return Ok(json_value(StatusCode::OK, &ctx.objects().scale_of(&obj)?));
+    }
+    match negotiate(&ctx.headers)? {
+        Format::Json => Ok(object_response(StatusCode::OK, &obj)),
+        Format::Table => {
+            let include = IncludeObject::from_query(ctx.query.get("includeObject"));
+            let t = table::table(
+                &ctx.def,
+                std::iter::once(obj.value.as_ref()),
+                Some(obj.revision.to_string()),
+                None,
+                include,
+            );
+            Ok(json_value(StatusCode::OK, &t))
+        }
+    }
+}
+
+/// A continue token: where the next page starts.
+fn encode_continue(revision: u64, last_key: &str) -> String {
+    let raw = json!({"rv": revision, "start": last_key}).to_string();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
+fn decode_continue(token: &str) -> Result<String, ApiError> {
+    let bad =
+        || ApiError::bad_request("continue key is not valid: it was not issued by this server");
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
+    v.get("start")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(bad)
+}
+
+pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
+    let format = negotiate(&ctx.headers)?;
+    let selection = Selection::from_query(&ctx.def, &ctx.query)?;
+    if let Some(rv) = ctx.query.get("resourceVersion") {
+        crate::request::parse_resource_version(rv)?;
+    }
+    let limit = ctx.query.u64("limit")?.filter(|l| *l > 0);
+    let start_after = match ctx.query.get("continue") {
+        Some(c) => Some(decode_continue(c)?),
+        None => None,
+    };
+    let prefix = objects::collection_prefix(&ctx.def, ctx.namespace());
+    let listed = ctx
+        .server
+        .storage
+        .list(&prefix)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let mut items: Vec<&Arc<StoredObject>> = Vec::new();
+    let mut continue_token = None;
+    let mut remaining = 0usize;
+    for obj in listed.items.iter() {
+        if let Some(start) = &start_after {
+            if obj.key.as_str() <= start.as_str() {
+                continue;
+            }
+        }
+        if !selection.matches(&obj.value) {
+            continue;
+        }
+        if let Some(l) = limit {
+            if items.len() as u64 >= l {
+                remaining += 1;
+                continue;
+            }
+        }
+        items.push(obj);
+    }
+    if remaining > 0 {
+        if let Some(last) = items.last() {
+            continue_token = Some(encode_continue(listed.revision, &last.key));
+        }
+    }
+    let rv = listed.revision.to_string();
+    match format {
+        Format::Table => {
+            let include = IncludeObject::from_query(ctx.query.get("includeObject"));
+            let t = table::table(
+                &ctx.def,
+                items.iter().map(|o| o.value.as_ref()),
+                Some(rv),
+                continue_token,
+                include,
+            );
+            Ok(json_value(StatusCode::OK, &t))
+        }
+        Format::Json => {
+            let mut metadata = json!({"resourceVersion": rv});
+            if let Some(c) = continue_token {
+                metadata["continue"] = json!(c);
+                metadata["remainingItemCount"] = json!(remaining);
+            }
+            let head = format!(
+                "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
+                Value::String(ctx.def.list_kind.clone()),
+                Value::String(ctx.def.api_version()),
+                metadata
+            );
+            let size = head.len() + items.iter().map(|o| o.bytes.len() + 1).sum::<usize>() + 2;
+            let mut buf = BytesMut::with_capacity(size);
+            buf.put_slice(head.as_bytes());
+            for (i, o) in items.iter().enumerate() {
+                if i > 0 {
+                    buf.put_u8(b',');
+                }
+                buf.put_slice(&o.bytes);
+            }
+            buf.put_slice(b"]}");
+            Ok(json_bytes(StatusCode::OK, buf.freeze()))
+        }
+    }
+}
+
+pub async fn create(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+    if ctx.path.name.is_some() || ctx.subresource().is_some() {
+        return Err(ApiError::method_not_allowed(
+            "POST is only allowed on collections",
+        ));
+    }
+    let obj = decode_body(ctx, body)?;
+    let opts = ctx.write_options(false)?;
+    check_namespace(ctx).await?;
+    let w = ctx.objects().create(ctx.namespace(), obj, &opts).await?;
+    written_response(ctx, &w, StatusCode::CREATED)
+}
+
+pub async fn update(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+    let obj = decode_body(ctx, body)?;
+    let opts = ctx.write_options(false)?;
+    if ctx.subresource() == Some("scale") {
+        let old = ctx.objects().get(ctx.namespace(), ctx.name()).await?;
+        let w = ctx.objects().write_scale(&old, &obj, &opts).await?;
+        return written_response(ctx, &w, StatusCode::OK);
+    }
+    let w = ctx
+        .objects()
+        .update(ctx.namespace(), ctx.name(), obj, ctx.subresource(), &opts)
+        .await?;
+    written_response(ctx, &w, StatusCode::OK)
+}
+
+pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+    let content_type = ctx.content_type();
+    let patch = match content_type.as_str() {
+        "application/json-patch+json" => {
+            let v: Value = serde_json::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the body of the request could not be decoded as JSON: {e}"
+                ))
+            })?;
+            if !v.is_array() {
+                return Err(ApiError::bad_request(
+                    "a JSON patch must be an array of operations",
+                ));
+            }
+            Patch::Json(v)
+        }
+        "application/merge-patch+json" => Patch::Merge(decode_json(body)?),
+        "application/strategic-merge-patch+json" => {
+            if !ctx.def.strategic_merge {
+                return Err(ApiError::unsupported_media_type(format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (strategic merge patch is not supported for {})",
+                    flotilla_apimachinery::status::qualified_resource(
+                        &ctx.def.group,
+                        &ctx.def.plural
+                    )
+                )));
+            }
+            Patch::Strategic(decode_json(body)?)
+        }
+        "application/apply-patch+yaml" => {
+            let force = match ctx.query.get("force") {
+                None | Some("false") => false,
+                Some("true") => true,
+                Some(other) => {
+                    return Err(ApiError::bad_request(format!(
+                        "invalid value for force: {other:?}"
+                    )));
+                }
+            };
+            Patch::Apply {
+                body: decode_yaml(body)?,
+                force,
+            }
+        }
+        other => {
+            return Err(ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {other:?})"
+            )));
+        }
+    };
+    let is_apply = matches!(patch, Patch::Apply { .. });
+    let opts = ctx.write_options(is_apply)?;
+    if ctx.subresource() == Some("scale") {
+        let old = ctx.objects().get(ctx.namespace(), ctx.name()).await?;
+        let scale = ctx.objects().scale_of(&old)?;
+        let patched = match &patch {
+            Patch::Json(ops) => {
+                let ops: json_patch::Patch = serde_json::from_value(ops.clone())
+                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+                let mut s = scale.clone();
+                json_patch::patch(&mut s, &ops)
+                    .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
+                s
+            }
+            Patch::Merge(p) | Patch::Strategic(p) => {
+                let mut s = scale.clone();
+                json_patch::merge(&mut s, p);
+                s
+            }
+            Patch::Apply { body, .. } => {
+                let mut s = scale.clone();
+                json_patch::merge(&mut s, body);
+                s
+            }
+        };
+        let w = ctx.objects().write_scale(&old, &patched, &opts).await?;
+        return written_response(ctx, &w, StatusCode::OK);
+    }
+    if is_apply {
+        let key = objects::object_key(&ctx.def, ctx.namespace(), ctx.name());
+        if matches!(ctx.server.storage.get(&key).await, Ok(None)) {
+            check_namespace(ctx).await?;
+        }
+    }
+    let w = ctx
+        .objects()
+        .patch(
+            ctx.namespace(),
+            ctx.name(),
+            &patch,
+            ctx.subresource(),
+            &opts,
+        )
+        .await?;
+    written_response(
+        ctx,
+        &w,
+        if w.created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        },
+    )
+}
+
+fn parse_delete_options(ctx: &RequestContext, body: &Bytes) -> Result<DeleteOptions, ApiError> {
+    let body_value = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        Some(
+            serde_json::from_slice::<Value>(body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?,
+        )
+    };
+    if let Some(g) = ctx.query.get("gracePeriodSeconds") {
+        g.parse::<i64>()
+            .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {g:?}")))?;
+    }
+    DeleteOptions::parse(body_value.as_ref(), ctx.query.get("propagationPolicy"))
+}
+
+pub async fn delete(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+    if ctx.subresource().is_some() {
+        return Err(ApiError::method_not_allowed(
+            "DELETE is not allowed on a subresource",
+        ));
+    }
+    let options = parse_delete_options(ctx, body)?;
+    let dry_run = ctx.query.dry_run()?;
+    if ctx.def.group.is_empty() && ctx.def.plural == "namespaces" {
+        return crate::namespaces::delete_namespace(ctx, &options, dry_run).await;
+    }
+    let w = ctx
+        .objects()
+        .delete(ctx.namespace(), ctx.name(), &options, dry_run)
+        .await?;
+    Ok(object_response(
+        if w.deleted {
+            StatusCode::OK
+        } else {
+            StatusCode::ACCEPTED
+        },
+        &w.object,
+    ))
+}
+
+pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+    let options = parse_delete_options(ctx, body)?;
+    let dry_run = ctx.query.dry_run()?;
+    let selection = Selection::from_query(&ctx.def, &ctx.query)?;
+    let prefix = objects::collection_prefix(&ctx.def, ctx.namespace());
+    let listed = ctx
+        .server
+        .storage
+        .list(&prefix)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let mut deleted = Vec::new();
+    for obj in listed.items.iter().filter(|o| selection.matches(&o.value)) {
+        let ns = objects::meta_str(&obj.value, "namespace");
+        let name = objects::meta_str(&obj.value, "name").unwrap_or_default();
+        match ctx.objects().delete(ns, name, &options, dry_run).await {
+            Ok(w) => deleted.push(w.object.value.as_ref().clone()),
+            Err(e) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(json_value(
+        StatusCode::OK,
+        &json!({
+            "kind": ctx.def.list_kind,
+            "apiVersion": ctx.def.api_version(),
+            "metadata": {"resourceVersion": ctx.server.storage.current_revision().to_string()},
+            "items": deleted,
+        }),
+    ))
+}

@@ -1,0 +1,30 @@
+//! A generic Kubernetes-style API server library: what kube-apiserver does for kubectl and
+//! kube-rs, for any set of [`ResourceDef`](flotilla_apimachinery::ResourceDef)s over any
+//! [`Storage`](flotilla_storage::Storage). Flotilla's host API server and its simulated member
+//! clusters are both built from it.
+//!
+//! ```text
+//!  serve (TLS, client-cert identity) -> server (authn, routing, timeouts, metrics)
+//!        -> discovery | openapi | handlers (get/list/create/update/patch/delete) | watch
+//!        -> objects (metadata, subresources, patch/apply, concurrency) -> storage
+//! ```
+
+pub mod auth;
+pub mod discovery;
+pub mod filter;
+pub mod handlers;
+pub mod metrics;
+pub mod namespaces;
+pub mod objects;
+pub mod openapi;
+pub mod registry;
+pub mod request;
+pub mod response;
+pub mod serve;
+pub mod server;
+pub mod table;
+pub mod watch;
+
+pub use auth::{TokenAuthenticator, UserInfo};
+pub use registry::Registry;
+pub use server::{ApiServer, ServerConfig};

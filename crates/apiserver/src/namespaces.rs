@@ -1,0 +1,129 @@
+//! Namespace lifecycle: deleting a namespace marks it Terminating, deletes everything in it
+//! (every namespaced resource), then removes the namespace. Work interrupted by a restart
+//! resumes at start-up.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::response::Response;
+use flotilla_apimachinery::ApiError;
+use http::StatusCode;
+use serde_json::json;
+
+use crate::handlers::RequestContext;
+use crate::objects::{self, DeleteOptions, Objects, meta_str, now_rfc3339};
+use crate::response::json_bytes;
+use crate::server::ApiServer;
+
+fn namespace_key(name: &str) -> String {
+    format!("/core/namespaces/{name}")
+}
+
+pub async fn delete_namespace(
+    ctx: &RequestContext,
+    options: &DeleteOptions,
+    dry_run: bool,
+) -> Result<Response, ApiError> {
+    let name = ctx.path.name.clone().unwrap_or_default();
+    let old = ctx.objects().get(None, &name).await?;
+    if let Some(uid) = &options.uid {
+        if meta_str(&old.value, "uid") != Some(uid.as_str()) {
+            return Err(ApiError::conflict_message(format!(
+                "Precondition failed: UID in precondition: {uid}"
+            )));
+        }
+    }
+    if old.value.pointer("/metadata/deletionTimestamp").is_some() {
+        return Ok(json_bytes(StatusCode::OK, old.bytes.clone()));
+    }
+    let mut new = (*old.value).clone();
+    new["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
+    new["status"] = json!({"phase": "Terminating"});
+    if dry_run {
+        return Ok(crate::response::json_value(StatusCode::OK, &new));
+    }
+    let stored = ctx
+        .server
+        .storage
+        .update(&old.key, new, Some(old.revision))
+        .await
+        .map_err(|e| objects::storage_error(&ctx.def, &name, e))?;
+    spawn_finalizer(ctx.server.clone(), name);
+    Ok(json_bytes(StatusCode::OK, stored.bytes.clone()))
+}
+
+fn spawn_finalizer(server: Arc<ApiServer>, name: String) {
+    tokio::spawn(async move {
+        loop {
+            match finalize_once(&server, &name).await {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(e) => tracing::warn!(namespace = %name, error = %e, "namespace cleanup"),
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+}
+
+/// One pass: deletes what is left; removes the namespace when nothing is. True when done.
+async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiError> {
+    let Some(ns) = server
+        .storage
+        .get(&namespace_key(name))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+    else {
+        return Ok(true);
+    };
+    let mut seen = BTreeSet::new();
+    let mut remaining = 0usize;
+    for def in server.registry.all() {
+        if !def.namespaced || !seen.insert((def.group.clone(), def.plural.clone())) {
+            continue;
+        }
+        let prefix = objects::collection_prefix(&def, Some(name));
+        let listed = server
+            .storage
+            .list(&prefix)
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        for obj in listed.items {
+            remaining += 1;
+            let obj_name = meta_str(&obj.value, "name").unwrap_or_default().to_string();
+            match Objects::new(&def, &server.storage)
+                .delete(Some(name), &obj_name, &DeleteOptions::default(), false)
+                .await
+            {
+                Ok(w) if w.deleted => remaining -= 1,
+                Ok(_) => {}
+                Err(e) if e.code == 404 => remaining -= 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    if remaining > 0 {
+        return Ok(false);
+    }
+    match server.storage.delete(&ns.key, Some(ns.revision)).await {
+        Ok(_) | Err(flotilla_storage::StorageError::NotFound(_)) => Ok(true),
+        Err(flotilla_storage::StorageError::Conflict { .. }) => Ok(false),
+        Err(e) => Err(ApiError::internal(e.to_string())),
+    }
+}
+
+/// Restarts cleanup of namespaces left Terminating by a previous run.
+pub fn resume_terminating(server: Arc<ApiServer>) {
+    tokio::spawn(async move {
+        let Ok(listed) = server.storage.list("/core/namespaces/").await else {
+            return;
+        };
+        for ns in listed.items {
+            if ns.value.pointer("/metadata/deletionTimestamp").is_some() {
+                if let Some(name) = meta_str(&ns.value, "name") {
+                    spawn_finalizer(server.clone(), name.to_string());
+                }
+            }
+        }
+    });
+}

@@ -1,0 +1,1196 @@
+//! The REST semantics of one resource over storage, independent of HTTP: storage keys, object
+//! metadata on create and update (uid, timestamps, generation, finalizers and
+//! deletionTimestamp), the `status` and `scale` subresources, patches and server-side apply
+//! with field ownership, optimistic concurrency, and deletion.
+
+use std::sync::Arc;
+
+use chrono::{SecondsFormat, Utc};
+use flotilla_apimachinery::status::Cause;
+use flotilla_apimachinery::{ApiError, ResourceDef};
+use flotilla_merge as merge;
+use flotilla_storage::{Revision, Storage, StorageError, StoredObject};
+use rand::Rng;
+use serde_json::{Map, Value, json};
+
+use crate::request::{FieldValidation, parse_resource_version};
+
+/// Who is writing and how: the options every write shares.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    pub field_manager: String,
+    pub field_validation: FieldValidation,
+    pub dry_run: bool,
+}
+
+/// The outcome of a write: the object as stored (or as it would be under dry run) and
+/// warnings for the client.
+#[derive(Debug)]
+pub struct Written {
+    pub object: Arc<StoredObject>,
+    pub warnings: Vec<String>,
+    /// For deletes: false while finalizers hold the object (answered with 202).
+    pub deleted: bool,
+    /// For apply/PUT that created the object.
+    pub created: bool,
+}
+
+/// The storage key of an object.
+pub fn object_key(def: &ResourceDef, namespace: Option<&str>, name: &str) -> String {
+    let group = if def.group.is_empty() {
+        "core"
+    } else {
+        def.group.as_str()
+    };
+    match namespace {
+        Some(ns) if def.namespaced => format!("/{group}/{}/{ns}/{name}", def.plural),
+        _ => format!("/{group}/{}/{name}", def.plural),
+    }
+}
+
+/// The storage prefix of a collection (all namespaces when `namespace` is None).
+pub fn collection_prefix(def: &ResourceDef, namespace: Option<&str>) -> String {
+    let group = if def.group.is_empty() {
+        "core"
+    } else {
+        def.group.as_str()
+    };
+    match namespace {
+        Some(ns) if def.namespaced => format!("/{group}/{}/{ns}/", def.plural),
+        _ => format!("/{group}/{}/", def.plural),
+    }
+}
+
+pub fn now_rfc3339() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Maps storage errors onto API errors for the object `name` of `def`.
+pub fn storage_error(def: &ResourceDef, name: &str, err: StorageError) -> ApiError {
+    match err {
+        StorageError::NotFound(_) => ApiError::not_found(&def.group, &def.plural, name),
+        StorageError::AlreadyExists(_) => ApiError::already_exists(&def.group, &def.plural, name),
+        StorageError::Conflict { .. } => ApiError::conflict(&def.group, &def.plural, name),
+        StorageError::Expired { requested, oldest } => {
+            ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
+        }
+        other => ApiError::internal(other.to_string()),
+    }
+}
+
+fn meta(obj: &Value) -> Option<&Map<String, Value>> {
+    obj.get("metadata").and_then(Value::as_object)
+}
+
+fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.is_object() {
+        *obj = Value::Object(Map::new());
+    }
+    let Value::Object(root) = obj else {
+        unreachable!("made an object above")
+    };
+    let m = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !m.is_object() {
+        *m = Value::Object(Map::new());
+    }
+    let Value::Object(m) = m else {
+        unreachable!("made an object above")
+    };
+    m
+}
+
+pub fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
+    meta(obj).and_then(|m| m.get(field)).and_then(Value::as_str)
+}
+
+/// Checks `apiVersion`/`kind` of a body against the resource it was sent to (both may be
+/// omitted; kube-apiserver fills them from the URL).
+pub fn check_type(def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
+    let Some(map) = obj.as_object_mut() else {
+        return Err(ApiError::bad_request(
+            "the body of the request is not a JSON object",
+        ));
+    };
+    let expected_av = def.api_version();
+    match map.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("apiVersion".into(), json!(expected_av));
+        }
+        Some(av) if av == expected_av => {}
+        Some(av) => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({av}) does not match the expected API version ({expected_av})"
+            )));
+        }
+    }
+    match map.get("kind").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("kind".into(), json!(def.kind));
+        }
+        Some(k) if k == def.kind => {}
+        Some(k) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                def.kind
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The generic name rule every resource shares (kinds add DNS rules in their validation).
+fn check_path_segment_name(def: &ResourceDef, name: &str) -> Result<(), ApiError> {
+    let bad = if name == "." || name == ".." {
+        Some(format!("may not be '{name}'"))
+    } else if name.contains('/') || name.contains('%') {
+        Some(format!(
+            "may not contain '{}'",
+            if name.contains('/') { "/" } else { "%" }
+        ))
+    } else {
+        None
+    };
+    match bad {
+        Some(msg) => Err(ApiError::invalid(
+            &def.group,
+            &def.kind,
+            name,
+            vec![Cause::new(
+                "FieldValueInvalid",
+                format!("Invalid value: {name:?}: {msg}"),
+                "metadata.name",
+            )],
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Runs the kind's defaulting and validation; returns warnings (unknown fields under Warn).
+fn default_and_validate(
+    def: &ResourceDef,
+    obj: &mut Value,
+    old: Option<&Value>,
+    validation: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    if let Some(default) = &def.default {
+        default(obj);
+    }
+    let mut warnings = Vec::new();
+    let name = meta_str(obj, "name").unwrap_or_default().to_string();
+    if let Some(validate) = &def.validate {
+        let v = validate(obj, old);
+        if let Some(err) = v.decode_error {
+            return Err(ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: {err}",
+                def.kind, def.version, def.kind
+            )));
+        }
+        if !v.unknown_fields.is_empty() {
+            match validation {
+                FieldValidation::Strict => {
+                    let list = v
+                        .unknown_fields
+                        .iter()
+                        .map(|f| format!("unknown field \"{f}\""))
+                        .collect::<Vec<_>>();
+                    let msg = if list.len() == 1 {
+                        format!("strict decoding error: {}", list[0])
+                    } else {
+                        format!("strict decoding error: {}", list.join(", "))
+                    };
+                    return Err(ApiError::bad_request(msg));
+                }
+                FieldValidation::Warn => {
+                    warnings.extend(
+                        v.unknown_fields
+                            .iter()
+                            .map(|f| format!("unknown field \"{f}\"")),
+                    );
+                }
+                FieldValidation::Ignore => {}
+            }
+        }
+        if !v.causes.is_empty() {
+            return Err(ApiError::invalid(&def.group, &def.kind, &name, v.causes));
+        }
+    }
+    Ok(warnings)
+}
+
+/// The object without the parts that do not make a new generation.
+fn spec_part(obj: &Value) -> Value {
+    let mut v = obj.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("metadata");
+        m.remove("status");
+        m.remove("apiVersion");
+        m.remove("kind");
+    }
+    v
+}
+
+/// The object without what changes on every write (for no-op detection).
+fn comparable(obj: &Value) -> Value {
+    let mut v = obj.clone();
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("resourceVersion");
+        m.remove("managedFields");
+    }
+    v
+}
+
+const GENERATE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+fn generate_suffix() -> String {
+    let mut rng = rand::rng();
+    (0..5)
+        .map(|_| GENERATE_ALPHABET[rng.random_range(0..GENERATE_ALPHABET.len())] as char)
+        .collect()
+}
+
+/// The ResourceDef-level operations on one resource.
+pub struct Objects<'a> {
+    pub def: &'a ResourceDef,
+    pub storage: &'a Arc<dyn Storage>,
+}
+
+impl<'a> Objects<'a> {
+    pub fn new(def: &'a ResourceDef, storage: &'a Arc<dyn Storage>) -> Self {
+        Self { def, storage }
+    }
+
+    fn schema(&self) -> &'static merge::Schema {
+        if self.def.strategic_merge {
+            merge::Schema::builtin(&self.def.group, &self.def.kind)
+                .unwrap_or_else(merge::Schema::generic)
+        } else {
+            merge::Schema::generic()
+        }
+    }
+
+    pub async fn get(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Arc<StoredObject>, ApiError> {
+        let key = object_key(self.def, namespace, name);
+        match self.storage.get(&key).await {
+            Ok(Some(o)) => Ok(o),
+            Ok(None) => Err(ApiError::not_found(&self.def.group, &self.def.plural, name)),
+            Err(e) => Err(storage_error(self.def, name, e)),
+        }
+    }
+
+    /// Create (POST to the collection).
+    pub async fn create(
+        &self,
+        namespace: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        check_type(self.def, &mut obj)?;
+        let def = self.def;
+        {
+            let m = meta_mut(&mut obj);
+            let name = m
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if name.is_empty() {
+                match m.get("generateName").and_then(Value::as_str) {
+                    Some(prefix) if !prefix.is_empty() => {
+                        let generated = format!("{prefix}{}", generate_suffix());
+                        m.insert("name".into(), json!(generated));
+                    }
+                    _ => {
+                        return Err(ApiError::invalid(
+                            &def.group,
+                            &def.kind,
+                            "",
+                            vec![Cause::new(
+                                "FieldValueRequired",
+                                "Required value: name or generateName is required",
+                                "metadata.name",
+                            )],
+                        ));
+                    }
+                }
+            }
+            if def.namespaced {
+                let body_ns = m
+                    .get("namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                match namespace {
+                    Some(ns) if body_ns.is_empty() || body_ns == ns => {
+                        m.insert("namespace".into(), json!(ns));
+                    }
+                    Some(_) => {
+                        return Err(ApiError::bad_request(
+                            "the namespace of the provided object does not match the namespace sent on the request",
+                        ));
+                    }
+                    None => {
+                        return Err(ApiError::method_not_allowed(
+                            "a namespaced object can only be created in a namespace",
+                        ));
+                    }
+                }
+            } else {
+                m.remove("namespace");
+            }
+            m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+            m.insert("creationTimestamp".into(), json!(now_rfc3339()));
+            m.insert("generation".into(), json!(1));
+            for field in [
+                "resourceVersion",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "selfLink",
+            ] {
+                m.remove(field);
+            }
+        }
+        let name = meta_str(&obj, "name").unwrap_or_default().to_string();
+        check_path_segment_name(def, &name)?;
+        if def.has_status {
+            if let Some(m) = obj.as_object_mut() {
+                m.remove("status");
+            }
+        }
+        let warnings = default_and_validate(def, &mut obj, None, opts.field_validation)?;
+        merge::track_update(
+            None,
+            &mut obj,
+            &merge::UpdateOptions {
+                manager: &opts.field_manager,
+                api_version: &def.api_version(),
+                now: &now_rfc3339(),
+                subresource: None,
+            },
+            self.schema(),
+        );
+        self.store_new(namespace, &name, obj, opts, warnings).await
+    }
+
+    async fn store_new(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        obj: Value,
+        opts: &WriteOptions,
+        warnings: Vec<String>,
+    ) -> Result<Written, ApiError> {
+        let key = object_key(self.def, namespace, name);
+        let object = if opts.dry_run {
+            match self.storage.get(&key).await {
+                Ok(Some(_)) => {
+                    return Err(ApiError::already_exists(
+                        &self.def.group,
+                        &self.def.plural,
+                        name,
+                    ));
+                }
+                Ok(None) => dry_run_object(&key, obj),
+                Err(e) => return Err(storage_error(self.def, name, e)),
+            }
+        } else {
+            self.storage
+                .create(&key, obj)
+                .await
+                .map_err(|e| storage_error(self.def, name, e))?
+        };
+        Ok(Written {
+            object,
+            warnings,
+            deleted: false,
+            created: true,
+        })
+    }
+
+    /// Writes `new` over `old` applying update semantics; `subresource` is `status` for
+    /// status writes. `manager_tracked` is true when managedFields were already computed
+    /// (server-side apply).
+    async fn write_update(
+        &self,
+        old: &Arc<StoredObject>,
+        mut new: Value,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+        manager_tracked: bool,
+    ) -> Result<Written, ApiError> {
+        let def = self.def;
+        check_type(def, &mut new)?;
+        let old_value: &Value = &old.value;
+        let name = meta_str(old_value, "name").unwrap_or_default().to_string();
+        let new_name = meta_str(&new, "name").unwrap_or_default();
+        if !new_name.is_empty() && new_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({new_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        if def.namespaced {
+            let old_ns = meta_str(old_value, "namespace").unwrap_or_default();
+            let new_ns = meta_str(&new, "namespace").unwrap_or_default();
+            if !new_ns.is_empty() && new_ns != old_ns {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        }
+        if let Some(uid) = meta_str(&new, "uid") {
+            let old_uid = meta_str(old_value, "uid").unwrap_or_default();
+            if !uid.is_empty() && uid != old_uid {
+                return Err(ApiError::conflict_message(format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {old_uid}"
+                )));
+            }
+        }
+        if let Some(rv) = meta_str(&new, "resourceVersion").filter(|s| !s.is_empty()) {
+            let rv = parse_resource_version(rv).map_err(|_| {
+                ApiError::invalid(
+                    &def.group,
+                    &def.kind,
+                    &name,
+                    vec![Cause::new(
+                        "FieldValueInvalid",
+                        format!("Invalid value: {rv:?}: must be a decimal number"),
+                        "metadata.resourceVersion",
+                    )],
+                )
+            })?;
+            if rv != old.revision {
+                return Err(ApiError::conflict(&def.group, &def.plural, &name));
+            }
+        }
+        // Subresource semantics: status writes change only status, main writes keep status.
+        if subresource == Some("status") {
+            let mut merged = old_value.clone();
+            match new.get("status") {
+                Some(s) => merged["status"] = s.clone(),
+                None => {
+                    if let Some(m) = merged.as_object_mut() {
+                        m.remove("status");
+                    }
+                }
+            }
+            if let Some(mf) = meta(&new).and_then(|m| m.get("managedFields")) {
+                meta_mut(&mut merged).insert("managedFields".into(), mf.clone());
+            }
+            new = merged;
+        } else if def.has_status {
+            match old_value.get("status") {
+                Some(s) => new["status"] = s.clone(),
+                None => {
+                    if let Some(m) = new.as_object_mut() {
+                        m.remove("status");
+                    }
+                }
+            }
+        }
+        {
+            let old_meta = meta(old_value).cloned().unwrap_or_default();
+            let m = meta_mut(&mut new);
+            for field in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "namespace",
+                "name",
+            ] {
+                match old_meta.get(field) {
+                    Some(v) => {
+                        m.insert(field.into(), v.clone());
+                    }
+                    None => {
+                        m.remove(field);
+                    }
+                }
+            }
+            m.remove("selfLink");
+            m.insert("resourceVersion".into(), json!(old.revision.to_string()));
+        }
+        let old_generation = meta(old_value)
+            .and_then(|m| m.get("generation"))
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        meta_mut(&mut new).insert("generation".into(), json!(old_generation));
+        let mut warnings =
+            default_and_validate(def, &mut new, Some(old_value), opts.field_validation)?;
+        if spec_part(&new) != spec_part(old_value) {
+            meta_mut(&mut new).insert("generation".into(), json!(old_generation + 1));
+        }
+        // Once marked for deletion, finalizers may only be removed.
+        let terminating = meta(old_value).is_some_and(|m| m.contains_key("deletionTimestamp"));
+        if terminating {
+            let old_f = finalizers(old_value);
+            let new_f = finalizers(&new);
+            if new_f.iter().any(|f| !old_f.contains(f)) {
+                return Err(ApiError::forbidden(format!(
+                    "no new finalizers can be added if the object is being deleted, found new finalizers {:?}",
+                    new_f
+                        .iter()
+                        .filter(|f| !old_f.contains(f))
+                        .collect::<Vec<_>>()
+                )));
+            }
+        }
+        if !manager_tracked {
+            merge::track_update(
+                Some(old_value),
+                &mut new,
+                &merge::UpdateOptions {
+                    manager: &opts.field_manager,
+                    api_version: &def.api_version(),
+                    now: &now_rfc3339(),
+                    subresource,
+                },
+                self.schema(),
+            );
+        }
+        if comparable(&new) == comparable(old_value) && !opts.dry_run {
+            return Ok(Written {
+                object: old.clone(),
+                warnings,
+                deleted: false,
+                created: false,
+            });
+        }
+        let key = old.key.clone();
+        if terminating && finalizers(&new).is_empty() {
+            if opts.dry_run {
+                return Ok(Written {
+                    object: dry_run_object(&key, new),
+                    warnings,
+                    deleted: true,
+                    created: false,
+                });
+            }
+            let object = self
+                .storage
+                .delete(&key, Some(old.revision))
+                .await
+                .map_err(|e| storage_error(def, &name, e))?;
+            return Ok(Written {
+                object,
+                warnings,
+                deleted: true,
+                created: false,
+            });
+        }
+        if opts.dry_run {
+            return Ok(Written {
+                object: dry_run_object(&key, new),
+                warnings,
+                deleted: false,
+                created: false,
+            });
+        }
+        let object = self
+            .storage
+            .update(&key, new, Some(old.revision))
+            .await
+            .map_err(|e| storage_error(def, &name, e))?;
+        warnings.retain(|_| true);
+        Ok(Written {
+            object,
+            warnings,
+            deleted: false,
+            created: false,
+        })
+    }
+
+    /// Update (PUT) of the object or its status.
+    pub async fn update(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        new: Value,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        if !new.is_object() {
+            return Err(ApiError::bad_request(
+                "the body of the request is not a JSON object",
+            ));
+        }
+        let old = self.get(namespace, name).await?;
+        self.write_update(&old, new, subresource, opts, false).await
+    }
+
+    /// PATCH of the object or its status. Retries on write races when the client gave no
+    /// resourceVersion precondition, as kube-apiserver does.
+    pub async fn patch(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Patch,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let def = self.def;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let key = object_key(def, namespace, name);
+            let current = self
+                .storage
+                .get(&key)
+                .await
+                .map_err(|e| storage_error(def, name, e))?;
+            let result = match (current, patch) {
+                (None, Patch::Apply { body, force }) => {
+                    self.apply_create(namespace, name, body, *force, opts).await
+                }
+                (None, _) => return Err(ApiError::not_found(&def.group, &def.plural, name)),
+                (Some(old), Patch::Apply { body, force }) => {
+                    let applied = self.prepare_apply_body(body, namespace, name)?;
+                    let new = merge::apply(
+                        Some(&old.value),
+                        &applied,
+                        &merge::ApplyOptions {
+                            manager: &opts.field_manager,
+                            api_version: &def.api_version(),
+                            force: *force,
+                            now: &now_rfc3339(),
+                            subresource,
+                        },
+                        self.schema(),
+                    )
+                    .map_err(|e| apply_error(def, name, e))?;
+                    self.write_update(&old, new, subresource, opts, true).await
+                }
+                (Some(old), other) => {
+                    let new = self.apply_patch(&old.value, other, name)?;
+                    self.write_update(&old, new, subresource, opts, false).await
+                }
+            };
+            match result {
+                Err(e)
+                    if e.code == 409
+                        && e.reason == "Conflict"
+                        && attempts < 8
+                        && !patch.has_precondition() =>
+                {
+                    continue;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn prepare_apply_body(
+        &self,
+        body: &Value,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        let mut applied = body.clone();
+        check_type(self.def, &mut applied)?;
+        let body_name = meta_str(&applied, "name").unwrap_or_default();
+        if body_name.is_empty() {
+            return Err(ApiError::bad_request(
+                "metadata.name is required in an apply patch",
+            ));
+        }
+        if body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        if self.def.namespaced {
+            let ns = meta_str(&applied, "namespace").unwrap_or_default();
+            if !ns.is_empty() && Some(ns) != namespace {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        }
+        Ok(applied)
+    }
+
+    /// Server-side apply of an object that does not exist yet: a create owned by the applier.
+    async fn apply_create(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        body: &Value,
+        force: bool,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let def = self.def;
+        let applied = self.prepare_apply_body(body, namespace, name)?;
+        let mut obj = merge::apply(
+            None,
+            &applied,
+            &merge::ApplyOptions {
+                manager: &opts.field_manager,
+                api_version: &def.api_version(),
+                force,
+                now: &now_rfc3339(),
+                subresource: None,
+            },
+            self.schema(),
+        )
+        .map_err(|e| apply_error(def, name, e))?;
+        {
+            let m = meta_mut(&mut obj);
+            if def.namespaced {
+                if let Some(ns) = namespace {
+                    m.insert("namespace".into(), json!(ns));
+                }
+            }
+            m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+            m.insert("creationTimestamp".into(), json!(now_rfc3339()));
+            m.insert("generation".into(), json!(1));
+            for field in [
+                "resourceVersion",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "selfLink",
+            ] {
+                m.remove(field);
+            }
+        }
+        check_path_segment_name(def, name)?;
+        if def.has_status {
+            if let Some(m) = obj.as_object_mut() {
+                m.remove("status");
+            }
+        }
+        let warnings = default_and_validate(def, &mut obj, None, opts.field_validation)?;
+        self.store_new(namespace, name, obj, opts, warnings).await
+    }
+
+    /// Applies a JSON, merge or strategic merge patch to `current`.
+    fn apply_patch(&self, current: &Value, patch: &Patch, name: &str) -> Result<Value, ApiError> {
+        let def = self.def;
+        match patch {
+            Patch::Json(ops) => {
+                let parsed: json_patch::Patch =
+                    serde_json::from_value(ops.clone()).map_err(|e| {
+                        ApiError::bad_request(format!(
+                            "the server rejected our request due to an error in our request: {e}"
+                        ))
+                    })?;
+                let mut doc = current.clone();
+                json_patch::patch(&mut doc, &parsed).map_err(|e| {
+                    ApiError::invalid(
+                        &def.group,
+                        &def.kind,
+                        name,
+                        vec![Cause::new("FieldValueInvalid", e.to_string(), "")],
+                    )
+                    .with_message(format!(
+                        "the server rejected our request due to an error in our request: {e}"
+                    ))
+                })?;
+                Ok(doc)
+            }
+            Patch::Merge(p) => {
+                let mut doc = current.clone();
+                json_patch::merge(&mut doc, p);
+                Ok(doc)
+            }
+            Patch::Strategic(p) => {
+                if !def.strategic_merge {
+                    return Err(unsupported_strategic(def));
+                }
+                merge::strategic_merge(current, p, self.schema()).map_err(|e| {
+                    ApiError::bad_request(format!("unable to apply the strategic merge patch: {e}"))
+                })
+            }
+            Patch::Apply { .. } => Err(ApiError::internal("apply patch routed to apply_patch")),
+        }
+    }
+
+    /// DELETE of one object.
+    pub async fn delete(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        options: &DeleteOptions,
+        dry_run: bool,
+    ) -> Result<Written, ApiError> {
+        let def = self.def;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let old = self.get(namespace, name).await?;
+            if let Some(uid) = &options.uid {
+                let actual = meta_str(&old.value, "uid").unwrap_or_default();
+                if uid != actual {
+                    return Err(ApiError::conflict_message(format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                    )));
+                }
+            }
+            if let Some(rv) = options.resource_version {
+                if rv != old.revision {
+                    return Err(ApiError::conflict_message(format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                        old.revision
+                    )));
+                }
+            }
+            let needs_finalizing = !finalizers(&old.value).is_empty()
+                || options.orphan_or_foreground_finalizer.is_some();
+            let result = if needs_finalizing {
+                if meta(&old.value).is_some_and(|m| m.contains_key("deletionTimestamp")) {
+                    return Ok(Written {
+                        object: old,
+                        warnings: vec![],
+                        deleted: false,
+                        created: false,
+                    });
+                }
+                let mut new = (*old.value).clone();
+                {
+                    let m = meta_mut(&mut new);
+                    m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
+                    m.insert("deletionGracePeriodSeconds".into(), json!(0));
+                    if let Some(f) = &options.orphan_or_foreground_finalizer {
+                        let list = m.entry("finalizers").or_insert_with(|| json!([]));
+                        if let Some(arr) = list.as_array_mut() {
+                            if !arr.iter().any(|x| x == f) {
+                                arr.push(json!(f));
+                            }
+                        }
+                    }
+                }
+                if dry_run {
+                    return Ok(Written {
+                        object: dry_run_object(&old.key, new),
+                        warnings: vec![],
+                        deleted: false,
+                        created: false,
+                    });
+                }
+                self.storage
+                    .update(&old.key, new, Some(old.revision))
+                    .await
+                    .map(|object| Written {
+                        object,
+                        warnings: vec![],
+                        deleted: false,
+                        created: false,
+                    })
+            } else {
+                if dry_run {
+                    return Ok(Written {
+                        object: old,
+                        warnings: vec![],
+                        deleted: true,
+                        created: false,
+                    });
+                }
+                self.storage
+                    .delete(&old.key, Some(old.revision))
+                    .await
+                    .map(|object| Written {
+                        object,
+                        warnings: vec![],
+                        deleted: true,
+                        created: false,
+                    })
+            };
+            match result {
+                Ok(w) => return Ok(w),
+                Err(StorageError::Conflict { .. }) | Err(StorageError::NotFound(_))
+                    if attempts < 8 && options.resource_version.is_none() =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(storage_error(def, name, e)),
+            }
+        }
+    }
+
+    /// The `autoscaling/v1 Scale` view of an object.
+    pub fn scale_of(&self, obj: &StoredObject) -> Result<Value, ApiError> {
+        let scale = self
+            .def
+            .scale
+            .as_ref()
+            .ok_or_else(ApiError::path_not_found)?;
+        let v = &obj.value;
+        let spec_replicas = get_path(v, &scale.spec_replicas_path)
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let status_replicas = get_path(v, &scale.status_replicas_path)
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let selector = match &scale.label_selector_path {
+            Some(path) => get_path(v, path)
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            None => v.pointer("/spec/selector").map(format_label_selector),
+        };
+        let m = meta(v).cloned().unwrap_or_default();
+        let mut metadata = Map::new();
+        for f in [
+            "name",
+            "namespace",
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+        ] {
+            if let Some(x) = m.get(f) {
+                metadata.insert(f.into(), x.clone());
+            }
+        }
+        let mut status = json!({"replicas": status_replicas});
+        if let Some(sel) = selector.filter(|s| !s.is_empty()) {
+            status["selector"] = json!(sel);
+        }
+        Ok(json!({
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": metadata,
+            "spec": {"replicas": spec_replicas},
+            "status": status,
+        }))
+    }
+
+    /// Writes a new Scale (from PUT or an already patched Scale) back into the object.
+    pub async fn write_scale(
+        &self,
+        old: &Arc<StoredObject>,
+        scale: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let def = self.def;
+        let name = meta_str(&old.value, "name").unwrap_or_default().to_string();
+        let scale_def = def.scale.as_ref().ok_or_else(ApiError::path_not_found)?;
+        let replicas = scale
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if replicas < 0 {
+            return Err(ApiError::invalid(
+                "autoscaling",
+                "Scale",
+                &name,
+                vec![Cause::new(
+                    "FieldValueInvalid",
+                    format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+                    "spec.replicas",
+                )],
+            ));
+        }
+        if let Some(rv) = meta_str(scale, "resourceVersion").filter(|s| !s.is_empty()) {
+            if parse_resource_version(rv)? != old.revision {
+                return Err(ApiError::conflict(&def.group, &def.plural, &name));
+            }
+        }
+        let mut new = (*old.value).clone();
+        set_path(&mut new, &scale_def.spec_replicas_path, json!(replicas));
+        self.write_update(old, new, None, opts, false).await
+    }
+}
+
+/// A resourceVersion in the patch itself is a precondition (no retry then).
+impl Patch {
+    fn has_precondition(&self) -> bool {
+        let body = match self {
+            Patch::Merge(v) | Patch::Strategic(v) => v,
+            Patch::Apply { body, .. } => body,
+            Patch::Json(_) => return false,
+        };
+        body.pointer("/metadata/resourceVersion")
+            .is_some_and(|v| v.is_string())
+    }
+}
+
+/// A parsed PATCH body.
+#[derive(Debug, Clone)]
+pub enum Patch {
+    Json(Value),
+    Merge(Value),
+    Strategic(Value),
+    Apply { body: Value, force: bool },
+}
+
+/// The parts of `DeleteOptions` the server acts on.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    pub uid: Option<String>,
+    pub resource_version: Option<Revision>,
+    /// `orphan` or `foregroundDeletion` when the propagation policy asks for one.
+    pub orphan_or_foreground_finalizer: Option<String>,
+}
+
+impl DeleteOptions {
+    /// Parses a `DeleteOptions` body (may be empty) plus query parameters.
+    pub fn parse(body: Option<&Value>, propagation_query: Option<&str>) -> Result<Self, ApiError> {
+        let mut opts = DeleteOptions::default();
+        let mut policy = propagation_query.map(str::to_string);
+        if let Some(b) = body {
+            if let Some(kind) = b.get("kind").and_then(Value::as_str) {
+                if kind != "DeleteOptions" {
+                    return Err(ApiError::bad_request(format!(
+                        "expected DeleteOptions in the request body, got {kind}"
+                    )));
+                }
+            }
+            if let Some(p) = b.get("preconditions") {
+                opts.uid = p.get("uid").and_then(Value::as_str).map(str::to_string);
+                if let Some(rv) = p.get("resourceVersion").and_then(Value::as_str) {
+                    opts.resource_version = Some(parse_resource_version(rv)?);
+                }
+            }
+            if let Some(p) = b.get("propagationPolicy").and_then(Value::as_str) {
+                policy = Some(p.to_string());
+            }
+            if b.get("orphanDependents") == Some(&Value::Bool(true)) && policy.is_none() {
+                policy = Some("Orphan".into());
+            }
+        }
+        // Without a garbage collector of dependents, Orphan and Foreground behave like
+        // Background: the object goes at once (its dependents are left as they are).
+        match policy.as_deref() {
+            None | Some("Background") | Some("Orphan") | Some("Foreground") => {}
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "propagationPolicy must be one of Orphan, Background or Foreground, got {other:?}"
+                )));
+            }
+        }
+        Ok(opts)
+    }
+}
+
+fn finalizers(obj: &Value) -> Vec<String> {
+    meta(obj)
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn dry_run_object(key: &str, value: Value) -> Arc<StoredObject> {
+    let bytes = bytes::Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
+    let revision = meta_str(&value, "resourceVersion")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    Arc::new(StoredObject {
+        key: key.to_string(),
+        revision,
+        value: Arc::new(value),
+        bytes,
+    })
+}
+
+fn apply_error(def: &ResourceDef, name: &str, err: merge::ApplyError) -> ApiError {
+    match err {
+        merge::ApplyError::Conflicts(conflicts) => {
+            let causes = conflicts
+                .iter()
+                .map(|c| {
+                    Cause::new(
+                        "FieldManagerConflict",
+                        format!("conflict with {}", c.manager_description()),
+                        c.field.clone(),
+                    )
+                })
+                .collect();
+            let mut e = ApiError::conflict_message(merge::conflicts_message(&conflicts))
+                .with_causes(causes);
+            e.name = Some(name.to_string());
+            e.group = Some(def.group.clone());
+            e.kind = Some(def.plural.clone());
+            e
+        }
+        merge::ApplyError::Invalid(msg) => ApiError::bad_request(msg),
+    }
+}
+
+fn unsupported_strategic(def: &ResourceDef) -> ApiError {
+    ApiError::unsupported_media_type(format!(
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (strategic merge patch is not supported for {})",
+        flotilla_apimachinery::status::qualified_resource(&def.group, &def.plural)
+    ))
+}
+
+/// Reads a dot path like `.spec.replicas`.
+pub fn get_path<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+    path.trim_start_matches('.')
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .try_fold(v, |cur, seg| cur.get(seg))
+}
+
+fn set_path(v: &mut Value, path: &str, value: Value) {
+    let segs: Vec<&str> = path
+        .trim_start_matches('.')
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let mut cur = v;
+    for (i, seg) in segs.iter().enumerate() {
+        if !cur.is_object() {
+            *cur = json!({});
+        }
+        let Some(map) = cur.as_object_mut() else {
+            return;
+        };
+        if i == segs.len() - 1 {
+            map.insert(seg.to_string(), value);
+            return;
+        }
+        cur = map.entry(seg.to_string()).or_insert_with(|| json!({}));
+    }
+}
+
+/// `metav1.FormatLabelSelector`: `app=web,tier in (a,b)`.
+pub fn format_label_selector(sel: &Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
+        let mut keys: Vec<&String> = ml.keys().collect();
+        keys.sort();
+        for k in keys {
+            parts.push(format!("{k}={}", ml[k].as_str().unwrap_or_default()));
+        }
+    }
+    if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
+        for e in exprs {
+            let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            match e
+                .get("operator")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+            {
+                "In" => parts.push(format!("{key} in ({})", values.join(","))),
+                "NotIn" => parts.push(format!("{key} notin ({})", values.join(","))),
+                "Exists" => parts.push(key.to_string()),
+                "DoesNotExist" => parts.push(format!("!{key}")),
+                _ => {}
+            }
+        }
+    }
+    parts.join(",")
+}
+
+trait WithMessage {
+    fn with_message(self, msg: String) -> Self;
+}
+impl WithMessage for ApiError {
+    fn with_message(mut self, msg: String) -> Self {
+        self.message = msg;
+        self
+    }
+}

@@ -1,0 +1,224 @@
+//! OpenAPI v3: the index at `/openapi/v3` listing every served group/version with a content
+//! hash, and one document per group/version with its paths (a PATCH operation carrying the
+//! GVK and a `fieldValidation` parameter, which is what lets kubectl leave validation to the
+//! server) and real component schemas (what `kubectl explain` reads).
+//!
+//! `application/strategic-merge-patch+json` is deliberately not listed on PATCH: kubectl
+//! would then compute patches from these schemas instead of its compiled-in types.
+
+use std::collections::{BTreeMap, hash_map::DefaultHasher};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use axum::response::Response;
+use flotilla_apimachinery::{ApiError, ResourceDef};
+use http::StatusCode;
+use parking_lot::Mutex;
+use serde_json::{Map, Value, json};
+
+use crate::response::{error_response, json_bytes, json_value};
+use crate::server::ApiServer;
+
+/// Documents built for one registry generation.
+#[derive(Default)]
+pub struct OpenApiCache {
+    inner: Mutex<Option<(u64, Arc<Built>)>>,
+}
+
+struct Built {
+    /// "apis/apps/v1" -> (hash, document bytes)
+    docs: BTreeMap<String, (String, bytes::Bytes)>,
+}
+
+pub fn serve(server: &Arc<ApiServer>, path: &str) -> Response {
+    let built = {
+        let generation = server.registry.generation();
+        let mut cache = server.openapi.inner.lock();
+        match &*cache {
+            Some((g, b)) if *g == generation => b.clone(),
+            _ => {
+                let b = Arc::new(build(server));
+                *cache = Some((generation, b.clone()));
+                b
+            }
+        }
+    };
+    if path == "/openapi/v3" || path == "/openapi/v3/" {
+        let paths: Map<String, Value> = built
+            .docs
+            .iter()
+            .map(|(gv, (hash, _))| {
+                (
+                    gv.clone(),
+                    json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash={hash}")}),
+                )
+            })
+            .collect();
+        return json_value(StatusCode::OK, &json!({"paths": paths}));
+    }
+    let gv = path
+        .trim_start_matches("/openapi/v3/")
+        .trim_end_matches('/');
+    match built.docs.get(gv) {
+        Some((_, bytes)) => json_bytes(StatusCode::OK, bytes.clone()),
+        None => error_response(&ApiError::path_not_found()),
+    }
+}
+
+fn build(server: &ApiServer) -> Built {
+    let mut by_gv: BTreeMap<String, Vec<Arc<ResourceDef>>> = BTreeMap::new();
+    for def in server.registry.all() {
+        let gv = if def.group.is_empty() {
+            format!("api/{}", def.version)
+        } else {
+            format!("apis/{}/{}", def.group, def.version)
+        };
+        by_gv.entry(gv).or_default().push(def);
+    }
+    let docs = by_gv
+        .into_iter()
+        .map(|(gv, defs)| {
+            let doc = document(&gv, &defs, &server.config.git_version);
+            let bytes = bytes::Bytes::from(doc.to_string());
+            let mut h = DefaultHasher::new();
+            bytes.hash(&mut h);
+            (gv, (format!("{:016X}", h.finish()), bytes))
+        })
+        .collect();
+    Built { docs }
+}
+
+fn gvk_json(def: &ResourceDef) -> Value {
+    json!({"group": def.group, "version": def.version, "kind": def.kind})
+}
+
+/// The component name of a kind's root schema.
+fn root_schema_name(def: &ResourceDef) -> String {
+    match &def.openapi {
+        Some(s) => s.root.clone(),
+        None => {
+            let reversed: Vec<&str> = def.group.split('.').rev().collect();
+            format!("{}.{}.{}", reversed.join("."), def.version, def.kind)
+        }
+    }
+}
+
+fn query_param(name: &str, description: &str) -> Value {
+    json!({"name": name, "in": "query", "description": description, "schema": {"type": "string", "uniqueItems": true}})
+}
+
+fn schema_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+fn document(gv: &str, defs: &[Arc<ResourceDef>], version: &str) -> Value {
+    let mut schemas: Map<String, Value> = Map::new();
+    schemas.insert(
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(),
+        json!({"type": "object", "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body."}),
+    );
+    let mut paths: Map<String, Value> = Map::new();
+    for def in defs {
+        let root = root_schema_name(def);
+        match &def.openapi {
+            Some(s) => {
+                for (name, schema) in &s.components {
+                    schemas
+                        .entry(name.clone())
+                        .or_insert_with(|| schema.clone());
+                }
+                if let Some(Value::Object(m)) = schemas.get_mut(&root) {
+                    m.insert(
+                        "x-kubernetes-group-version-kind".into(),
+                        json!([gvk_json(def)]),
+                    );
+                }
+            }
+            None => {
+                schemas.insert(
+                    root.clone(),
+                    json!({
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true,
+                        "x-kubernetes-group-version-kind": [gvk_json(def)],
+                    }),
+                );
+            }
+        }
+        let gvk = gvk_json(def);
+        let base = if def.namespaced {
+            format!("/{gv}/namespaces/{{namespace}}/{}", def.plural)
+        } else {
+            format!("/{gv}/{}", def.plural)
+        };
+        let body = json!({"content": {"application/json": {"schema": schema_ref(&root)}}});
+        let ok = json!({"200": {"description": "OK", "content": {"application/json": {"schema": schema_ref(&root)}}}});
+        let write_params = json!([
+            query_param(
+                "dryRun",
+                "When present, indicates that modifications should not be persisted."
+            ),
+            query_param(
+                "fieldManager",
+                "fieldManager is a name associated with the actor or entity that is making these changes."
+            ),
+            query_param(
+                "fieldValidation",
+                "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields: Ignore, Warn or Strict."
+            ),
+        ]);
+        let mut patch_params = write_params.clone();
+        if let Some(a) = patch_params.as_array_mut() {
+            a.push(query_param(
+                "force",
+                "Force is going to \"force\" Apply requests.",
+            ));
+        }
+        let patch_body = json!({"content": {
+            "application/json-patch+json": {"schema": schema_ref("io.k8s.apimachinery.pkg.apis.meta.v1.Patch")},
+            "application/merge-patch+json": {"schema": schema_ref("io.k8s.apimachinery.pkg.apis.meta.v1.Patch")},
+            "application/apply-patch+yaml": {"schema": schema_ref("io.k8s.apimachinery.pkg.apis.meta.v1.Patch")},
+        }});
+        let op = |action: &str| -> Map<String, Value> {
+            let mut m = Map::new();
+            m.insert(
+                "operationId".into(),
+                json!(format!("{action}{}{}", def.kind, def.version)),
+            );
+            m.insert("x-kubernetes-action".into(), json!(action));
+            m.insert("x-kubernetes-group-version-kind".into(), gvk.clone());
+            m.insert("responses".into(), ok.clone());
+            m
+        };
+        let mut collection = Map::new();
+        collection.insert("get".into(), Value::Object(op("list")));
+        let mut post = op("post");
+        post.insert("parameters".into(), write_params.clone());
+        post.insert("requestBody".into(), body.clone());
+        collection.insert("post".into(), Value::Object(post));
+        paths.insert(base.clone(), Value::Object(collection));
+
+        let mut item = Map::new();
+        item.insert("get".into(), Value::Object(op("get")));
+        let mut put = op("put");
+        put.insert("parameters".into(), write_params.clone());
+        put.insert("requestBody".into(), body.clone());
+        item.insert("put".into(), Value::Object(put));
+        let mut patch = op("patch");
+        patch.insert("parameters".into(), patch_params.clone());
+        patch.insert("requestBody".into(), patch_body.clone());
+        item.insert("patch".into(), Value::Object(patch));
+        item.insert("delete".into(), Value::Object(op("delete")));
+        let item_path = format!("{base}/{{name}}");
+        paths.insert(item_path.clone(), Value::Object(item.clone()));
+        if def.has_status {
+            paths.insert(format!("{item_path}/status"), Value::Object(item));
+        }
+    }
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": version},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    })
+}

@@ -1,0 +1,101 @@
+//! The TLS listener: accepts connections, completes the rustls handshake, reads the verified
+//! client certificate's identity once per connection, and serves HTTP/1.1 and HTTP/2 (with
+//! upgrades) on it. Shuts down gracefully: stops accepting, lets requests in flight finish
+//! for a grace period.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tower::ServiceExt;
+
+use crate::auth::{PeerIdentity, UserInfo};
+
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves `router` over TLS on `listener` until `shutdown` completes.
+pub async fn serve_tls(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let acceptor = TlsAcceptor::from(tls);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (tcp, remote) = tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let router = router.clone();
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    tracing::debug!(%remote, error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%remote, "TLS handshake timed out");
+                    return;
+                }
+            };
+            let identity =
+                PeerIdentity(
+                    flotilla_pki::peer_identity(tls.get_ref().1).map(|id| UserInfo {
+                        name: id.user,
+                        groups: id.groups,
+                        extra: Default::default(),
+                    }),
+                );
+            serve_connection(TokioIo::new(tls), router, identity, remote, watcher).await;
+        });
+    }
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(SHUTDOWN_GRACE) => tracing::info!("shutdown grace period over; closing connections"),
+    }
+}
+
+async fn serve_connection<I>(
+    io: I,
+    router: Router,
+    identity: PeerIdentity,
+    remote: SocketAddr,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let service = router.map_request(move |req: http::Request<hyper::body::Incoming>| {
+        let mut req = req.map(axum::body::Body::new);
+        req.extensions_mut().insert(identity.clone());
+        req.extensions_mut()
+            .insert(axum::extract::ConnectInfo(remote));
+        req
+    });
+    let hyper_service = TowerToHyperService::new(service);
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection_with_upgrades(io, hyper_service);
+    if let Err(e) = watcher.watch(conn.into_owned()).await {
+        tracing::debug!(%remote, error = %e, "connection ended with an error");
+    }
+}

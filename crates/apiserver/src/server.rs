@@ -1,0 +1,365 @@
+//! The server: shared state ([`ApiServer`]), the axum router, and the dispatcher that turns a
+//! resource request into a verb on a [`ResourceDef`] over storage.
+//!
+//! ```text
+//!  request -> panic guard -> trace span -> authn -> /version /healthz /metrics /openapi
+//!                                                -> /api /apis discovery
+//!                                                -> resource verbs (handlers, watch)
+//! ```
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use flotilla_apimachinery::{ApiError, ResourceDef};
+use flotilla_storage::Storage;
+use http::{Method, StatusCode, header};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use crate::auth::{self, PeerIdentity, TokenAuthenticator, UserInfo};
+use crate::metrics::Metrics;
+use crate::registry::Registry;
+use crate::request::{ApiPath, Query, ResourcePath, parse_api_path};
+use crate::response::{error_response, json_value};
+use crate::{discovery, handlers, namespaces, openapi};
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Largest accepted request body (kube-apiserver: 3 MiB).
+    pub max_body_bytes: usize,
+    /// Deadline of a non-watch request.
+    pub request_timeout: Duration,
+    /// `/version` `minor` (kubectl on these machines picks its binary from it).
+    pub minor: String,
+    pub git_version: String,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 3 * 1024 * 1024,
+            request_timeout: Duration::from_secs(60),
+            minor: "32".into(),
+            git_version: "v1.32.0-flotilla".into(),
+        }
+    }
+}
+
+/// Everything a request handler needs.
+pub struct ApiServer {
+    pub registry: Arc<Registry>,
+    pub storage: Arc<dyn Storage>,
+    pub config: ServerConfig,
+    pub metrics: Metrics,
+    pub tokens: Option<Arc<dyn TokenAuthenticator>>,
+    pub openapi: openapi::OpenApiCache,
+}
+
+impl ApiServer {
+    pub fn new(
+        registry: Arc<Registry>,
+        storage: Arc<dyn Storage>,
+        config: ServerConfig,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            registry,
+            storage,
+            config,
+            metrics: Metrics::new(),
+            tokens: None,
+            openapi: openapi::OpenApiCache::default(),
+        })
+    }
+
+    pub fn with_tokens(
+        registry: Arc<Registry>,
+        storage: Arc<dyn Storage>,
+        config: ServerConfig,
+        tokens: Arc<dyn TokenAuthenticator>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            registry,
+            storage,
+            config,
+            metrics: Metrics::new(),
+            tokens: Some(tokens),
+            openapi: openapi::OpenApiCache::default(),
+        })
+    }
+
+    /// The HTTP router serving this API server.
+    pub fn router(self: &Arc<Self>) -> Router {
+        Router::new()
+            .fallback(entry)
+            .with_state(self.clone())
+            .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+                panic_response,
+            ))
+    }
+
+    /// Resumes background work a restart may have interrupted (namespace termination).
+    pub fn start_background(self: &Arc<Self>) {
+        namespaces::resume_terminating(self.clone());
+    }
+}
+
+fn panic_response(_err: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    error_response(&ApiError::internal(
+        "an internal error occurred while handling the request",
+    ))
+}
+
+/// What the metrics and logs call a request.
+struct RequestLabel {
+    verb: &'static str,
+    resource: String,
+}
+
+async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
+    let start = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let user_agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let span = tracing::info_span!("request", %method, path = %path, user = tracing::field::Empty);
+    let (resp, label) = async {
+        let peer = req.extensions().get::<PeerIdentity>().cloned();
+        let user = match auth::authenticate(peer.as_ref(), req.headers(), server.tokens.as_ref()) {
+            Ok(u) => Some(u),
+            Err(e) if auth::is_public_path(&path) => {
+                let _ = e;
+                None
+            }
+            Err(e) => {
+                return (
+                    error_response(&e),
+                    RequestLabel {
+                        verb: "unknown",
+                        resource: String::new(),
+                    },
+                );
+            }
+        };
+        if let Some(u) = &user {
+            tracing::Span::current().record("user", u.name.as_str());
+        }
+        route(&server, req, user, &user_agent).await
+    }
+    .instrument(span.clone())
+    .await;
+    let code = resp.status().as_u16();
+    let elapsed = start.elapsed();
+    server
+        .metrics
+        .observe(label.verb, &label.resource, code, elapsed);
+    span.in_scope(|| {
+        tracing::info!(verb = label.verb, resource = %label.resource, code, latency_ms = elapsed.as_secs_f64() * 1000.0, "handled")
+    });
+    resp
+}
+
+async fn route(
+    server: &Arc<ApiServer>,
+    req: Request,
+    user: Option<UserInfo>,
+    user_agent: &str,
+) -> (Response, RequestLabel) {
+    let path = req.uri().path().to_string();
+    let label = |verb: &'static str| RequestLabel {
+        verb,
+        resource: String::new(),
+    };
+    match path.as_str() {
+        "/version" => {
+            return (
+                json_value(StatusCode::OK, &version_info(&server.config)),
+                label("get"),
+            );
+        }
+        "/healthz" | "/livez" | "/readyz" | "/healthz/ping" | "/livez/ping" | "/readyz/ping" => {
+            let mut r = Response::new(Body::from("ok"));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            return (r, label("get"));
+        }
+        "/metrics" => return (server.metrics.render(), label("get")),
+        _ => {}
+    }
+    let Some(user) = user else {
+        return (
+            error_response(&ApiError::unauthorized("Unauthorized")),
+            label("unknown"),
+        );
+    };
+    if path == "/openapi/v3" || path.starts_with("/openapi/v3/") {
+        return (openapi::serve(server, &path), label("get"));
+    }
+    if path == "/openapi/v2" {
+        return (error_response(&ApiError::path_not_found()), label("get"));
+    }
+    let Some(api_path) = parse_api_path(&path) else {
+        return (
+            error_response(&ApiError::path_not_found()),
+            label("unknown"),
+        );
+    };
+    let headers = req.headers().clone();
+    match api_path {
+        ApiPath::Root { legacy } if req.method() == Method::GET => (
+            discovery::root(&server.registry, legacy, &headers),
+            label("get"),
+        ),
+        ApiPath::Group { group } if req.method() == Method::GET => (
+            discovery::group(&server.registry, &group).unwrap_or_else(|e| error_response(&e)),
+            label("get"),
+        ),
+        ApiPath::GroupVersion { group, version } if req.method() == Method::GET => (
+            discovery::group_version(&server.registry, &group, &version)
+                .unwrap_or_else(|e| error_response(&e)),
+            label("get"),
+        ),
+        ApiPath::Resource(rp) => {
+            let Some(def) = server.registry.get(&rp.group, &rp.version, &rp.resource) else {
+                return (
+                    error_response(&ApiError::path_not_found()),
+                    label("unknown"),
+                );
+            };
+            let verb = verb_of(req.method(), &rp, &req);
+            let resource = match &rp.subresource {
+                Some(s) => format!("{}/{}", def.plural, s),
+                None => def.plural.clone(),
+            };
+            let resp = if verb == "watch" {
+                resource_request(server, def, rp, req, user, user_agent, verb).await
+            } else {
+                match tokio::time::timeout(
+                    server.config.request_timeout,
+                    resource_request(server, def, rp, req, user, user_agent, verb),
+                )
+                .await
+                {
+                    Ok(r) => r,
+                    Err(_) => error_response(&ApiError::timeout(format!(
+                        "request did not complete within {}s",
+                        server.config.request_timeout.as_secs()
+                    ))),
+                }
+            };
+            (resp, RequestLabel { verb, resource })
+        }
+        _ => (
+            error_response(&ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            )),
+            label("unknown"),
+        ),
+    }
+}
+
+fn verb_of(method: &Method, rp: &ResourcePath, req: &Request) -> &'static str {
+    let q = Query::parse(req.uri().query());
+    match (method.as_str(), rp.name.is_some()) {
+        ("GET", false) if q.flag("watch") => "watch",
+        ("GET", false) => "list",
+        ("GET", true) if q.flag("watch") => "watch",
+        ("GET", true) => "get",
+        ("POST", false) => "create",
+        ("PUT", true) => "update",
+        ("PATCH", true) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        _ => "unknown",
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn resource_request(
+    server: &Arc<ApiServer>,
+    def: Arc<ResourceDef>,
+    rp: ResourcePath,
+    req: Request,
+    user: UserInfo,
+    user_agent: &str,
+    verb: &'static str,
+) -> Response {
+    let (parts, body) = req.into_parts();
+    let query = Query::parse(parts.uri.query());
+    if def.namespaced && rp.namespace.is_none() && !matches!(verb, "list" | "watch") {
+        return error_response(&ApiError::path_not_found());
+    }
+    if !def.namespaced && rp.namespace.is_some() {
+        return error_response(&ApiError::path_not_found());
+    }
+    match rp.subresource.as_deref() {
+        None => {}
+        Some("status") if def.has_status => {}
+        Some("scale") if def.scale.is_some() => {}
+        Some(_) => return error_response(&ApiError::path_not_found()),
+    }
+    let body = if matches!(
+        verb,
+        "create" | "update" | "patch" | "delete" | "deletecollection"
+    ) {
+        match axum::body::to_bytes(body, server.config.max_body_bytes).await {
+            Ok(b) => b,
+            Err(_) => {
+                return error_response(&ApiError::too_large(format!(
+                    "the request body is larger than the limit of {} bytes",
+                    server.config.max_body_bytes
+                )));
+            }
+        }
+    } else {
+        Bytes::new()
+    };
+    let ctx = handlers::RequestContext {
+        server: server.clone(),
+        def,
+        path: rp,
+        query,
+        headers: parts.headers,
+        user,
+        user_agent: user_agent.to_string(),
+    };
+    let result = match verb {
+        "get" => handlers::get(&ctx).await,
+        "list" => handlers::list(&ctx).await,
+        "watch" => crate::watch::watch(&ctx).await,
+        "create" => handlers::create(&ctx, &body).await,
+        "update" => handlers::update(&ctx, &body).await,
+        "patch" => handlers::patch(&ctx, &body).await,
+        "delete" => handlers::delete(&ctx, &body).await,
+        "deletecollection" => handlers::delete_collection(&ctx, &body).await,
+        _ => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
+    };
+    result.unwrap_or_else(|e| error_response(&e))
+}
+
+fn version_info(config: &ServerConfig) -> Value {
+    json!({
+        "major": "1",
+        "minor": config.minor,
+        "gitVersion": config.git_version,
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.23.0",
+        "compiler": "gc",
+        "platform": format!("{}/{}", std::env::consts::OS, if std::env::consts::ARCH == "x86_64" { "amd64" } else { std::env::consts::ARCH }),
+    })
+}

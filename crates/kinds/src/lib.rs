@@ -1,0 +1,186 @@
+//! The built-in Kubernetes kinds Flotilla's API servers serve, each as one
+//! [`ResourceDef`] registration: the names discovery publishes (as kube-apiserver spells them),
+//! scope and subresources, validation (decoding into the k8s-openapi type, unknown-field
+//! detection, the semantic checks users meet most), the defaults kube-apiserver fills in, the
+//! Table printer and OpenAPI v3 schemas.
+//!
+//! - [`builtin_resources`]: what the host stores as templates (core/v1 without pods and nodes,
+//!   apps/v1, batch/v1, coordination.k8s.io/v1, events.k8s.io/v1, rbac.authorization.k8s.io/v1);
+//! - [`cluster_resources`]: pods and nodes, which only a (simulated) member cluster serves;
+//! - [`common_schemas`]: OpenAPI schemas every document refers to (Scale, Status, ...).
+//!
+//! Validation accepts an object before or after defaulting: a check never fails on a field the
+//! defaults would fill.
+
+mod core;
+mod decode;
+mod defaults;
+mod field;
+mod kind;
+mod meta;
+mod names;
+mod openapi;
+mod other;
+mod podspec;
+mod rbac;
+mod selector;
+mod workloads;
+
+use flotilla_apimachinery::{ResourceDef, ScaleDef};
+use k8s_openapi::Resource;
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::batch::v1 as batch;
+use k8s_openapi::api::coordination::v1 as coordination;
+use k8s_openapi::api::core::v1 as corev1;
+use k8s_openapi::api::events::v1 as events;
+use k8s_openapi::api::rbac::v1 as rbacv1;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::kind::{Check, Scoped, def, defaulter, no_check, validator};
+use crate::meta::NameRule;
+
+pub use crate::openapi::{GVK_EXTENSION, common_schemas};
+
+/// Errors of this crate.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KindsError {
+    /// The object does not decode into its kind's type; `path` locates the bad value
+    /// (`spec.replicas`), empty for the object itself.
+    #[error("{}{message}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
+    Decode { path: String, message: String },
+}
+
+/// A registration for `T` with its validation and (optional) defaulting.
+fn kind<T>(rule: NameRule, check: Check<T>, default: Option<fn(&mut Value)>) -> ResourceDef
+where
+    T: Resource + JsonSchema + DeserializeOwned + 'static,
+    T::Scope: Scoped,
+{
+    let mut d = def::<T>();
+    d.validate = Some(validator::<T>(rule, check));
+    d.default = default.map(defaulter);
+    d
+}
+
+/// Every built-in resource the host serves (as resource templates): core/v1 namespaces,
+/// configmaps, secrets, services, serviceaccounts, persistentvolumeclaims, events; apps/v1
+/// deployments, statefulsets, daemonsets, replicasets; batch/v1 jobs, cronjobs;
+/// coordination.k8s.io/v1 leases; events.k8s.io/v1 events; rbac.authorization.k8s.io/v1
+/// roles, clusterroles, rolebindings, clusterrolebindings. Pods and nodes are in
+/// [`cluster_resources`].
+pub fn builtin_resources() -> Vec<ResourceDef> {
+    use NameRule::{Dns1035, Label, PathSegment, Subdomain};
+    vec![
+        // core/v1
+        kind::<corev1::Namespace>(Label, no_check, Some(core::default_namespace))
+            .short_names(&["ns"])
+            .with_status(),
+        kind::<corev1::ConfigMap>(Subdomain, core::validate_configmap, None).short_names(&["cm"]),
+        kind::<corev1::Secret>(Subdomain, core::validate_secret, Some(core::default_secret)),
+        kind::<corev1::Service>(Dns1035, core::validate_service, Some(core::default_service))
+            .short_names(&["svc"])
+            .categories(&["all"])
+            .with_status(),
+        kind::<corev1::ServiceAccount>(Subdomain, no_check, None).short_names(&["sa"]),
+        kind::<corev1::PersistentVolumeClaim>(
+            Subdomain,
+            core::validate_pvc,
+            Some(core::default_pvc),
+        )
+        .short_names(&["pvc"])
+        .with_status(),
+        kind::<corev1::Event>(Subdomain, no_check, None).short_names(&["ev"]),
+        // apps/v1
+        kind::<apps::Deployment>(
+            Subdomain,
+            workloads::validate_deployment,
+            Some(workloads::default_deployment),
+        )
+        .short_names(&["deploy"])
+        .categories(&["all"])
+        .with_status()
+        .with_scale(ScaleDef::standard()),
+        kind::<apps::StatefulSet>(
+            Subdomain,
+            workloads::validate_statefulset,
+            Some(workloads::default_statefulset),
+        )
+        .short_names(&["sts"])
+        .categories(&["all"])
+        .with_status()
+        .with_scale(ScaleDef::standard()),
+        kind::<apps::DaemonSet>(
+            Subdomain,
+            workloads::validate_daemonset,
+            Some(workloads::default_daemonset),
+        )
+        .short_names(&["ds"])
+        .categories(&["all"])
+        .with_status(),
+        kind::<apps::ReplicaSet>(
+            Subdomain,
+            workloads::validate_replicaset,
+            Some(workloads::default_replicaset),
+        )
+        .short_names(&["rs"])
+        .categories(&["all"])
+        .with_status()
+        .with_scale(ScaleDef::standard()),
+        // batch/v1
+        kind::<batch::Job>(
+            Subdomain,
+            workloads::validate_job,
+            Some(workloads::default_job),
+        )
+        .categories(&["all"])
+        .with_status(),
+        kind::<batch::CronJob>(
+            Subdomain,
+            workloads::validate_cronjob,
+            Some(workloads::default_cronjob),
+        )
+        .short_names(&["cj"])
+        .categories(&["all"])
+        .with_status(),
+        // coordination.k8s.io/v1
+        kind::<coordination::Lease>(Subdomain, other::validate_lease, None),
+        // events.k8s.io/v1
+        kind::<events::Event>(Subdomain, no_check, None).short_names(&["ev"]),
+        // rbac.authorization.k8s.io/v1
+        kind::<rbacv1::Role>(PathSegment, rbac::validate_role, None),
+        kind::<rbacv1::ClusterRole>(PathSegment, rbac::validate_clusterrole, None),
+        kind::<rbacv1::RoleBinding>(
+            PathSegment,
+            rbac::validate_rolebinding,
+            Some(rbac::default_binding),
+        ),
+        kind::<rbacv1::ClusterRoleBinding>(
+            PathSegment,
+            rbac::validate_clusterrolebinding,
+            Some(rbac::default_binding),
+        ),
+    ]
+}
+
+/// What a member cluster serves on top of [`builtin_resources`]: core/v1 pods (namespaced,
+/// with status) and nodes (cluster-scoped, with status).
+pub fn cluster_resources() -> Vec<ResourceDef> {
+    vec![
+        kind::<corev1::Pod>(
+            NameRule::Subdomain,
+            core::validate_pod,
+            Some(core::default_pod),
+        )
+        .short_names(&["po"])
+        .categories(&["all"])
+        .with_status(),
+        kind::<corev1::Node>(NameRule::Subdomain, no_check, None)
+            .short_names(&["no"])
+            .with_status(),
+    ]
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,985 @@
+//! Whole-registration tests: names against kube-apiserver's discovery, and each kind's
+//! validation and defaulting through the `ResourceDef` hooks.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use flotilla_apimachinery::ResourceDef;
+use flotilla_apimachinery::resource::Validation;
+use serde_json::{Value, json};
+
+use super::*;
+
+/// Built once: generating the schemas of every kind is the slow part.
+fn all() -> Vec<ResourceDef> {
+    static ALL: OnceLock<Vec<ResourceDef>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut v = builtin_resources();
+        v.extend(cluster_resources());
+        v
+    })
+    .clone()
+}
+
+fn find(group: &str, plural: &str) -> ResourceDef {
+    all()
+        .into_iter()
+        .find(|d| d.group == group && d.plural == plural)
+        .unwrap_or_else(|| panic!("no {plural}.{group}"))
+}
+
+fn validate(group: &str, plural: &str, obj: &Value, old: Option<&Value>) -> Validation {
+    let d = find(group, plural);
+    (d.validate.as_ref().unwrap())(obj, old)
+}
+
+/// `field: message` of every cause.
+fn causes(v: &Validation) -> Vec<String> {
+    v.causes
+        .iter()
+        .map(|c| format!("{}: {}", c.field, c.message))
+        .collect()
+}
+
+fn defaulted(group: &str, plural: &str, mut obj: Value) -> Value {
+    let d = find(group, plural);
+    (d.default.as_ref().unwrap())(&mut obj);
+    obj
+}
+
+#[test]
+fn names_match_kube_discovery() {
+    // (group, version, kind, plural, singular, shortNames, categories, namespaced, status, scale)
+    type Row = (
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static [&'static str],
+        bool,
+        bool,
+        bool,
+        bool,
+    );
+    let expected: &[Row] = &[
+        (
+            "",
+            "v1",
+            "Namespace",
+            "namespaces",
+            "namespace",
+            &["ns"],
+            false,
+            false,
+            true,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "ConfigMap",
+            "configmaps",
+            "configmap",
+            &["cm"],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "Secret",
+            "secrets",
+            "secret",
+            &[],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "Service",
+            "services",
+            "service",
+            &["svc"],
+            true,
+            true,
+            true,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            "serviceaccount",
+            &["sa"],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            "persistentvolumeclaim",
+            &["pvc"],
+            false,
+            true,
+            true,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "Event",
+            "events",
+            "event",
+            &["ev"],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            "deployment",
+            &["deploy"],
+            true,
+            true,
+            true,
+            true,
+        ),
+        (
+            "apps",
+            "v1",
+            "StatefulSet",
+            "statefulsets",
+            "statefulset",
+            &["sts"],
+            true,
+            true,
+            true,
+            true,
+        ),
+        (
+            "apps",
+            "v1",
+            "DaemonSet",
+            "daemonsets",
+            "daemonset",
+            &["ds"],
+            true,
+            true,
+            true,
+            false,
+        ),
+        (
+            "apps",
+            "v1",
+            "ReplicaSet",
+            "replicasets",
+            "replicaset",
+            &["rs"],
+            true,
+            true,
+            true,
+            true,
+        ),
+        (
+            "batch",
+            "v1",
+            "Job",
+            "jobs",
+            "job",
+            &[],
+            true,
+            true,
+            true,
+            false,
+        ),
+        (
+            "batch",
+            "v1",
+            "CronJob",
+            "cronjobs",
+            "cronjob",
+            &["cj"],
+            true,
+            true,
+            true,
+            false,
+        ),
+        (
+            "coordination.k8s.io",
+            "v1",
+            "Lease",
+            "leases",
+            "lease",
+            &[],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "events.k8s.io",
+            "v1",
+            "Event",
+            "events",
+            "event",
+            &["ev"],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "rbac.authorization.k8s.io",
+            "v1",
+            "Role",
+            "roles",
+            "role",
+            &[],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole",
+            "clusterroles",
+            "clusterrole",
+            &[],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "rbac.authorization.k8s.io",
+            "v1",
+            "RoleBinding",
+            "rolebindings",
+            "rolebinding",
+            &[],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            "clusterrolebinding",
+            &[],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "Pod",
+            "pods",
+            "pod",
+            &["po"],
+            true,
+            true,
+            true,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "Node",
+            "nodes",
+            "node",
+            &["no"],
+            false,
+            false,
+            true,
+            false,
+        ),
+    ];
+    let defs = all();
+    assert_eq!(defs.len(), expected.len());
+    for (group, version, kind, plural, singular, short, in_all, namespaced, status, scale) in
+        expected
+    {
+        let d = find(group, plural);
+        let what = format!("{plural}.{group}");
+        assert_eq!(d.version, *version, "{what}");
+        assert_eq!(d.kind, *kind, "{what}");
+        assert_eq!(d.list_kind, format!("{kind}List"), "{what}");
+        assert_eq!(d.singular, *singular, "{what}");
+        assert_eq!(
+            d.short_names,
+            short.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "{what}"
+        );
+        let categories: Vec<String> = if *in_all { vec!["all".into()] } else { vec![] };
+        assert_eq!(d.categories, categories, "{what}");
+        assert_eq!(d.namespaced, *namespaced, "{what}");
+        assert_eq!(d.has_status, *status, "{what}");
+        assert_eq!(d.scale.is_some(), *scale, "{what}");
+        assert!(d.strategic_merge, "{what}");
+        assert!(d.validate.is_some(), "{what}");
+        assert!(d.printer.is_some(), "{what} has no Table printer");
+        let openapi = d.openapi.as_ref().unwrap();
+        let root = &openapi.components[&openapi.root];
+        assert_eq!(
+            root[GVK_EXTENSION],
+            json!([{"group": group, "kind": kind, "version": version}]),
+            "{what}"
+        );
+    }
+    assert!(
+        builtin_resources()
+            .iter()
+            .all(|d| d.plural != "pods" && d.plural != "nodes")
+    );
+}
+
+fn deployment() -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web", "tier": "front"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27", "ports": [{"containerPort": 80}]}]}
+            }
+        }
+    })
+}
+
+#[test]
+fn valid_deployment_passes_before_and_after_defaulting() {
+    let v = validate("apps", "deployments", &deployment(), None);
+    assert!(
+        v.decode_error.is_none() && v.unknown_fields.is_empty() && v.causes.is_empty(),
+        "{v:?}"
+    );
+    let d = defaulted("apps", "deployments", deployment());
+    let v = validate("apps", "deployments", &d, Some(&d));
+    assert!(v.causes.is_empty(), "{v:?}");
+}
+
+#[test]
+fn deployment_rejects_negative_replicas() {
+    let mut d = deployment();
+    d["spec"]["replicas"] = json!(-1);
+    let v = validate("apps", "deployments", &d, None);
+    assert_eq!(
+        causes(&v),
+        vec!["spec.replicas: Invalid value: -1: must be greater than or equal to 0"]
+    );
+    assert_eq!(v.causes[0].reason, "FieldValueInvalid");
+}
+
+#[test]
+fn deployment_requires_an_image() {
+    let mut d = deployment();
+    d["spec"]["template"]["spec"]["containers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("image");
+    let v = validate("apps", "deployments", &d, None);
+    assert_eq!(
+        causes(&v),
+        vec!["spec.template.spec.containers[0].image: Required value"]
+    );
+    assert_eq!(v.causes[0].reason, "FieldValueRequired");
+}
+
+#[test]
+fn deployment_rejects_a_bad_name() {
+    let mut d = deployment();
+    d["metadata"]["name"] = json!("Web_1");
+    let c = causes(&validate("apps", "deployments", &d, None));
+    assert_eq!(c.len(), 1);
+    assert!(
+        c[0].starts_with("metadata.name: Invalid value: \"Web_1\": a lowercase RFC 1123 subdomain"),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn deployment_selector_must_match_template() {
+    let mut d = deployment();
+    d["spec"]["selector"]["matchLabels"]["app"] = json!("api");
+    let c = causes(&validate("apps", "deployments", &d, None));
+    assert_eq!(
+        c,
+        vec![
+            "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\", \"tier\":\"front\"}: \
+             `selector` does not match template `labels`"
+        ]
+    );
+    let mut missing = deployment();
+    missing["spec"].as_object_mut().unwrap().remove("selector");
+    assert_eq!(
+        causes(&validate("apps", "deployments", &missing, None)),
+        vec!["spec.selector: Required value"]
+    );
+    let mut empty = deployment();
+    empty["spec"]["selector"] = json!({});
+    let c = causes(&validate("apps", "deployments", &empty, None));
+    assert_eq!(
+        c,
+        vec!["spec.selector: Invalid value: {}: empty selector is invalid for deployment"]
+    );
+}
+
+#[test]
+fn unknown_fields_are_listed() {
+    let mut d = deployment();
+    d["spec"]["foo"] = json!(1);
+    d["spec"]["template"]["spec"]["containers"][0]["badField"] = json!("x");
+    let v = validate("apps", "deployments", &d, None);
+    assert!(v.decode_error.is_none());
+    assert!(v.causes.is_empty());
+    // In document order.
+    assert_eq!(
+        v.unknown_fields,
+        vec!["spec.template.spec.containers[0].badField", "spec.foo"]
+    );
+}
+
+#[test]
+fn wrong_types_are_decode_errors() {
+    let mut d = deployment();
+    d["spec"]["replicas"] = json!("three");
+    let v = validate("apps", "deployments", &d, None);
+    let err = v.decode_error.unwrap();
+    assert!(
+        err.starts_with("spec.replicas: invalid type: string \"three\""),
+        "{err}"
+    );
+    assert!(v.causes.is_empty());
+}
+
+#[test]
+fn selector_is_immutable() {
+    let old = defaulted("apps", "deployments", deployment());
+    let mut new = old.clone();
+    new["spec"]["selector"]["matchLabels"]["tier"] = json!("front");
+    let v = validate("apps", "deployments", &new, Some(&old));
+    let c = causes(&v);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert!(
+        c[0].starts_with("spec.selector: Invalid value: ")
+            && c[0].ends_with(": field is immutable"),
+        "{c:?}"
+    );
+    // Changing the replicas is fine.
+    let mut scaled = old.clone();
+    scaled["spec"]["replicas"] = json!(5);
+    assert!(
+        validate("apps", "deployments", &scaled, Some(&old))
+            .causes
+            .is_empty()
+    );
+    // The same rule for the other selector-owning kinds.
+    for (plural, kind) in [
+        ("replicasets", "ReplicaSet"),
+        ("statefulsets", "StatefulSet"),
+        ("daemonsets", "DaemonSet"),
+    ] {
+        let mut o = deployment();
+        o["kind"] = json!(kind);
+        o["spec"].as_object_mut().unwrap().remove("replicas");
+        let mut n = o.clone();
+        n["spec"]["selector"] = json!({"matchLabels": {"tier": "front"}});
+        let c = causes(&validate("apps", plural, &n, Some(&o)));
+        assert!(
+            c.iter()
+                .any(|c| c.starts_with("spec.selector:") && c.ends_with("field is immutable")),
+            "{plural}: {c:?}"
+        );
+    }
+}
+
+#[test]
+fn statefulset_spec_is_mostly_fixed() {
+    let mut sts = deployment();
+    sts["kind"] = json!("StatefulSet");
+    sts["spec"]["serviceName"] = json!("web");
+    let old = defaulted("apps", "statefulsets", sts.clone());
+    // Not defaulted: must still compare equal to the defaulted stored object.
+    let mut new = sts.clone();
+    new["spec"]["replicas"] = json!(1);
+    assert!(
+        validate("apps", "statefulsets", &new, Some(&old))
+            .causes
+            .is_empty()
+    );
+    new["spec"]["podManagementPolicy"] = json!("Parallel");
+    let c = causes(&validate("apps", "statefulsets", &new, Some(&old)));
+    assert_eq!(c.len(), 1);
+    assert!(
+        c[0].starts_with("spec: Forbidden: updates to statefulset spec"),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn deployment_defaults() {
+    let d = defaulted("apps", "deployments", deployment());
+    let spec = &d["spec"];
+    assert_eq!(spec["replicas"], 3, "given values stay");
+    assert_eq!(spec["revisionHistoryLimit"], 10);
+    assert_eq!(spec["progressDeadlineSeconds"], 600);
+    assert_eq!(
+        spec["strategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
+    );
+    let pod = &spec["template"]["spec"];
+    assert_eq!(pod["restartPolicy"], "Always");
+    assert_eq!(pod["dnsPolicy"], "ClusterFirst");
+    assert_eq!(pod["schedulerName"], "default-scheduler");
+    assert_eq!(pod["terminationGracePeriodSeconds"], 30);
+    assert_eq!(pod["securityContext"], json!({}));
+    let c = &pod["containers"][0];
+    assert_eq!(c["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(c["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(c["terminationMessagePolicy"], "File");
+    assert_eq!(c["ports"][0]["protocol"], "TCP");
+
+    let mut bare = deployment();
+    bare["spec"].as_object_mut().unwrap().remove("replicas");
+    bare["spec"]["strategy"] = json!({"type": "Recreate"});
+    bare["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx");
+    let d = defaulted("apps", "deployments", bare);
+    assert_eq!(d["spec"]["replicas"], 1);
+    assert_eq!(d["spec"]["strategy"], json!({"type": "Recreate"}));
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
+        "Always"
+    );
+    // Idempotent.
+    assert_eq!(defaulted("apps", "deployments", d.clone()), d);
+}
+
+#[test]
+fn statefulset_replicaset_daemonset_defaults() {
+    let mut sts = deployment();
+    sts["kind"] = json!("StatefulSet");
+    sts["spec"].as_object_mut().unwrap().remove("replicas");
+    let s = defaulted("apps", "statefulsets", sts);
+    assert_eq!(s["spec"]["replicas"], 1);
+    assert_eq!(s["spec"]["podManagementPolicy"], "OrderedReady");
+    assert_eq!(s["spec"]["updateStrategy"]["type"], "RollingUpdate");
+    assert_eq!(s["spec"]["template"]["spec"]["restartPolicy"], "Always");
+
+    let mut rs = deployment();
+    rs["kind"] = json!("ReplicaSet");
+    rs["spec"]["replicas"] = json!(0);
+    let r = defaulted("apps", "replicasets", rs);
+    assert_eq!(r["spec"]["replicas"], 0);
+    assert_eq!(r["spec"]["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+
+    let mut ds = deployment();
+    ds["kind"] = json!("DaemonSet");
+    ds["spec"].as_object_mut().unwrap().remove("replicas");
+    let d = defaulted("apps", "daemonsets", ds);
+    assert_eq!(
+        d["spec"]["updateStrategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+    );
+    assert!(d["spec"].get("replicas").is_none());
+}
+
+fn job() -> Value {
+    json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "pi", "image": "perl:5.34", "command": ["perl"]}]}}}})
+}
+
+#[test]
+fn jobs_need_onfailure_or_never_and_get_no_restart_default() {
+    assert!(validate("batch", "jobs", &job(), None).causes.is_empty());
+    let mut j = job();
+    j["spec"]["template"]["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("restartPolicy");
+    let d = defaulted("batch", "jobs", j.clone());
+    assert!(d["spec"]["template"]["spec"].get("restartPolicy").is_none());
+    assert_eq!(
+        causes(&validate("batch", "jobs", &d, None)),
+        vec![
+            "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""
+        ]
+    );
+    j["spec"]["template"]["spec"]["restartPolicy"] = json!("Always");
+    assert_eq!(
+        causes(&validate("batch", "jobs", &j, None)),
+        vec![
+            "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\""
+        ]
+    );
+    assert_eq!(
+        validate("batch", "jobs", &j, None).causes[0].reason,
+        "FieldValueNotSupported"
+    );
+}
+
+#[test]
+fn job_defaults() {
+    let d = defaulted("batch", "jobs", job());
+    assert_eq!(d["spec"]["backoffLimit"], 6);
+    assert_eq!(d["spec"]["completions"], 1);
+    assert_eq!(d["spec"]["parallelism"], 1);
+    assert_eq!(d["spec"]["template"]["spec"]["restartPolicy"], "Never");
+    let mut j = job();
+    j["spec"]["parallelism"] = json!(4);
+    j["spec"]["backoffLimit"] = json!(0);
+    let d = defaulted("batch", "jobs", j);
+    assert_eq!(d["spec"]["parallelism"], 4);
+    assert_eq!(d["spec"]["backoffLimit"], 0);
+    assert!(
+        d["spec"].get("completions").is_none(),
+        "work-queue jobs keep completions unset"
+    );
+}
+
+#[test]
+fn cronjob_checks_schedule_and_template() {
+    let cj = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "tick"},
+        "spec": {"schedule": "*/1 * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+            "restartPolicy": "OnFailure", "containers": [{"name": "t", "image": "busybox"}]}}}}}});
+    assert!(validate("batch", "cronjobs", &cj, None).causes.is_empty());
+    let d = defaulted("batch", "cronjobs", cj.clone());
+    assert_eq!(d["spec"]["concurrencyPolicy"], "Allow");
+    assert_eq!(
+        d["spec"]["jobTemplate"]["spec"]["template"]["spec"]["dnsPolicy"],
+        "ClusterFirst"
+    );
+    let mut bad = cj;
+    bad["spec"]["schedule"] = json!("");
+    bad["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] = json!("Always");
+    let c = causes(&validate("batch", "cronjobs", &bad, None));
+    assert_eq!(c[0], "spec.schedule: Required value");
+    assert!(
+        c[1].starts_with("spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value"),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn containers_must_be_named_uniquely_with_valid_ports() {
+    let mut d = deployment();
+    d["spec"]["template"]["spec"]["containers"] = json!([
+        {"name": "a", "image": "x", "ports": [{"containerPort": 70000}]},
+        {"name": "a", "image": "y"},
+        {"image": "z"}
+    ]);
+    let c = causes(&validate("apps", "deployments", &d, None));
+    assert_eq!(
+        c,
+        vec![
+            "spec.template.spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+            "spec.template.spec.containers[1].name: Duplicate value: \"a\"",
+            "spec.template.spec.containers[2].name: Required value",
+        ]
+    );
+    let mut none = deployment();
+    none["spec"]["template"]["spec"]["containers"] = json!([]);
+    assert_eq!(
+        causes(&validate("apps", "deployments", &none, None)),
+        vec!["spec.template.spec.containers: Required value"]
+    );
+}
+
+#[test]
+fn services() {
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+    assert!(validate("", "services", &svc, None).causes.is_empty());
+    let d = defaulted("", "services", svc.clone());
+    assert_eq!(d["spec"]["type"], "ClusterIP");
+    assert_eq!(d["spec"]["sessionAffinity"], "None");
+    assert_eq!(
+        d["spec"]["ports"][0],
+        json!({"port": 80, "protocol": "TCP", "targetPort": 80})
+    );
+
+    let mut bad = svc.clone();
+    bad["spec"]["type"] = json!("Foo");
+    bad["spec"]["ports"] = json!([{"port": 0}, {"name": "b", "targetPort": 8080}]);
+    let c = causes(&validate("", "services", &bad, None));
+    assert_eq!(
+        c,
+        vec![
+            "spec.type: Unsupported value: \"Foo\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"",
+            "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+            "spec.ports[0].name: Required value",
+            "spec.ports[1].port: Required value",
+        ]
+    );
+    let mut named = svc.clone();
+    named["metadata"]["name"] = json!("1web");
+    assert_eq!(causes(&validate("", "services", &named, None)).len(), 1);
+    let mut noports = svc;
+    noports["spec"].as_object_mut().unwrap().remove("ports");
+    assert_eq!(
+        causes(&validate("", "services", &noports, None)),
+        vec!["spec.ports: Required value"]
+    );
+}
+
+#[test]
+fn configmap_and_secret_keys() {
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"ok.key": "1", "bad key": "2"}});
+    let c = causes(&validate("", "configmaps", &cm, None));
+    assert_eq!(c.len(), 1);
+    assert!(
+        c[0].starts_with("data[bad key]: Invalid value: \"bad key\": a valid config key"),
+        "{c:?}"
+    );
+    let s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"a/b": "x"}});
+    assert_eq!(causes(&validate("", "secrets", &s, None)).len(), 1);
+    let d = defaulted("", "secrets", s);
+    assert_eq!(d["type"], "Opaque");
+    let typed =
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "Fixed"});
+    assert_eq!(defaulted("", "secrets", typed)["type"], "Fixed");
+    let tls = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "kubernetes.io/tls",
+        "data": {"tls.crt": "YQ=="}});
+    assert_eq!(
+        causes(&validate("", "secrets", &tls, None)),
+        vec!["data[tls.key]: Required value"]
+    );
+    let bad64 = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "not base64!"}});
+    assert!(validate("", "secrets", &bad64, None).decode_error.is_some());
+}
+
+#[test]
+fn namespaces() {
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
+    assert!(validate("", "namespaces", &ns, None).causes.is_empty());
+    let d = defaulted("", "namespaces", ns);
+    assert_eq!(d["spec"]["finalizers"], json!(["kubernetes"]));
+    assert_eq!(d["status"]["phase"], "Active");
+    let dotted = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team.a"}});
+    assert_eq!(
+        causes(&validate("", "namespaces", &dotted, None)).len(),
+        1,
+        "namespace names are labels"
+    );
+    let given = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}, "status": {"phase": "Terminating"}});
+    assert_eq!(
+        defaulted("", "namespaces", given)["status"]["phase"],
+        "Terminating"
+    );
+}
+
+#[test]
+fn rbac_bindings() {
+    let rb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "read"},
+        "roleRef": {"kind": "Role", "name": "reader"},
+        "subjects": [{"kind": "User", "name": "jane"}, {"kind": "ServiceAccount", "name": "default", "namespace": "x"}]});
+    assert!(
+        validate("rbac.authorization.k8s.io", "rolebindings", &rb, None)
+            .causes
+            .is_empty()
+    );
+    let d = defaulted("rbac.authorization.k8s.io", "rolebindings", rb.clone());
+    assert_eq!(d["roleRef"]["apiGroup"], "rbac.authorization.k8s.io");
+    assert_eq!(d["subjects"][0]["apiGroup"], "rbac.authorization.k8s.io");
+
+    let mut norole = rb.clone();
+    norole.as_object_mut().unwrap().remove("roleRef");
+    assert_eq!(
+        causes(&validate(
+            "rbac.authorization.k8s.io",
+            "rolebindings",
+            &norole,
+            None
+        )),
+        vec!["roleRef: Required value"]
+    );
+
+    let mut changed = d.clone();
+    changed["roleRef"]["name"] = json!("writer");
+    let c = causes(&validate(
+        "rbac.authorization.k8s.io",
+        "rolebindings",
+        &changed,
+        Some(&d),
+    ));
+    assert_eq!(c.len(), 1);
+    assert!(
+        c[0].starts_with("roleRef: Invalid value: ") && c[0].ends_with("cannot change roleRef"),
+        "{c:?}"
+    );
+    // Defaulting alone is not a change.
+    assert!(
+        validate("rbac.authorization.k8s.io", "rolebindings", &rb, Some(&d))
+            .causes
+            .is_empty()
+    );
+
+    let crb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "system:x"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+        "subjects": [{"kind": "ServiceAccount", "name": "sa"}]});
+    let c = causes(&validate(
+        "rbac.authorization.k8s.io",
+        "clusterrolebindings",
+        &crb,
+        None,
+    ));
+    assert_eq!(
+        c,
+        vec![
+            "roleRef.kind: Unsupported value: \"Role\": supported values: \"ClusterRole\"",
+            "subjects[0].namespace: Required value",
+        ]
+    );
+}
+
+#[test]
+fn rbac_rules() {
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}, {"resources": ["pods"], "verbs": []},
+                  {"nonResourceURLs": ["/healthz"], "verbs": ["get"]}]});
+    let c = causes(&validate("rbac.authorization.k8s.io", "roles", &role, None));
+    assert_eq!(c.len(), 3, "{c:?}");
+    assert!(c[0].starts_with("rules[1].verbs: Required value"));
+    assert!(c[1].starts_with("rules[1].apiGroups: Required value"));
+    assert!(c[2].starts_with("rules[2].nonResourceURLs: Invalid value"));
+    let cr = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "system:health"},
+        "rules": [{"nonResourceURLs": ["/healthz"], "verbs": ["get"]}]});
+    assert!(
+        validate("rbac.authorization.k8s.io", "clusterroles", &cr, None)
+            .causes
+            .is_empty()
+    );
+}
+
+#[test]
+fn pods_and_pvcs() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox:latest"}]}});
+    assert!(validate("", "pods", &pod, None).causes.is_empty());
+    let d = defaulted("", "pods", pod);
+    assert_eq!(d["spec"]["restartPolicy"], "Never");
+    assert_eq!(d["spec"]["enableServiceLinks"], true);
+    assert_eq!(d["spec"]["containers"][0]["imagePullPolicy"], "Always");
+
+    let pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+    assert!(
+        validate("", "persistentvolumeclaims", &pvc, None)
+            .causes
+            .is_empty()
+    );
+    let old = defaulted("", "persistentvolumeclaims", pvc.clone());
+    let mut bigger = pvc.clone();
+    bigger["spec"]["resources"]["requests"]["storage"] = json!("2Gi");
+    assert!(
+        validate("", "persistentvolumeclaims", &bigger, Some(&old))
+            .causes
+            .is_empty()
+    );
+    let mut other_mode = pvc;
+    other_mode["spec"]["accessModes"] = json!(["ReadWriteMany"]);
+    let c = causes(&validate(
+        "",
+        "persistentvolumeclaims",
+        &other_mode,
+        Some(&old),
+    ));
+    assert!(
+        c.len() == 1 && c[0].starts_with("spec: Forbidden:"),
+        "{c:?}"
+    );
+    let empty = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "d"}, "spec": {}});
+    assert_eq!(
+        causes(&validate("", "persistentvolumeclaims", &empty, None)),
+        vec![
+            "spec.accessModes: Required value: at least 1 access mode is required",
+            "spec.resources[storage]: Required value"
+        ]
+    );
+}
+
+#[test]
+fn label_checks_apply_to_every_kind() {
+    for d in all() {
+        let obj = json!({"apiVersion": d.api_version(), "kind": d.kind, "metadata": {"name": "ok", "labels": {"-bad": "x"}}});
+        let v = (d.validate.as_ref().unwrap())(&obj, None);
+        assert!(v.decode_error.is_none(), "{}: {v:?}", d.plural);
+        assert!(
+            v.causes
+                .iter()
+                .any(|c| c.field == "metadata.labels" && c.message.contains("\"-bad\"")),
+            "{}: {:?}",
+            d.plural,
+            v.causes
+        );
+    }
+}
+
+#[test]
+fn every_kind_defaults_idempotently_and_its_schemas_are_closed() {
+    for d in all() {
+        let base =
+            json!({"apiVersion": d.api_version(), "kind": d.kind, "metadata": {"name": "x"}});
+        if let Some(f) = &d.default {
+            let mut once = base.clone();
+            f(&mut once);
+            let mut twice = once.clone();
+            f(&mut twice);
+            assert_eq!(once, twice, "{}", d.plural);
+        }
+        let s = d.openapi.as_ref().unwrap();
+        let mut refs = Vec::new();
+        s.components
+            .values()
+            .for_each(|v| crate::openapi::refs(v, &mut refs));
+        for r in refs {
+            let name = r.strip_prefix("#/components/schemas/").unwrap();
+            assert!(
+                s.components.contains_key(name),
+                "{}: dangling {r}",
+                d.plural
+            );
+        }
+    }
+    let _: BTreeMap<String, Value> = common_schemas();
+}
+
+#[test]
+fn kubectl_style_objects_decode() {
+    // Numeric quantities and `creationTimestamp: null` are what kubectl users send.
+    let mut d = deployment();
+    d["metadata"]["creationTimestamp"] = Value::Null;
+    d["spec"]["template"]["metadata"]["creationTimestamp"] = Value::Null;
+    d["spec"]["template"]["spec"]["containers"][0]["resources"] =
+        json!({"limits": {"cpu": 1, "memory": "128Mi"}, "requests": {"cpu": 0.5}});
+    d["status"] = json!({});
+    let v = validate("apps", "deployments", &d, None);
+    assert!(
+        v.decode_error.is_none() && v.unknown_fields.is_empty() && v.causes.is_empty(),
+        "{v:?}"
+    );
+}

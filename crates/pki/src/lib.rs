@@ -1,0 +1,41 @@
+//! Certificates, TLS and kubeconfig files for Flotilla's Kubernetes-style API servers.
+//!
+//! This crate owns:
+//! - [`CertificateAuthority`]: ECDSA P-256 CAs that issue serving certificates and Kubernetes
+//!   client certificates (CN = user, O = groups);
+//! - [`ensure_server_pki`]: the idempotent on-disk certificate set of an API server
+//!   (cluster CA, serving, admin, front-proxy CA and client);
+//! - [`server_config`] / [`client_config`]: rustls configurations using the ring provider;
+//! - [`identity_from_cert`] / [`peer_identity`]: the user and groups of a verified client;
+//! - [`Kubeconfig`]: building, writing, loading and resolving kubeconfig files.
+
+// Tests unwrap freely: a panic is a failed test.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod ca;
+mod der;
+mod error;
+mod fsutil;
+mod identity;
+mod kubeconfig;
+mod server_pki;
+mod tls;
+
+#[cfg(test)]
+mod handshake_tests;
+#[cfg(test)]
+mod kubectl_tests;
+
+pub use ca::{CertFiles, CertificateAuthority, IssuedCert, cert_paths};
+pub use error::{PkiError, Result};
+pub use identity::{ClientIdentity, identity_from_cert, peer_identity};
+pub use kubeconfig::{
+    Cluster, Context, Kubeconfig, NamedCluster, NamedContext, NamedUser, ResolvedContext, User,
+};
+pub use server_pki::{
+    ADMIN_GROUP, ADMIN_USER, APISERVER_COMMON_NAME, CA_COMMON_NAME, FRONT_PROXY_CA_COMMON_NAME,
+    FRONT_PROXY_CLIENT_USER, ServerPki, ensure_server_pki,
+};
+pub use tls::{
+    ALPN_PROTOCOLS, client_config, parse_certificates, parse_private_key, server_config,
+};

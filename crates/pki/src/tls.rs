@@ -1,0 +1,207 @@
+//! rustls configurations for Flotilla's servers and for its clients of other servers, always
+//! with the ring provider passed explicitly (never the process-wide default, which another
+//! crate in the same binary may or may not have installed).
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, SignatureScheme};
+
+use crate::error::{PkiError, Result};
+
+/// ALPN protocols offered by servers and clients, most preferred first.
+pub const ALPN_PROTOCOLS: [&[u8]; 2] = [b"h2", b"http/1.1"];
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+const PROTOCOL_VERSIONS: [&rustls::SupportedProtocolVersion; 2] =
+    [&rustls::version::TLS13, &rustls::version::TLS12];
+
+/// Parses every CERTIFICATE block in `pem` (other blocks are skipped).
+pub fn parse_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>> {
+    parse_certificates_named(pem, "the PEM text")
+}
+
+pub(crate) fn parse_certificates_named(
+    pem: &str,
+    what: &str,
+) -> Result<Vec<CertificateDer<'static>>> {
+    rustls_pemfile::certs(&mut pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| PkiError::ParseCertificate {
+            what: what.to_string(),
+            reason: e.to_string(),
+        })
+}
+
+/// Parses the first private key (PKCS#8, PKCS#1 or SEC1) in `pem`.
+pub fn parse_private_key(pem: &str) -> Result<PrivateKeyDer<'static>> {
+    parse_private_key_named(pem, "the PEM text")
+}
+
+fn parse_private_key_named(pem: &str, what: &str) -> Result<PrivateKeyDer<'static>> {
+    let err = |reason: String| PkiError::ParsePrivateKey {
+        what: what.to_string(),
+        reason,
+    };
+    rustls_pemfile::private_key(&mut pem.as_bytes())
+        .map_err(|e| err(e.to_string()))?
+        .ok_or_else(|| err("no PRIVATE KEY block found".into()))
+}
+
+fn non_empty_certs(pem: &str, what: &str) -> Result<Vec<CertificateDer<'static>>> {
+    let certs = parse_certificates_named(pem, what)?;
+    if certs.is_empty() {
+        return Err(PkiError::ParseCertificate {
+            what: what.to_string(),
+            reason: "no CERTIFICATE block found".into(),
+        });
+    }
+    Ok(certs)
+}
+
+fn root_store(ca_pems: &[String]) -> Result<RootCertStore> {
+    let mut roots = RootCertStore::empty();
+    for (index, pem) in ca_pems.iter().enumerate() {
+        for cert in non_empty_certs(pem, &format!("CA bundle #{index}"))? {
+            roots.add(cert).map_err(PkiError::AddTrustAnchor)?;
+        }
+    }
+    Ok(roots)
+}
+
+/// A server configuration for an HTTPS API server.
+///
+/// `cert_pem` may hold a chain (leaf first). It offers ALPN `h2` and `http/1.1` and TLS 1.2 and
+/// 1.3. With `client_ca_pems` non-empty it *requests* a client certificate and verifies any
+/// presented one against those CAs, but lets clients without one through, so the HTTP layer
+/// can authenticate them otherwise (bearer token) or answer 401 itself. With no client CAs it
+/// does not ask for client certificates at all.
+pub fn server_config(
+    cert_pem: &str,
+    key_pem: &str,
+    client_ca_pems: &[String],
+) -> Result<Arc<ServerConfig>> {
+    let chain = non_empty_certs(cert_pem, "the serving certificate")?;
+    let key = parse_private_key_named(key_pem, "the serving key")?;
+    let provider = provider();
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&PROTOCOL_VERSIONS)
+        .map_err(PkiError::BuildTlsConfig)?;
+    let builder = if client_ca_pems.is_empty() {
+        builder.with_no_client_auth()
+    } else {
+        let verifier = WebPkiClientVerifier::builder_with_provider(
+            Arc::new(root_store(client_ca_pems)?),
+            provider,
+        )
+        .allow_unauthenticated()
+        .build()
+        .map_err(PkiError::BuildClientVerifier)?;
+        builder.with_client_cert_verifier(verifier)
+    };
+    let mut config = builder
+        .with_single_cert(chain, key)
+        .map_err(PkiError::BuildTlsConfig)?;
+    config.alpn_protocols = ALPN_PROTOCOLS.iter().map(|p| p.to_vec()).collect();
+    Ok(Arc::new(config))
+}
+
+/// A client configuration for calling another API server (a member cluster, an extension
+/// apiserver).
+///
+/// The server certificate is verified against `ca_pems` unless `insecure_skip_verify` is set,
+/// in which case any certificate is accepted (Kubernetes' `insecure-skip-tls-verify`; the
+/// handshake signatures are still checked, only the identity of the server is not).
+/// `client_cert` is `(cert_pem, key_pem)` to present. Offers ALPN `h2` and `http/1.1`.
+pub fn client_config(
+    ca_pems: &[String],
+    client_cert: Option<(&str, &str)>,
+    insecure_skip_verify: bool,
+) -> Result<Arc<ClientConfig>> {
+    let provider = provider();
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&PROTOCOL_VERSIONS)
+        .map_err(PkiError::BuildTlsConfig)?;
+    let builder = if insecure_skip_verify {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyServerCert { provider }))
+    } else {
+        // No system trust store is bundled: a client of another cluster must be told its CA.
+        if ca_pems.is_empty() {
+            return Err(PkiError::NoTrustAnchors);
+        }
+        builder.with_root_certificates(root_store(ca_pems)?)
+    };
+    let mut config = match client_cert {
+        Some((cert_pem, key_pem)) => {
+            let chain = non_empty_certs(cert_pem, "the client certificate")?;
+            let key = parse_private_key_named(key_pem, "the client key")?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(PkiError::BuildTlsConfig)?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = ALPN_PROTOCOLS.iter().map(|p| p.to_vec()).collect();
+    Ok(Arc::new(config))
+}
+
+/// Accepts whatever certificate the server presents; used only when the user asked for it.
+#[derive(Debug)]
+struct AcceptAnyServerCert {
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for AcceptAnyServerCert {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}

@@ -1,0 +1,150 @@
+//! Revisioned object storage for Flotilla's API servers.
+//!
+//! Objects are JSON documents stored under string keys
+//! (`/{group}/{resource}/{namespace}/{name}`, or without the namespace segment for
+//! cluster-scoped kinds). Every write consumes one revision from a single global counter; the
+//! revision of an object's last write is its `metadata.resourceVersion`, which the storage
+//! stamps into the stored document itself so readers never have to.
+//!
+//! Backends:
+//! - [`MemoryStorage`]: everything in memory, for unit tests.
+//! - [`EmbeddedStorage`]: one redb file in a data directory; concurrent writes are grouped
+//!   into shared durable commits; an acknowledged write survives `kill -9`. Reads and watches
+//!   are served from memory (the whole state and a bounded event history are kept there).
+//!
+//! Watches replay the event history after a revision and then follow live writes. A revision
+//! older than the retained history yields [`StorageError::Expired`] (the API server turns it
+//! into `410 Gone` / an `Expired` watch event).
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::Stream;
+use serde_json::Value;
+
+mod embedded;
+mod memory;
+mod state;
+#[cfg(test)]
+mod tests;
+
+pub use embedded::{EmbeddedOptions, EmbeddedStorage, WriterStats};
+pub use memory::MemoryStorage;
+
+/// The global, monotonically increasing write counter; `metadata.resourceVersion`.
+pub type Revision = u64;
+
+/// One stored object as last written.
+#[derive(Debug)]
+pub struct StoredObject {
+    /// The storage key.
+    pub key: String,
+    /// Revision of the write that produced this version (equals `metadata.resourceVersion`).
+    pub revision: Revision,
+    /// The object, with `metadata.resourceVersion` set to `revision`.
+    pub value: Arc<Value>,
+    /// `value` serialised as compact JSON, kept so reads serve it without re-encoding.
+    pub bytes: Bytes,
+}
+
+/// What happened to a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One change, as delivered to watchers.
+#[derive(Debug, Clone)]
+pub struct WatchEvent {
+    pub event_type: EventType,
+    /// The object after the change. For `Deleted` it is the last state, re-stamped with the
+    /// revision of the deletion (as kube-apiserver does).
+    pub object: Arc<StoredObject>,
+    /// The object before the change (`None` for `Added`), so a watcher filtering by labels can
+    /// tell that an object left its selection.
+    pub prev: Option<Arc<StoredObject>>,
+}
+
+/// A stream of changes in revision order.
+pub type WatchStream = Pin<Box<dyn Stream<Item = Result<WatchEvent, StorageError>> + Send>>;
+
+/// The result of a list: objects in key order and the revision the list is consistent with.
+#[derive(Debug, Clone)]
+pub struct ListResult {
+    pub items: Vec<Arc<StoredObject>>,
+    pub revision: Revision,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("key {0} not found")]
+    NotFound(String),
+    #[error("key {0} already exists")]
+    AlreadyExists(String),
+    #[error("key {key}: expected revision {expected}, found {actual}")]
+    Conflict {
+        key: String,
+        expected: Revision,
+        actual: Revision,
+    },
+    #[error("revision {requested} is older than the oldest retained revision {oldest}")]
+    Expired {
+        requested: Revision,
+        oldest: Revision,
+    },
+    #[error("the object is not a JSON object with metadata")]
+    InvalidObject,
+    #[error("opening the database at {path}: {source}")]
+    Open {
+        path: String,
+        source: Box<redb::DatabaseError>,
+    },
+    #[error("database: {0}")]
+    Database(String),
+    #[error("the storage is shut down")]
+    Closed,
+}
+
+/// The storage contract the API servers build on.
+#[async_trait::async_trait]
+pub trait Storage: Send + Sync + 'static {
+    /// The object at `key`, if any.
+    async fn get(&self, key: &str) -> Result<Option<Arc<StoredObject>>, StorageError>;
+
+    /// Every object whose key starts with `prefix`, in key order, and the current revision.
+    async fn list(&self, prefix: &str) -> Result<ListResult, StorageError>;
+
+    /// Creates `key`; fails with `AlreadyExists` when it exists. Returns the stored version.
+    async fn create(&self, key: &str, value: Value) -> Result<Arc<StoredObject>, StorageError>;
+
+    /// Replaces `key`; fails with `NotFound` when absent and with `Conflict` when `expected`
+    /// is given and differs from the current revision of the key.
+    async fn update(
+        &self,
+        key: &str,
+        value: Value,
+        expected: Option<Revision>,
+    ) -> Result<Arc<StoredObject>, StorageError>;
+
+    /// Deletes `key` (same preconditions as `update`); returns the deleted object stamped with
+    /// the deletion's revision.
+    async fn delete(
+        &self,
+        key: &str,
+        expected: Option<Revision>,
+    ) -> Result<Arc<StoredObject>, StorageError>;
+
+    /// Changes to keys under `prefix` with revision greater than `after`, then live changes.
+    /// `Expired` when `after` is older than the retained history.
+    fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StorageError>;
+
+    /// The revision of the last acknowledged write.
+    fn current_revision(&self) -> Revision;
+
+    /// Drops retained history up to and including `revision` (watches from there get
+    /// `Expired`). Backends also compact on their own to keep the history bounded.
+    fn compact(&self, revision: Revision);
+}

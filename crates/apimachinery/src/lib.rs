@@ -13,5 +13,7 @@ pub mod resource;
 pub mod selector;
 pub mod status;
 
-pub use resource::{GroupVersionKind, ResourceDef, ScaleDef, TableColumn, TablePrinter};
+pub use resource::{
+    GroupVersionKind, ResourceDef, ScaleDef, TableColumn, TablePrinter, Validation,
+};
 pub use status::{ApiError, Cause};

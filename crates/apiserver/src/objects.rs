@@ -595,7 +595,6 @@ impl<'a> Objects<'a> {
             .update(&key, new, Some(old.revision))
             .await
             .map_err(|e| storage_error(def, &name, e))?;
-        warnings.retain(|_| true);
         Ok(Written {
             object,
             warnings,

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The project's whole test suite: unit tests, in-process integration tests, and the
+# end-to-end tests that drive the real kubectl against the `flotilla` binary.
+# Usage: bash e2e/test-all.sh   (from anywhere; CI runs exactly this through .ci/run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "error: kubectl is required on PATH for the end-to-end tests" >&2
+  exit 1
+fi
+
+# The e2e tests run the binary as a separate process (kill -9, restarts), so build it first.
+cargo build --locked --bin flotilla
+export FLOTILLA_BIN="$PWD/target/debug/flotilla"
+
+# Two test threads per binary: the machine has 2 cores and the e2e tests start servers.
+cargo test --locked --workspace --no-fail-fast -- --test-threads=2

@@ -129,6 +129,11 @@ pub type ValidateFn = Arc<dyn Fn(&Value, Option<&Value>) -> Validation + Send + 
 /// Fills defaults into an object about to be written.
 pub type DefaultFn = Arc<dyn Fn(&mut Value) + Send + Sync>;
 
+/// Drops fields the kind does not declare from an object about to be written and returns
+/// their paths (`spec.bogus`), as kube-apiserver does when it decodes into its types or prunes
+/// by a CRD's structural schema. The server rejects them under `fieldValidation=Strict`.
+pub type PruneFn = Arc<dyn Fn(&mut Value) -> Vec<String> + Send + Sync>;
+
 /// OpenAPI v3 schemas of a kind: the name of its root schema and every schema it refers to
 /// (references written as `#/components/schemas/<name>`).
 #[derive(Debug, Clone, Default)]
@@ -163,6 +168,7 @@ pub struct ResourceDef {
     /// The group/version whose objects are kept in storage (CRDs with several versions
     /// store one); `None` means this version itself.
     pub storage_version: Option<String>,
+    pub prune: Option<PruneFn>,
     pub validate: Option<ValidateFn>,
     pub default: Option<DefaultFn>,
     pub printer: Option<TablePrinter>,
@@ -198,6 +204,7 @@ impl ResourceDef {
             scale: None,
             strategic_merge: false,
             storage_version: None,
+            prune: None,
             validate: None,
             default: None,
             printer: None,
@@ -233,6 +240,21 @@ impl ResourceDef {
     pub fn api_version(&self) -> String {
         self.gvk().api_version()
     }
+    /// The apiVersion objects of this resource are stored with.
+    pub fn storage_api_version(&self) -> String {
+        match &self.storage_version {
+            Some(v) => GroupVersionKind::new(&self.group, v, &self.kind).api_version(),
+            None => self.api_version(),
+        }
+    }
+
+    /// Whether objects must be converted between the served and the stored version.
+    pub fn converts(&self) -> bool {
+        self.storage_version
+            .as_ref()
+            .is_some_and(|v| v != &self.version)
+    }
+
     /// The verbs discovery lists for the main resource.
     pub fn verbs(&self) -> Vec<&'static str> {
         vec![

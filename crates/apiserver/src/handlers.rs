@@ -32,7 +32,12 @@ pub struct RequestContext {
 
 impl RequestContext {
     pub fn objects(&self) -> Objects<'_> {
-        Objects::new(&self.def, &self.server.storage)
+        let schema = self
+            .server
+            .merge_schemas
+            .get(&(self.def.group.clone(), self.def.plural.clone()))
+            .map(|s| s.value().clone());
+        Objects::new(&self.def, &self.server.storage).with_merge_schema(schema)
     }
     fn namespace(&self) -> Option<&str> {
         self.path.namespace.as_deref()
@@ -93,8 +98,14 @@ fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, ApiError> {
     match ctx.content_type().as_str() {
         "application/json" | "" => decode_json(body),
         "application/yaml" => decode_yaml(body),
+        // kubectl 1.32+ sends typed objects (create namespace, create deployment, ...) as protobuf.
+        flotilla_protobuf::CONTENT_TYPE => flotilla_protobuf::decode_object(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the body of the request could not be decoded as protobuf: {e}"
+            ))
+        }),
         other => Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {other})"
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {other})"
         ))),
     }
 }
@@ -124,8 +135,8 @@ fn decode_yaml(body: &Bytes) -> Result<Value, ApiError> {
     Ok(v)
 }
 
-fn object_response(status: StatusCode, obj: &StoredObject) -> Response {
-    json_bytes(status, obj.bytes.clone())
+fn object_response(def: &ResourceDef, status: StatusCode, obj: &StoredObject) -> Response {
+    json_bytes(status, objects::served_bytes(def, obj))
 }
 
 fn written_response(
@@ -136,7 +147,7 @@ fn written_response(
     let mut resp = if ctx.subresource() == Some("scale") {
         json_value(status, &ctx.objects().scale_of(&w.object)?)
     } else {
-        object_response(status, &w.object)
+        object_response(&ctx.def, status, &w.object)
     };
     add_warnings(&mut resp, &w.warnings);
     Ok(resp)
@@ -176,7 +187,7 @@ pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
         return Ok(json_value(StatusCode::OK, &ctx.objects().scale_of(&obj)?));
     }
     match negotiate(&ctx.headers)? {
-        Format::Json => Ok(object_response(StatusCode::OK, &obj)),
+        Format::Json => Ok(object_response(&ctx.def, StatusCode::OK, &obj)),
         Format::Table => {
             let include = IncludeObject::from_query(ctx.query.get("includeObject"));
             let t = table::table(
@@ -278,14 +289,33 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
                 Value::String(ctx.def.api_version()),
                 metadata
             );
-            let size = head.len() + items.iter().map(|o| o.bytes.len() + 1).sum::<usize>() + 2;
+            let converted: Vec<Bytes> = if ctx.def.converts() {
+                items
+                    .iter()
+                    .map(|o| objects::served_bytes(&ctx.def, o))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let bytes_of = |i: usize| -> &Bytes {
+                if converted.is_empty() {
+                    &items[i].bytes
+                } else {
+                    &converted[i]
+                }
+            };
+            let size = head.len()
+                + (0..items.len())
+                    .map(|i| bytes_of(i).len() + 1)
+                    .sum::<usize>()
+                + 2;
             let mut buf = BytesMut::with_capacity(size);
             buf.put_slice(head.as_bytes());
-            for (i, o) in items.iter().enumerate() {
+            for i in 0..items.len() {
                 if i > 0 {
                     buf.put_u8(b',');
                 }
-                buf.put_slice(&o.bytes);
+                buf.put_slice(bytes_of(i));
             }
             buf.put_slice(b"]}");
             Ok(json_bytes(StatusCode::OK, buf.freeze()))
@@ -429,6 +459,11 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
 fn parse_delete_options(ctx: &RequestContext, body: &Bytes) -> Result<DeleteOptions, ApiError> {
     let body_value = if body.iter().all(u8::is_ascii_whitespace) {
         None
+    } else if ctx.content_type() == flotilla_protobuf::CONTENT_TYPE {
+        Some(
+            flotilla_protobuf::decode_object(body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?,
+        )
     } else {
         Some(
             serde_json::from_slice::<Value>(body)
@@ -458,6 +493,7 @@ pub async fn delete(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiE
         .delete(ctx.namespace(), ctx.name(), &options, dry_run)
         .await?;
     Ok(object_response(
+        &ctx.def,
         if w.deleted {
             StatusCode::OK
         } else {
@@ -483,7 +519,7 @@ pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Res
         let ns = objects::meta_str(&obj.value, "namespace");
         let name = objects::meta_str(&obj.value, "name").unwrap_or_default();
         match ctx.objects().delete(ns, name, &options, dry_run).await {
-            Ok(w) => deleted.push(w.object.value.as_ref().clone()),
+            Ok(w) => deleted.push(objects::to_served(&ctx.def, &w.object.value)),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }

@@ -10,6 +10,7 @@
 //! ```
 
 pub mod auth;
+pub mod crds;
 pub mod discovery;
 pub mod filter;
 pub mod handlers;

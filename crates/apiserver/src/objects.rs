@@ -114,11 +114,16 @@ pub fn check_type(def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
         ));
     };
     let expected_av = def.api_version();
+    let storage_av = def.storage_api_version();
     match map.get("apiVersion").and_then(Value::as_str) {
         None | Some("") => {
-            map.insert("apiVersion".into(), json!(expected_av));
+            map.insert("apiVersion".into(), json!(storage_av));
         }
-        Some(av) if av == expected_av => {}
+        Some(av) if av == expected_av || av == storage_av => {
+            if av != storage_av {
+                map.insert("apiVersion".into(), json!(storage_av));
+            }
+        }
         Some(av) => {
             return Err(ApiError::bad_request(format!(
                 "the API version in the data ({av}) does not match the expected API version ({expected_av})"
@@ -138,6 +143,27 @@ pub fn check_type(def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
         }
     }
     Ok(())
+}
+
+/// The object as served at `def`'s version (objects are stored at the storage version; the
+/// versions of one resource share a schema, so conversion rewrites `apiVersion` only).
+pub fn to_served(def: &ResourceDef, value: &Value) -> Value {
+    let mut v = value.clone();
+    if def.converts() {
+        if let Some(m) = v.as_object_mut() {
+            m.insert("apiVersion".into(), json!(def.api_version()));
+        }
+    }
+    v
+}
+
+/// The bytes to send for a stored object at `def`'s version.
+pub fn served_bytes(def: &ResourceDef, obj: &StoredObject) -> bytes::Bytes {
+    if def.converts() {
+        bytes::Bytes::from(serde_json::to_vec(&to_served(def, &obj.value)).unwrap_or_default())
+    } else {
+        obj.bytes.clone()
+    }
 }
 
 /// The generic name rule every resource shares (kinds add DNS rules in their validation).
@@ -174,13 +200,22 @@ fn default_and_validate(
     old: Option<&Value>,
     validation: FieldValidation,
 ) -> Result<Vec<String>, ApiError> {
+    let mut pruned = match &def.prune {
+        Some(prune) => prune(obj),
+        None => Vec::new(),
+    };
     if let Some(default) = &def.default {
         default(obj);
     }
     let mut warnings = Vec::new();
     let name = meta_str(obj, "name").unwrap_or_default().to_string();
     if let Some(validate) = &def.validate {
-        let v = validate(obj, old);
+        let mut v = validate(obj, old);
+        for field in pruned.drain(..) {
+            if !v.unknown_fields.contains(&field) {
+                v.unknown_fields.push(field);
+            }
+        }
         if let Some(err) = v.decode_error {
             return Err(ApiError::bad_request(format!(
                 "{} in version \"{}\" cannot be handled as a {}: {err}",
@@ -214,6 +249,23 @@ fn default_and_validate(
         }
         if !v.causes.is_empty() {
             return Err(ApiError::invalid(&def.group, &def.kind, &name, v.causes));
+        }
+    } else if !pruned.is_empty() {
+        match validation {
+            FieldValidation::Strict => {
+                let list = pruned
+                    .iter()
+                    .map(|f| format!("unknown field \"{f}\""))
+                    .collect::<Vec<_>>();
+                return Err(ApiError::bad_request(format!(
+                    "strict decoding error: {}",
+                    list.join(", ")
+                )));
+            }
+            FieldValidation::Warn => {
+                warnings.extend(pruned.iter().map(|f| format!("unknown field \"{f}\"")))
+            }
+            FieldValidation::Ignore => {}
         }
     }
     Ok(warnings)
@@ -254,14 +306,28 @@ fn generate_suffix() -> String {
 pub struct Objects<'a> {
     pub def: &'a ResourceDef,
     pub storage: &'a Arc<dyn Storage>,
+    /// The merge schema of a custom resource (from its CRD); built-in kinds use theirs.
+    pub merge_schema: Option<Arc<merge::Schema>>,
 }
 
 impl<'a> Objects<'a> {
     pub fn new(def: &'a ResourceDef, storage: &'a Arc<dyn Storage>) -> Self {
-        Self { def, storage }
+        Self {
+            def,
+            storage,
+            merge_schema: None,
+        }
     }
 
-    fn schema(&self) -> &'static merge::Schema {
+    pub fn with_merge_schema(mut self, schema: Option<Arc<merge::Schema>>) -> Self {
+        self.merge_schema = schema;
+        self
+    }
+
+    fn schema(&self) -> &merge::Schema {
+        if let Some(s) = &self.merge_schema {
+            return s;
+        }
         if self.def.strategic_merge {
             merge::Schema::builtin(&self.def.group, &self.def.kind)
                 .unwrap_or_else(merge::Schema::generic)
@@ -519,8 +585,7 @@ impl<'a> Objects<'a> {
             .and_then(Value::as_i64)
             .unwrap_or(1);
         meta_mut(&mut new).insert("generation".into(), json!(old_generation));
-        let mut warnings =
-            default_and_validate(def, &mut new, Some(old_value), opts.field_validation)?;
+        let warnings = default_and_validate(def, &mut new, Some(old_value), opts.field_validation)?;
         if spec_part(&new) != spec_part(old_value) {
             meta_mut(&mut new).insert("generation".into(), json!(old_generation + 1));
         }
@@ -649,7 +714,7 @@ impl<'a> Objects<'a> {
                 (Some(old), Patch::Apply { body, force }) => {
                     let applied = self.prepare_apply_body(body, namespace, name)?;
                     let new = merge::apply(
-                        Some(&old.value),
+                        Some(&to_served(def, &old.value)),
                         &applied,
                         &merge::ApplyOptions {
                             manager: &opts.field_manager,
@@ -664,7 +729,7 @@ impl<'a> Objects<'a> {
                     self.write_update(&old, new, subresource, opts, true).await
                 }
                 (Some(old), other) => {
-                    let new = self.apply_patch(&old.value, other, name)?;
+                    let new = self.apply_patch(&to_served(def, &old.value), other, name)?;
                     self.write_update(&old, new, subresource, opts, false).await
                 }
             };
@@ -778,15 +843,14 @@ impl<'a> Objects<'a> {
                     })?;
                 let mut doc = current.clone();
                 json_patch::patch(&mut doc, &parsed).map_err(|e| {
-                    ApiError::invalid(
-                        &def.group,
-                        &def.kind,
-                        name,
-                        vec![Cause::new("FieldValueInvalid", e.to_string(), "")],
+                    ApiError::new(
+                        422,
+                        "Invalid",
+                        format!(
+                            "the server rejected our request due to an error in our request: {e}"
+                        ),
                     )
-                    .with_message(format!(
-                        "the server rejected our request due to an error in our request: {e}"
-                    ))
+                    .with_details(&def.group, &def.plural, name)
                 })?;
                 Ok(doc)
             }

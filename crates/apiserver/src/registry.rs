@@ -61,6 +61,19 @@ impl Registry {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Removes one version of `group`/`plural`.
+    pub fn unregister_version(&self, group: &str, version: &str, plural: &str) {
+        let mut inner = self.inner.write();
+        inner
+            .resources
+            .remove(&(group.to_string(), version.to_string(), plural.to_string()));
+        let still_served = inner.resources.keys().any(|(g, _, _)| g == group);
+        if !still_served {
+            inner.group_order.retain(|g| g != group);
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceDef>> {
         self.inner
             .read()

@@ -59,6 +59,9 @@ pub struct ApiServer {
     pub metrics: Metrics,
     pub tokens: Option<Arc<dyn TokenAuthenticator>>,
     pub openapi: openapi::OpenApiCache,
+    /// Merge schemas of custom resources (from their CRD's schema), by (group, plural), for
+    /// server-side apply of list-map fields.
+    pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
 }
 
 impl ApiServer {
@@ -74,6 +77,7 @@ impl ApiServer {
             metrics: Metrics::new(),
             tokens: None,
             openapi: openapi::OpenApiCache::default(),
+            merge_schemas: dashmap::DashMap::new(),
         })
     }
 
@@ -90,6 +94,7 @@ impl ApiServer {
             metrics: Metrics::new(),
             tokens: Some(tokens),
             openapi: openapi::OpenApiCache::default(),
+            merge_schemas: dashmap::DashMap::new(),
         })
     }
 
@@ -106,6 +111,13 @@ impl ApiServer {
     /// Resumes background work a restart may have interrupted (namespace termination).
     pub fn start_background(self: &Arc<Self>) {
         namespaces::resume_terminating(self.clone());
+        if self
+            .registry
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .is_some()
+        {
+            crate::crds::start(self.clone());
+        }
     }
 }
 

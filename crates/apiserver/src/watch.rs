@@ -43,7 +43,7 @@ impl Encoder {
         buf.put_slice(event_type.as_bytes());
         buf.put_slice(b"\",\"object\":");
         match self.format {
-            Format::Json => buf.put_slice(&obj.bytes),
+            Format::Json => buf.put_slice(&objects::served_bytes(&self.def, obj)),
             Format::Table => {
                 let t = table::table(
                     &self.def,

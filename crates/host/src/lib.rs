@@ -19,16 +19,16 @@ pub const SYSTEM_NAMESPACES: &[&str] =
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
-    #[error("creating the data directory {path}: {source}")]
+    #[error("creating the data directory {path}")]
     CreateDataDir {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("preparing certificates: {0}")]
+    #[error("preparing certificates")]
     Pki(#[from] flotilla_pki::PkiError),
-    #[error("opening storage: {0}")]
+    #[error("opening storage")]
     Storage(#[from] flotilla_storage::StorageError),
-    #[error("listening on {addr}: {source}")]
+    #[error("listening on {addr}")]
     Listen {
         addr: SocketAddr,
         source: std::io::Error,
@@ -107,7 +107,10 @@ fn url_for(addr: SocketAddr) -> String {
 /// The registry of every resource the host serves.
 pub fn host_registry() -> Arc<Registry> {
     let registry = Registry::new();
-    for def in flotilla_kinds::builtin_resources() {
+    for def in flotilla_kinds::builtin_resources()
+        .into_iter()
+        .chain(flotilla_kinds::extension_resources())
+    {
         registry.register(def);
     }
     Arc::new(registry)

@@ -30,6 +30,11 @@ impl Errs {
         self.causes
     }
 
+    /// Adds causes found elsewhere (e.g. by a CRD schema check).
+    pub(crate) fn extend(&mut self, causes: Vec<Cause>) {
+        self.causes.extend(causes);
+    }
+
     /// `Invalid value: <value>: <detail>` (`FieldValueInvalid`).
     pub(crate) fn invalid(&mut self, field: &str, value: &Value, detail: &str) {
         self.causes.push(Cause::new(

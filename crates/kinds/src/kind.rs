@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use flotilla_apimachinery::resource::{DefaultFn, ValidateFn, Validation};
+use flotilla_apimachinery::resource::{DefaultFn, PruneFn, ValidateFn, Validation};
 use flotilla_apimachinery::{ResourceDef, TablePrinter};
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope, Resource};
 use schemars::JsonSchema;
@@ -100,6 +100,27 @@ fn validate_with<T: DeserializeOwned>(
     check(&ctx, &mut errs);
     out.causes = errs.into_causes();
     out
+}
+
+/// Pruning for `T`: a round trip through the typed value, which drops every field `T` does not
+/// declare (kube-apiserver's decoding does the same) and returns their paths. An object that
+/// does not decode is left alone; validation reports why.
+pub(crate) fn pruner<T>() -> PruneFn
+where
+    T: DeserializeOwned + serde::Serialize + 'static,
+{
+    Arc::new(|raw: &mut Value| {
+        let Ok(decoded) = decode::<T>(raw) else {
+            return Vec::new();
+        };
+        if decoded.unknown_fields.is_empty() {
+            return Vec::new();
+        }
+        if let Ok(typed) = serde_json::to_value(&decoded.value) {
+            *raw = typed;
+        }
+        decoded.unknown_fields
+    })
 }
 
 /// Wraps a defaulting function.

@@ -12,6 +12,7 @@
 //! Validation accepts an object before or after defaulting: a check never fails on a field the
 //! defaults would fill.
 
+mod apiextensions;
 mod core;
 mod decode;
 mod defaults;
@@ -38,7 +39,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::kind::{Check, Scoped, def, defaulter, no_check, validator};
+use crate::kind::{Check, Scoped, def, defaulter, no_check, pruner, validator};
 use crate::meta::NameRule;
 
 pub use crate::openapi::{GVK_EXTENSION, common_schemas};
@@ -55,10 +56,11 @@ pub enum KindsError {
 /// A registration for `T` with its validation and (optional) defaulting.
 fn kind<T>(rule: NameRule, check: Check<T>, default: Option<fn(&mut Value)>) -> ResourceDef
 where
-    T: Resource + JsonSchema + DeserializeOwned + 'static,
+    T: Resource + JsonSchema + DeserializeOwned + serde::Serialize + 'static,
     T::Scope: Scoped,
 {
     let mut d = def::<T>();
+    d.prune = Some(pruner::<T>());
     d.validate = Some(validator::<T>(rule, check));
     d.default = default.map(defaulter);
     d
@@ -161,6 +163,21 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             rbac::validate_clusterrolebinding,
             Some(rbac::default_binding),
         ),
+    ]
+}
+
+/// The API-extension kinds a host serves: apiextensions.k8s.io/v1 CustomResourceDefinition
+/// (whose objects the API server's CRD controller turns into served resources).
+pub fn extension_resources() -> Vec<ResourceDef> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+    vec![
+        kind::<apiext::CustomResourceDefinition>(
+            NameRule::Subdomain,
+            apiextensions::validate_crd,
+            None,
+        )
+        .short_names(&["crd", "crds"])
+        .with_status(),
     ]
 }
 

@@ -97,7 +97,7 @@ pub enum StorageError {
     },
     #[error("the object is not a JSON object with metadata")]
     InvalidObject,
-    #[error("opening the database at {path}: {source}")]
+    #[error("opening the database at {path}")]
     Open {
         path: String,
         source: Box<redb::DatabaseError>,

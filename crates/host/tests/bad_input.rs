@@ -1,0 +1,1214 @@
+//! Bad input to the host API server over TLS: each malformed, invalid, conflicting or
+//! unauthenticated request gets the right HTTP code and a `Status` body (kind, apiVersion,
+//! `Failure`, reason, code, message), and leaves storage exactly as it was: the server's
+//! revision (a list's `metadata.resourceVersion`) and the stored object do not move.
+//!
+//! Requests go through kube-rs's raw `Client::send`, so the tests choose content types and
+//! bodies byte for byte and see non-2xx bodies as sent.
+
+mod common;
+
+use std::time::Duration;
+
+use common::TestHost;
+use futures::{AsyncBufReadExt, StreamExt};
+use http::{HeaderMap, Method, Request, header};
+use kube::client::Body;
+use serde_json::{Value, json};
+
+const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+const WEB: &str = "/apis/apps/v1/namespaces/default/deployments/web";
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+
+const JSON: &str = "application/json";
+const MERGE: &str = "application/merge-patch+json";
+const JSON_PATCH: &str = "application/json-patch+json";
+const APPLY: &str = "application/apply-patch+yaml";
+
+/// One HTTP answer.
+struct Reply {
+    code: u16,
+    headers: HeaderMap,
+    text: String,
+    /// The body as JSON (`Null` when it is not JSON).
+    body: Value,
+}
+
+async fn send(
+    client: &kube::Client,
+    method: Method,
+    uri: &str,
+    content_type: Option<&str>,
+    body: impl Into<Vec<u8>>,
+) -> Reply {
+    let mut builder = Request::builder().method(method).uri(uri);
+    if let Some(ct) = content_type {
+        builder = builder.header(header::CONTENT_TYPE, ct);
+    }
+    let req = builder.body(Body::from(body.into())).unwrap();
+    send_request(client, req).await
+}
+
+async fn send_request(client: &kube::Client, req: Request<Body>) -> Reply {
+    let resp = client.send(req).await.unwrap();
+    let code = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp.into_body().collect_bytes().await.unwrap();
+    Reply {
+        code,
+        headers,
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    }
+}
+
+async fn get(client: &kube::Client, uri: &str) -> Reply {
+    send(client, Method::GET, uri, None, Vec::new()).await
+}
+
+fn bytes(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap()
+}
+
+fn deployment(name: &str, replicas: i64) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"app": "web"}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}
+            }
+        }
+    })
+}
+
+/// Asserts `reply` is a failed `Status` with `code` and `reason`; returns its message.
+#[track_caller]
+fn failure(reply: &Reply, code: u16, reason: &str) -> String {
+    assert_eq!(reply.code, code, "HTTP status; body: {}", reply.text);
+    assert_eq!(
+        reply
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+        Some(JSON),
+        "content type of {}",
+        reply.text
+    );
+    let s = &reply.body;
+    assert_eq!(s["kind"], "Status", "{}", reply.text);
+    assert_eq!(s["apiVersion"], "v1", "{}", reply.text);
+    assert_eq!(s["status"], "Failure", "{}", reply.text);
+    assert_eq!(s["reason"], reason, "{}", reply.text);
+    assert_eq!(s["code"], json!(code), "{}", reply.text);
+    let message = s["message"].as_str().unwrap_or_default().to_string();
+    assert!(!message.trim().is_empty(), "no message: {}", reply.text);
+    message
+}
+
+/// The causes of a failed `Status` as `(reason, field, message)`.
+fn causes(reply: &Reply) -> Vec<(String, String, String)> {
+    reply.body["details"]["causes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| {
+                    let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+                    (s("reason"), s("field"), s("message"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What the server holds, to show a rejected request changed nothing.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    /// `metadata.resourceVersion` of a deployment list: the server's revision.
+    list_revision: String,
+    /// The storage's own revision.
+    storage_revision: u64,
+    /// `web` as the server returns it (byte for byte), or its 404.
+    web: (u16, String),
+}
+
+async fn snapshot(t: &TestHost) -> Snapshot {
+    let list = get(&t.client, DEPLOYMENTS).await;
+    assert_eq!(list.code, 200, "{}", list.text);
+    let list_revision = list.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!list_revision.is_empty());
+    let web = get(&t.client, WEB).await;
+    Snapshot {
+        list_revision,
+        storage_revision: t.host.server.storage.current_revision(),
+        web: (web.code, web.text),
+    }
+}
+
+/// A host with the deployment `default/web` (1 replica).
+async fn host_with_web() -> TestHost {
+    with_web(common::start().await).await
+}
+
+async fn with_web(t: TestHost) -> TestHost {
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&deployment("web", 1)),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    t
+}
+
+async fn assert_absent(t: &TestHost, uri: &str) {
+    let r = get(&t.client, uri).await;
+    failure(&r, 404, "NotFound");
+}
+
+#[tokio::test]
+async fn malformed_json_is_400_and_writes_nothing() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let broken = br#"{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "half""#;
+
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        &broken[..],
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("JSON"), "{msg}");
+
+    let r = send(&t.client, Method::PUT, WEB, Some(JSON), &broken[..]).await;
+    failure(&r, 400, "BadRequest");
+
+    let r = send(&t.client, Method::PATCH, WEB, Some(MERGE), &broken[..]).await;
+    failure(&r, 400, "BadRequest");
+
+    let r = send(&t.client, Method::PATCH, WEB, Some(JSON_PATCH), "[{\"op\":").await;
+    failure(&r, 400, "BadRequest");
+
+    // Well-formed JSON that is not an object is no object either.
+    let r = send(&t.client, Method::POST, DEPLOYMENTS, Some(JSON), "[1, 2]").await;
+    failure(&r, 400, "BadRequest");
+
+    // A JSON patch must be a list of operations.
+    let r = send(&t.client, Method::PATCH, WEB, Some(JSON_PATCH), "{}").await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/half")).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn malformed_yaml_in_an_apply_patch_is_400() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let broken =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: [unclosed\n";
+
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{WEB}?fieldManager=tester"),
+        Some(APPLY),
+        broken,
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("YAML"), "{msg}");
+
+    // Applying to an object that does not exist yet must not create it either.
+    let fresh = format!("{DEPLOYMENTS}/fresh");
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{fresh}?fieldManager=tester"),
+        Some(APPLY),
+        broken.replace("name: web", "name: fresh"),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &fresh).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn kind_or_api_version_not_matching_the_url_is_400() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    let mut wrong_kind = deployment("other", 1);
+    wrong_kind["kind"] = json!("StatefulSet");
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&wrong_kind),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(
+        msg.contains("StatefulSet") && msg.contains("Deployment"),
+        "{msg}"
+    );
+
+    let mut wrong_version = deployment("other", 1);
+    wrong_version["apiVersion"] = json!("apps/v1beta2");
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&wrong_version),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(
+        msg.contains("apps/v1beta2") && msg.contains("apps/v1"),
+        "{msg}"
+    );
+
+    // A ConfigMap body sent to the deployments collection (wrong group and kind).
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}});
+    let r = send(&t.client, Method::POST, DEPLOYMENTS, Some(JSON), bytes(&cm)).await;
+    failure(&r, 400, "BadRequest");
+
+    // The same checks on update and on apply.
+    let mut current = get(&t.client, WEB).await.body;
+    current["kind"] = json!("ReplicaSet");
+    let r = send(&t.client, Method::PUT, WEB, Some(JSON), bytes(&current)).await;
+    failure(&r, 400, "BadRequest");
+
+    let mut applied = deployment("web", 3);
+    applied["kind"] = json!("DaemonSet");
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{WEB}?fieldManager=tester"),
+        Some(APPLY),
+        bytes(&applied),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/other")).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn put_with_a_name_or_namespace_not_matching_the_url_is_400() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    let mut renamed = get(&t.client, WEB).await.body;
+    renamed["metadata"]["name"] = json!("other");
+    renamed["spec"]["replicas"] = json!(5);
+    let r = send(&t.client, Method::PUT, WEB, Some(JSON), bytes(&renamed)).await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("other") && msg.contains("web"), "{msg}");
+
+    let mut moved = get(&t.client, WEB).await.body;
+    moved["metadata"]["namespace"] = json!("kube-system");
+    moved["spec"]["replicas"] = json!(5);
+    let r = send(&t.client, Method::PUT, WEB, Some(JSON), bytes(&moved)).await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("namespace"), "{msg}");
+
+    // A create whose body names another namespace than the URL.
+    let mut elsewhere = deployment("other", 1);
+    elsewhere["metadata"]["namespace"] = json!("kube-system");
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&elsewhere),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/other")).await;
+    assert_absent(&t, "/apis/apps/v1/namespaces/kube-system/deployments/other").await;
+    assert_absent(&t, "/apis/apps/v1/namespaces/kube-system/deployments/web").await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn an_invalid_name_is_422_with_a_cause_on_metadata_name() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&deployment("Bad_Name", 1)),
+    )
+    .await;
+    let msg = failure(&r, 422, "Invalid");
+    assert!(msg.contains("\"Bad_Name\" is invalid"), "{msg}");
+    assert!(msg.contains("metadata.name"), "{msg}");
+    assert_eq!(r.body["details"]["name"], "Bad_Name", "{}", r.text);
+    assert_eq!(r.body["details"]["group"], "apps", "{}", r.text);
+    let causes = causes(&r);
+    assert!(
+        causes
+            .iter()
+            .any(|(reason, field, message)| reason == "FieldValueInvalid"
+                && field == "metadata.name"
+                && message.contains("Bad_Name")),
+        "{causes:?}"
+    );
+
+    // Server-side apply to such a name is refused the same way.
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{DEPLOYMENTS}/Bad_Name?fieldManager=tester"),
+        Some(APPLY),
+        bytes(&deployment("Bad_Name", 1)),
+    )
+    .await;
+    failure(&r, 422, "Invalid");
+    assert!(causes_of_field(&r, "metadata.name"), "{}", r.text);
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/Bad_Name")).await;
+    t.host.stop().await;
+}
+
+fn causes_of_field(r: &Reply, field: &str) -> bool {
+    causes(r).iter().any(|(_, f, _)| f == field)
+}
+
+#[tokio::test]
+async fn negative_replicas_are_422_on_create_patch_update_and_scale() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    let check = |r: &Reply| {
+        let msg = failure(r, 422, "Invalid");
+        assert!(msg.contains("must be greater than or equal to 0"), "{msg}");
+        let causes = causes(r);
+        assert!(
+            causes
+                .iter()
+                .any(|(reason, field, message)| reason == "FieldValueInvalid"
+                    && field == "spec.replicas"
+                    && message.contains("must be greater than or equal to 0")),
+            "{causes:?}"
+        );
+    };
+
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&deployment("negative", -1)),
+    )
+    .await;
+    check(&r);
+    assert!(r.body["message"].as_str().unwrap().contains("\"negative\""));
+
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        WEB,
+        Some(MERGE),
+        bytes(&json!({"spec": {"replicas": -3}})),
+    )
+    .await;
+    check(&r);
+
+    let mut current = get(&t.client, WEB).await.body;
+    current["spec"]["replicas"] = json!(-2);
+    let r = send(&t.client, Method::PUT, WEB, Some(JSON), bytes(&current)).await;
+    check(&r);
+
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{WEB}/scale"),
+        Some(MERGE),
+        bytes(&json!({"spec": {"replicas": -4}})),
+    )
+    .await;
+    check(&r);
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/negative")).await;
+    assert_eq!(get(&t.client, WEB).await.body["spec"]["replicas"], 1);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn an_unknown_field_is_400_under_strict_and_a_warning_under_warn() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    let mut bogus = deployment("extra", 1);
+    bogus["spec"]["bogus"] = json!(true);
+    let r = send(
+        &t.client,
+        Method::POST,
+        &format!("{DEPLOYMENTS}?fieldValidation=Strict"),
+        Some(JSON),
+        bytes(&bogus),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert_eq!(msg, "strict decoding error: unknown field \"spec.bogus\"");
+
+    // Strict on update and patch as well: the stored object stays as it was.
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{WEB}?fieldValidation=Strict"),
+        Some(MERGE),
+        bytes(&json!({"spec": {"bogus": 1, "replicas": 2}})),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert_eq!(msg, "strict decoding error: unknown field \"spec.bogus\"");
+
+    let mut current = get(&t.client, WEB).await.body;
+    current["spec"]["bogus"] = json!("x");
+    current["spec"]["replicas"] = json!(2);
+    let r = send(
+        &t.client,
+        Method::PUT,
+        &format!("{WEB}?fieldValidation=Strict"),
+        Some(JSON),
+        bytes(&current),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    // An unknown fieldValidation value is itself a bad request.
+    let r = send(
+        &t.client,
+        Method::POST,
+        &format!("{DEPLOYMENTS}?fieldValidation=Loose"),
+        Some(JSON),
+        bytes(&deployment("extra", 1)),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/extra")).await;
+
+    // Warn: created, with a Warning header naming the field, and the field is dropped.
+    let r = send(
+        &t.client,
+        Method::POST,
+        &format!("{DEPLOYMENTS}?fieldValidation=Warn"),
+        Some(JSON),
+        bytes(&bogus),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    let warnings: Vec<&str> = r
+        .headers
+        .get_all(header::WARNING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("299 ") && w.contains(r#"unknown field \"spec.bogus\""#)),
+        "{warnings:?}"
+    );
+    let stored = get(&t.client, &format!("{DEPLOYMENTS}/extra")).await;
+    assert_eq!(stored.code, 200, "{}", stored.text);
+    assert_eq!(stored.body["spec"].get("bogus"), None, "{}", stored.text);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_413() {
+    const LIMIT: usize = 64 * 1024;
+    let t = with_web(common::start_with(|opts| opts.server.max_body_bytes = LIMIT).await).await;
+    let before = snapshot(&t).await;
+
+    let big = "x".repeat(LIMIT * 2);
+    let cm = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "big"},
+        "data": {"blob": big},
+    });
+    let r = send(&t.client, Method::POST, CONFIGMAPS, Some(JSON), bytes(&cm)).await;
+    let msg = failure(&r, 413, "RequestEntityTooLarge");
+    assert!(msg.contains(&LIMIT.to_string()), "{msg}");
+
+    let mut current = get(&t.client, WEB).await.body;
+    current["metadata"]["annotations"] = json!({"blob": big});
+    let r = send(&t.client, Method::PUT, WEB, Some(JSON), bytes(&current)).await;
+    failure(&r, 413, "RequestEntityTooLarge");
+
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        WEB,
+        Some(MERGE),
+        bytes(&json!({"metadata": {"annotations": {"blob": big}}})),
+    )
+    .await;
+    failure(&r, 413, "RequestEntityTooLarge");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{CONFIGMAPS}/big")).await;
+
+    // Just under the limit is accepted (the limit is on the body, not a fixed small size).
+    let small = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "small"},
+        "data": {"blob": "y".repeat(LIMIT - 1024)},
+    });
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&small),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn an_unsupported_content_type_is_415() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let body = bytes(&deployment("typed", 1));
+
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some("text/plain"),
+        body.clone(),
+    )
+    .await;
+    let msg = failure(&r, 415, "UnsupportedMediaType");
+    assert!(msg.contains("text/plain"), "{msg}");
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some("application/x-www-form-urlencoded"),
+        body.clone(),
+    )
+    .await;
+    failure(&r, 415, "UnsupportedMediaType");
+
+    let current = get(&t.client, WEB).await.body;
+    let r = send(
+        &t.client,
+        Method::PUT,
+        WEB,
+        Some("text/plain"),
+        bytes(&current),
+    )
+    .await;
+    failure(&r, 415, "UnsupportedMediaType");
+
+    // A PATCH in a media type that is no patch format (and one without any type at all).
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        WEB,
+        Some("application/foo-patch+json"),
+        bytes(&json!({"spec": {"replicas": 4}})),
+    )
+    .await;
+    let msg = failure(&r, 415, "UnsupportedMediaType");
+    assert!(msg.contains("application/foo-patch+json"), "{msg}");
+
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        WEB,
+        None,
+        bytes(&json!({"spec": {"replicas": 4}})),
+    )
+    .await;
+    failure(&r, 415, "UnsupportedMediaType");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/typed")).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn an_invalid_label_selector_is_400_on_list_watch_and_deletecollection() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    let r = get(
+        &t.client,
+        &format!("{DEPLOYMENTS}?labelSelector=a%20in%20("),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    let r = get(
+        &t.client,
+        &format!("{DEPLOYMENTS}?watch=true&labelSelector=a%20in%20("),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    // A broken selector must not be read as "everything" by a collection delete.
+    let r = send(
+        &t.client,
+        Method::DELETE,
+        &format!("{DEPLOYMENTS}?labelSelector=a%20in%20("),
+        None,
+        Vec::new(),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    let r = get(
+        &t.client,
+        &format!("{DEPLOYMENTS}?fieldSelector=spec.bogus%3Dx"),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn a_non_numeric_resource_version_is_400_on_list_and_watch() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    let r = get(&t.client, &format!("{DEPLOYMENTS}?resourceVersion=abc")).await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("abc"), "{msg}");
+
+    let r = get(
+        &t.client,
+        &format!("{DEPLOYMENTS}?watch=true&resourceVersion=abc"),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("abc"), "{msg}");
+
+    let r = get(&t.client, &format!("{DEPLOYMENTS}?limit=many")).await;
+    failure(&r, 400, "BadRequest");
+
+    let r = get(
+        &t.client,
+        &format!("{DEPLOYMENTS}?watch=true&timeoutSeconds=soon"),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn a_write_with_a_stale_resource_version_is_409() {
+    let t = host_with_web().await;
+    let stale = get(&t.client, WEB).await.body;
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        WEB,
+        Some(MERGE),
+        bytes(&json!({"spec": {"replicas": 2}})),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.text);
+    assert_ne!(
+        r.body["metadata"]["resourceVersion"],
+        stale["metadata"]["resourceVersion"]
+    );
+    let before = snapshot(&t).await;
+
+    let mut update = stale.clone();
+    update["spec"]["replicas"] = json!(7);
+    let r = send(&t.client, Method::PUT, WEB, Some(JSON), bytes(&update)).await;
+    let msg = failure(&r, 409, "Conflict");
+    assert!(msg.contains("the object has been modified"), "{msg}");
+    assert!(msg.contains("deployments.apps \"web\""), "{msg}");
+    assert_eq!(r.body["details"]["name"], "web", "{}", r.text);
+
+    // A patch carrying the stale resourceVersion is a precondition too.
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        WEB,
+        Some(MERGE),
+        bytes(&json!({
+            "metadata": {"resourceVersion": stale["metadata"]["resourceVersion"]},
+            "spec": {"replicas": 8}
+        })),
+    )
+    .await;
+    let msg = failure(&r, 409, "Conflict");
+    assert!(msg.contains("the object has been modified"), "{msg}");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_eq!(get(&t.client, WEB).await.body["spec"]["replicas"], 2);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn patching_a_missing_object_is_404_and_creates_nothing() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let nope = format!("{DEPLOYMENTS}/nope");
+
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &nope,
+        Some(MERGE),
+        bytes(&json!({"spec": {"replicas": 2}})),
+    )
+    .await;
+    let msg = failure(&r, 404, "NotFound");
+    assert_eq!(msg, "deployments.apps \"nope\" not found");
+    assert_eq!(
+        r.body["details"],
+        json!({"name": "nope", "group": "apps", "kind": "deployments"}),
+        "{}",
+        r.text
+    );
+
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &nope,
+        Some(JSON_PATCH),
+        bytes(&json!([{"op": "replace", "path": "/spec/replicas", "value": 2}])),
+    )
+    .await;
+    let msg = failure(&r, 404, "NotFound");
+    assert_eq!(msg, "deployments.apps \"nope\" not found");
+
+    let r = send(
+        &t.client,
+        Method::PUT,
+        &nope,
+        Some(JSON),
+        bytes(&deployment("nope", 1)),
+    )
+    .await;
+    failure(&r, 404, "NotFound");
+
+    let r = send(&t.client, Method::DELETE, &nope, None, Vec::new()).await;
+    let msg = failure(&r, 404, "NotFound");
+    assert_eq!(msg, "deployments.apps \"nope\" not found");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &nope).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn creating_in_a_missing_namespace_is_404_naming_the_namespace() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let ghost = "/apis/apps/v1/namespaces/ghost/deployments";
+
+    let r = send(
+        &t.client,
+        Method::POST,
+        ghost,
+        Some(JSON),
+        bytes(&deployment("web", 1)),
+    )
+    .await;
+    let msg = failure(&r, 404, "NotFound");
+    assert_eq!(msg, "namespaces \"ghost\" not found");
+    assert_eq!(r.body["details"]["name"], "ghost", "{}", r.text);
+    assert_eq!(r.body["details"]["kind"], "namespaces", "{}", r.text);
+
+    // Server-side apply would create the object: same answer.
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{ghost}/web?fieldManager=tester"),
+        Some(APPLY),
+        bytes(&deployment("web", 1)),
+    )
+    .await;
+    let msg = failure(&r, 404, "NotFound");
+    assert!(msg.contains("\"ghost\""), "{msg}");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{ghost}/web")).await;
+    assert_absent(&t, "/api/v1/namespaces/ghost").await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn requests_without_credentials_are_401() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    // Same server and CA, but no client certificate and no token.
+    let kc = kube::config::Kubeconfig::read_from(&t.host.kubeconfig).unwrap();
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await
+            .unwrap();
+    config.auth_info = kube::config::AuthInfo::default();
+    let anonymous = kube::Client::try_from(config).unwrap();
+
+    let r = get(&anonymous, DEPLOYMENTS).await;
+    failure(&r, 401, "Unauthorized");
+    let r = get(&anonymous, WEB).await;
+    failure(&r, 401, "Unauthorized");
+    let r = get(&anonymous, "/apis").await;
+    failure(&r, 401, "Unauthorized");
+    let r = send(
+        &anonymous,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&deployment("intruder", 1)),
+    )
+    .await;
+    failure(&r, 401, "Unauthorized");
+    let r = send(
+        &anonymous,
+        Method::PATCH,
+        WEB,
+        Some(MERGE),
+        bytes(&json!({"spec": {"replicas": 9}})),
+    )
+    .await;
+    failure(&r, 401, "Unauthorized");
+    let r = send(&anonymous, Method::DELETE, WEB, None, Vec::new()).await;
+    failure(&r, 401, "Unauthorized");
+
+    // A bearer token the server does not know is refused as well.
+    let r = send_with_token(&anonymous, DEPLOYMENTS, "not-a-token").await;
+    failure(&r, 401, "Unauthorized");
+
+    // Health and version stay public.
+    let r = get(&anonymous, "/version").await;
+    assert_eq!(r.code, 200, "{}", r.text);
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/intruder")).await;
+    t.host.stop().await;
+}
+
+async fn send_with_token(client: &kube::Client, uri: &str, token: &str) -> Reply {
+    let req = Request::builder()
+        .method(Method::GET)
+        .uri(uri)
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .body(Body::empty())
+        .unwrap();
+    send_request(client, req).await
+}
+
+#[tokio::test]
+async fn a_failing_json_patch_test_op_is_422() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    let ops = json!([
+        {"op": "test", "path": "/spec/replicas", "value": 5},
+        {"op": "replace", "path": "/spec/replicas", "value": 6}
+    ]);
+    let r = send(&t.client, Method::PATCH, WEB, Some(JSON_PATCH), bytes(&ops)).await;
+    failure(&r, 422, "Invalid");
+
+    // Removing a path that does not exist fails the same way.
+    let ops = json!([
+        {"op": "replace", "path": "/spec/replicas", "value": 6},
+        {"op": "remove", "path": "/spec/nothing/here"}
+    ]);
+    let r = send(&t.client, Method::PATCH, WEB, Some(JSON_PATCH), bytes(&ops)).await;
+    failure(&r, 422, "Invalid");
+
+    // An operation the RFC does not define is a malformed patch.
+    let ops = json!([{"op": "frobnicate", "path": "/spec/replicas", "value": 6}]);
+    let r = send(&t.client, Method::PATCH, WEB, Some(JSON_PATCH), bytes(&ops)).await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_eq!(get(&t.client, WEB).await.body["spec"]["replicas"], 1);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn delete_with_a_stale_precondition_is_409() {
+    let t = host_with_web().await;
+    let stale_rv = get(&t.client, WEB).await.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        WEB,
+        Some(MERGE),
+        bytes(&json!({"metadata": {"labels": {"touched": "yes"}}})),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.text);
+    let before = snapshot(&t).await;
+
+    let options = json!({
+        "kind": "DeleteOptions",
+        "apiVersion": "v1",
+        "preconditions": {"resourceVersion": stale_rv}
+    });
+    let r = send(&t.client, Method::DELETE, WEB, Some(JSON), bytes(&options)).await;
+    let msg = failure(&r, 409, "Conflict");
+    assert!(msg.contains("Precondition failed"), "{msg}");
+    assert!(msg.contains(&stale_rv), "{msg}");
+
+    let options = json!({"preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}});
+    let r = send(&t.client, Method::DELETE, WEB, Some(JSON), bytes(&options)).await;
+    let msg = failure(&r, 409, "Conflict");
+    assert!(msg.contains("Precondition failed"), "{msg}");
+
+    // A malformed DeleteOptions body is a bad request, not a delete.
+    let r = send(&t.client, Method::DELETE, WEB, Some(JSON), "{not json").await;
+    failure(&r, 400, "BadRequest");
+    let r = send(
+        &t.client,
+        Method::DELETE,
+        &format!("{WEB}?propagationPolicy=Sometimes"),
+        None,
+        Vec::new(),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_eq!(get(&t.client, WEB).await.code, 200);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn a_watch_from_a_compacted_revision_gets_an_expired_error_event() {
+    let t = host_with_web().await;
+    let first_rv: u64 = get(&t.client, WEB).await.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for replicas in 2..5 {
+        let r = send(
+            &t.client,
+            Method::PATCH,
+            WEB,
+            Some(MERGE),
+            bytes(&json!({"spec": {"replicas": replicas}})),
+        )
+        .await;
+        assert_eq!(r.code, 200, "{}", r.text);
+    }
+    let current = t.host.server.storage.current_revision();
+    assert!(current > first_rv + 2);
+    t.host.server.storage.compact(current - 1);
+    let before = snapshot(&t).await;
+
+    let req = Request::builder()
+        .method(Method::GET)
+        .uri(format!(
+            "{DEPLOYMENTS}?watch=true&resourceVersion={first_rv}&timeoutSeconds=5"
+        ))
+        .body(Vec::new())
+        .unwrap();
+    // `request_stream` fails on a non-2xx answer: the watch itself must be a 200.
+    let stream = t.client.request_stream(req).await.unwrap();
+    let mut lines = Box::pin(stream).lines();
+    let first = tokio::time::timeout(Duration::from_secs(10), lines.next())
+        .await
+        .expect("an event before the timeout")
+        .expect("a line")
+        .unwrap();
+    let event: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(event["type"], "ERROR", "{first}");
+    let status = &event["object"];
+    assert_eq!(status["kind"], "Status", "{first}");
+    assert_eq!(status["apiVersion"], "v1", "{first}");
+    assert_eq!(status["status"], "Failure", "{first}");
+    assert_eq!(status["code"], 410, "{first}");
+    assert_eq!(status["reason"], "Expired", "{first}");
+    let msg = status["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("too old resource version"), "{first}");
+    assert!(msg.contains(&first_rv.to_string()), "{first}");
+
+    // The revision just after the compaction point still watches normally.
+    let req = Request::builder()
+        .method(Method::GET)
+        .uri(format!(
+            "{DEPLOYMENTS}?watch=true&resourceVersion={}&timeoutSeconds=5",
+            current - 1
+        ))
+        .body(Vec::new())
+        .unwrap();
+    let stream = t.client.request_stream(req).await.unwrap();
+    let mut lines = Box::pin(stream).lines();
+    let first = tokio::time::timeout(Duration::from_secs(10), lines.next())
+        .await
+        .expect("an event before the timeout")
+        .expect("a line")
+        .unwrap();
+    let event: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(event["type"], "MODIFIED", "{first}");
+    assert_eq!(event["object"]["spec"]["replicas"], 4, "{first}");
+
+    assert_eq!(snapshot(&t).await, before);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn malformed_write_options_are_400() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let create = bytes(&deployment("opts", 1));
+
+    let r = send(
+        &t.client,
+        Method::POST,
+        &format!("{DEPLOYMENTS}?dryRun=Maybe"),
+        Some(JSON),
+        create.clone(),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("Maybe"), "{msg}");
+
+    let r = send(
+        &t.client,
+        Method::POST,
+        &format!("{DEPLOYMENTS}?fieldManager={}", "m".repeat(129)),
+        Some(JSON),
+        create.clone(),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("fieldManager"), "{msg}");
+
+    // Server-side apply needs a field manager, and `force` must be a boolean.
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        WEB,
+        Some(APPLY),
+        bytes(&deployment("web", 3)),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("fieldManager"), "{msg}");
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{WEB}?fieldManager=tester&force=perhaps"),
+        Some(APPLY),
+        bytes(&deployment("web", 3)),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    // An apply body naming another object than the URL.
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{WEB}?fieldManager=tester"),
+        Some(APPLY),
+        bytes(&deployment("opts", 3)),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    // A precondition resourceVersion that is no number.
+    let options = json!({"preconditions": {"resourceVersion": "abc"}});
+    let r = send(&t.client, Method::DELETE, WEB, Some(JSON), bytes(&options)).await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/opts")).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_resources_and_verbs_get_a_status() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    let r = get(&t.client, "/apis/apps/v1/namespaces/default/widgets").await;
+    failure(&r, 404, "NotFound");
+    let r = get(&t.client, "/apis/nowhere.example.com/v1/things").await;
+    failure(&r, 404, "NotFound");
+    let r = send(
+        &t.client,
+        Method::POST,
+        "/apis/apps/v1/namespaces/default/widgets",
+        Some(JSON),
+        bytes(&deployment("web2", 1)),
+    )
+    .await;
+    failure(&r, 404, "NotFound");
+
+    // POST names no object; PUT and PATCH need one.
+    let r = send(
+        &t.client,
+        Method::POST,
+        WEB,
+        Some(JSON),
+        bytes(&deployment("web", 1)),
+    )
+    .await;
+    failure(&r, 405, "MethodNotAllowed");
+    let r = send(
+        &t.client,
+        Method::PUT,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&deployment("web", 1)),
+    )
+    .await;
+    failure(&r, 405, "MethodNotAllowed");
+
+    // A subresource deployments do not have.
+    let r = get(&t.client, &format!("{WEB}/logs")).await;
+    failure(&r, 404, "NotFound");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{DEPLOYMENTS}/web2")).await;
+    t.host.stop().await;
+}

@@ -1,0 +1,84 @@
+//! The shape of the descriptor table: what a protobuf message looks like on the wire and how
+//! each of its fields maps onto the Kubernetes JSON form. The table itself is in `table.rs`.
+
+/// One protobuf message type.
+#[derive(Debug)]
+pub(crate) struct MessageDesc {
+    /// Full protobuf name, used in error messages (e.g. `k8s.io.api.core.v1.Container`).
+    pub name: &'static str,
+    pub fields: &'static [FieldDesc],
+}
+
+impl MessageDesc {
+    pub(crate) fn field(&self, tag: u32) -> Option<&FieldDesc> {
+        self.fields.iter().find(|f| f.tag == tag)
+    }
+}
+
+/// One field of a message.
+#[derive(Debug)]
+pub(crate) struct FieldDesc {
+    pub tag: u32,
+    /// JSON member name; empty for [`FieldType::Inline`].
+    pub json: &'static str,
+    pub ty: FieldType,
+    pub repeated: bool,
+    /// Go writes every non-pointer field on the wire, zero or not, but its JSON encoder drops
+    /// zero values of `omitempty` scalars. Set for exactly those fields so that the decoded
+    /// JSON matches what the same client would have sent as JSON.
+    pub omit_zero: bool,
+}
+
+impl FieldDesc {
+    pub(crate) const fn new(tag: u32, json: &'static str, ty: FieldType) -> Self {
+        Self {
+            tag,
+            json,
+            ty,
+            repeated: false,
+            omit_zero: false,
+        }
+    }
+
+    pub(crate) const fn repeated(self) -> Self {
+        Self {
+            repeated: true,
+            ..self
+        }
+    }
+
+    pub(crate) const fn omit_zero(self) -> Self {
+        Self {
+            omit_zero: true,
+            ..self
+        }
+    }
+}
+
+/// How a field is encoded and what JSON it becomes.
+#[derive(Debug)]
+pub(crate) enum FieldType {
+    String,
+    /// `bytes`, rendered base64 (standard alphabet, padded) like Go's `[]byte`.
+    Bytes,
+    Int32,
+    Int64,
+    Bool,
+    /// A nested message, rendered as a JSON object (`{}` when empty).
+    Message(&'static MessageDesc),
+    /// An embedded Go struct with `json:",inline"`: a nested message on the wire whose fields
+    /// land in the enclosing JSON object.
+    Inline(&'static MessageDesc),
+    /// `map<string, V>`: repeated entry messages (1: key, 2: value), rendered as a JSON object.
+    Map(&'static FieldType),
+    /// `resource.Quantity` (1: string) -> JSON string.
+    Quantity,
+    /// `intstr.IntOrString` (1: type, 2: intVal, 3: strVal) -> JSON number or string.
+    IntOrString,
+    /// `metav1.Time` (1: seconds, 2: nanos) -> RFC 3339 string, or null for Go's zero time.
+    Time,
+    /// `metav1.FieldsV1` (1: raw JSON bytes) -> the JSON value itself.
+    FieldsV1,
+    /// A Go named `[]string` wrapped in a message (1: repeated string), e.g. `ExtraValue`.
+    StringList,
+}

@@ -1,0 +1,396 @@
+//! Shared harness for the end-to-end tests: locates the `flotilla` binary, runs
+//! `flotilla apiserver` as a real child process on a free port, and runs the real kubectl
+//! binaries against it with a bounded wait, so a hung command fails a test instead of
+//! hanging it.
+//!
+//! Each test file includes this module with `mod support;` and uses only some of it.
+
+// Each test file uses only part of this; panicking is how a test harness reports failure.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long a started server has to print its "ready at" line.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long one kubectl command may run before the test gives up on it.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The `flotilla` binary under test: `$FLOTILLA_BIN`, else `<workspace>/target/debug/flotilla`.
+/// Panics (never skips) when it is missing, since an e2e run without the binary proves nothing.
+pub fn flotilla_bin() -> PathBuf {
+    let path = match std::env::var_os("FLOTILLA_BIN") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/flotilla"),
+    };
+    assert!(
+        path.is_file(),
+        "the flotilla binary was not found at {}: run `cargo build --bin flotilla` first \
+         (or set FLOTILLA_BIN to its path)",
+        path.display()
+    );
+    path
+}
+
+/// A running `flotilla apiserver` child process; dropping it kills the process.
+pub struct ApiserverProcess {
+    pub child: Child,
+    /// `https://127.0.0.1:PORT`, as printed on the "ready at" line.
+    pub url: String,
+    /// The admin kubeconfig the server wrote into its data directory.
+    pub kubeconfig: PathBuf,
+    /// The server's stderr (its logs), appended to across restarts on the same data dir.
+    pub log: PathBuf,
+}
+
+impl ApiserverProcess {
+    /// The server's log so far, for failure messages.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for ApiserverProcess {
+    fn drop(&mut self) {
+        // The process may already have exited (a crash test may have killed it).
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `flotilla apiserver --data-dir D --secure-port 0`, waits for its
+/// `Flotilla API server ready at URL` line and returns the process with that URL.
+/// The server's stderr goes to `D/apiserver.log` (appended).
+pub fn start_apiserver(data_dir: &Path) -> ApiserverProcess {
+    std::fs::create_dir_all(data_dir).unwrap();
+    let log = data_dir.join("apiserver.log");
+    let log_file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .unwrap();
+    let mut child = Command::new(flotilla_bin())
+        .arg("apiserver")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["--secure-port", "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log_file))
+        .spawn()
+        .expect("spawn flotilla apiserver");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel();
+    // Keeps draining stdout after the ready line so the server never blocks on a full pipe.
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(url) = line.split("ready at ").nth(1) {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let url = loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(url) => break url,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {}
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!(
+                "flotilla apiserver exited ({status}) before it was ready; log:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "flotilla apiserver printed no 'ready at' line within {READY_TIMEOUT:?}; log:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+    };
+    let kubeconfig = data_dir.join("kubeconfig");
+    assert!(
+        kubeconfig.is_file(),
+        "server is ready at {url} but wrote no {}",
+        kubeconfig.display()
+    );
+    ApiserverProcess {
+        child,
+        url,
+        kubeconfig,
+        log,
+    }
+}
+
+/// The directory holding the kubectl dispatcher and the versioned `kubectl.1.NN` binaries:
+/// the directory of `kubectl` on PATH after following symlinks.
+pub fn kubectl_dir() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path)
+        .map(|dir| dir.join("kubectl"))
+        .find(|p| p.is_file())
+        .expect("no kubectl on PATH");
+    let real = std::fs::canonicalize(&found).unwrap();
+    real.parent().unwrap().to_path_buf()
+}
+
+/// A kubectl binary by file name in [`kubectl_dir`] (`kubectl`, `kubectl.1.27`, ...).
+pub fn kubectl_binary(name: &str) -> PathBuf {
+    let path = kubectl_dir().join(name);
+    assert!(path.is_file(), "{} is missing", path.display());
+    path
+}
+
+/// What a finished command printed.
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// A kubectl binary bound to one kubeconfig and its own fresh discovery cache.
+pub struct Kubectl {
+    pub bin: PathBuf,
+    pub kubeconfig: PathBuf,
+    pub cache_dir: PathBuf,
+}
+
+impl Kubectl {
+    pub fn new(bin: PathBuf, kubeconfig: &Path, cache_dir: &Path) -> Self {
+        Self {
+            bin,
+            kubeconfig: kubeconfig.to_path_buf(),
+            cache_dir: cache_dir.to_path_buf(),
+        }
+    }
+
+    /// The command with the kubeconfig and cache dir set, by flag and by environment
+    /// (the dispatcher looks at the server before it hands over to a versioned binary).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache_dir)
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `args` to completion (bounded by [`COMMAND_TIMEOUT`]) whatever its exit status.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.run_with(args, &[])
+    }
+
+    /// Like [`Kubectl::run`] with extra environment variables.
+    pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = self.command(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        run_bounded(&mut cmd, COMMAND_TIMEOUT, &self.describe(args))
+    }
+
+    /// Runs `args`, panics with both outputs unless it exits 0, and returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        self.ok_with(args, &[])
+    }
+
+    /// Like [`Kubectl::ok`] with extra environment variables.
+    pub fn ok_with(&self, args: &[&str], env: &[(&str, &str)]) -> String {
+        let out = self.run_with(args, env);
+        assert!(
+            out.status.success(),
+            "{} failed ({})\n--- stdout\n{}\n--- stderr\n{}",
+            self.describe(args),
+            out.status,
+            out.stdout,
+            out.stderr
+        );
+        out.stdout
+    }
+
+    /// Runs `args`, panics with both outputs if it exits 0, and returns the output.
+    pub fn fails(&self, args: &[&str]) -> Output {
+        let out = self.run(args);
+        assert!(
+            !out.status.success(),
+            "{} succeeded but should have failed\n--- stdout\n{}\n--- stderr\n{}",
+            self.describe(args),
+            out.stdout,
+            out.stderr
+        );
+        out
+    }
+
+    /// `get -o json` of one object, parsed.
+    pub fn get_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut full = vec!["get"];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["-o", "json"]);
+        let text = self.ok(&full);
+        serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!(
+                "kubectl {} printed invalid JSON ({e}):\n{text}",
+                full.join(" ")
+            )
+        })
+    }
+
+    pub fn describe(&self, args: &[&str]) -> String {
+        let name = self
+            .bin
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        format!("`{name} {}`", args.join(" "))
+    }
+}
+
+/// Spawns a reader thread collecting everything from `r`.
+fn collect<R: Read + Send + 'static>(mut r: R) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        String::from_utf8_lossy(&buf).into_owned()
+    })
+}
+
+/// Runs `cmd` with piped output, killing it and panicking (with what it printed) if it is
+/// still running after `timeout`.
+pub fn run_bounded(cmd: &mut Command, timeout: Duration, what: &str) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let out = collect(child.stdout.take().unwrap());
+    let err = collect(child.stderr.take().unwrap());
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{what} still running after {timeout:?}; killed\n--- stdout\n{}\n--- stderr\n{}",
+                out.join().unwrap_or_default(),
+                err.join().unwrap_or_default()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
+/// A long-running command (e.g. `kubectl get -w`) whose stdout lines arrive on a channel;
+/// dropping it kills the process.
+pub struct Streaming {
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+    stderr: Option<thread::JoinHandle<String>>,
+}
+
+impl Streaming {
+    pub fn spawn(mut cmd: Command) -> Self {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn streaming command");
+        let stdout = child.stdout.take().unwrap();
+        let stderr = collect(child.stderr.take().unwrap());
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            lines: rx,
+            seen: Vec::new(),
+            stderr: Some(stderr),
+        }
+    }
+
+    /// Waits up to `timeout` for a stdout line matching `pred`, returning it; panics with
+    /// everything printed so far otherwise.
+    pub fn wait_for_line(
+        &mut self,
+        timeout: Duration,
+        what: &str,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if pred(&line) {
+                        return line;
+                    }
+                }
+                Err(e) => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    let stderr = self
+                        .stderr
+                        .take()
+                        .map(|h| h.join().unwrap_or_default())
+                        .unwrap_or_default();
+                    panic!(
+                        "no line {what} within {timeout:?} ({e:?})\n--- stdout\n{}\n--- stderr\n{stderr}",
+                        self.seen.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    /// Kills the process and returns everything it printed on stdout that was read.
+    pub fn stop(mut self) -> Vec<String> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::take(&mut self.seen)
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes an executable file (used for `EDITOR` scripts).
+pub fn write_script(path: &Path, body: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let mut f = File::create(path).unwrap();
+    f.write_all(body.as_bytes()).unwrap();
+    drop(f);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -53,6 +53,15 @@ struct ApiserverArgs {
     /// Largest accepted request body in bytes.
     #[arg(long, default_value_t = 3 * 1024 * 1024)]
     max_request_bytes: usize,
+    /// Static bearer tokens, one `token,user,uid,"group1,group2"` line each.
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
+    /// Append a JSON line per request to this file.
+    #[arg(long)]
+    audit_log_path: Option<PathBuf>,
+    /// `RBAC` (default) or `AlwaysAllow`.
+    #[arg(long, default_value = "RBAC", value_parser = ["RBAC", "AlwaysAllow"])]
+    authorization_mode: String,
 }
 
 #[derive(Args, Debug)]
@@ -112,6 +121,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.hosts = args.tls_san;
             opts.watch_history = args.watch_history;
             opts.server.max_body_bytes = args.max_request_bytes;
+            opts.token_auth_file = args.token_auth_file;
+            opts.audit_log = args.audit_log_path;
+            opts.rbac = args.authorization_mode == "RBAC";
             serve_host(opts).await
         }
         Command::LocalUp(args) => {

@@ -168,6 +168,9 @@ pub struct ResourceDef {
     /// The group/version whose objects are kept in storage (CRDs with several versions
     /// store one); `None` means this version itself.
     pub storage_version: Option<String>,
+    /// A virtual resource that only answers `create` (access and token reviews): nothing is
+    /// stored, the server computes the answer.
+    pub create_only: bool,
     pub prune: Option<PruneFn>,
     pub validate: Option<ValidateFn>,
     pub default: Option<DefaultFn>,
@@ -204,6 +207,7 @@ impl ResourceDef {
             scale: None,
             strategic_merge: false,
             storage_version: None,
+            create_only: false,
             prune: None,
             validate: None,
             default: None,
@@ -257,6 +261,9 @@ impl ResourceDef {
 
     /// The verbs discovery lists for the main resource.
     pub fn verbs(&self) -> Vec<&'static str> {
+        if self.create_only {
+            return vec!["create"];
+        }
         vec![
             "create",
             "delete",

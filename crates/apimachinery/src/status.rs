@@ -177,7 +177,14 @@ impl ApiError {
         let mut e = Self::new(
             422,
             "Invalid",
-            format!("{kind} \"{name}\" is invalid: {detail}"),
+            format!(
+                "{} \"{name}\" is invalid: {detail}",
+                if group.is_empty() {
+                    kind.to_string()
+                } else {
+                    format!("{kind}.{group}")
+                }
+            ),
         );
         e.group = Some(group.to_string());
         e.kind = Some(kind.to_string());
@@ -272,7 +279,7 @@ mod tests {
         assert_eq!(e.code, 422);
         assert_eq!(
             e.message,
-            "Deployment \"bad\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+            "Deployment.apps \"bad\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
         );
         assert_eq!(
             e.to_status()["details"]["causes"][0]["field"],

@@ -330,6 +330,9 @@ pub async fn create(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiE
         ));
     }
     let obj = decode_body(ctx, body)?;
+    if ctx.def.create_only {
+        return crate::reviews::create(ctx, obj).await;
+    }
     let opts = ctx.write_options(false)?;
     check_namespace(ctx).await?;
     let w = ctx.objects().create(ctx.namespace(), obj, &opts).await?;

@@ -9,7 +9,9 @@
 //!        -> objects (metadata, subresources, patch/apply, concurrency) -> storage
 //! ```
 
+pub mod audit;
 pub mod auth;
+pub mod authz;
 pub mod crds;
 pub mod discovery;
 pub mod filter;
@@ -18,9 +20,11 @@ pub mod metrics;
 pub mod namespaces;
 pub mod objects;
 pub mod openapi;
+pub mod rbac_sync;
 pub mod registry;
 pub mod request;
 pub mod response;
+pub mod reviews;
 pub mod serve;
 pub mod server;
 pub mod table;
@@ -28,4 +32,4 @@ pub mod watch;
 
 pub use auth::{TokenAuthenticator, UserInfo};
 pub use registry::Registry;
-pub use server::{ApiServer, ServerConfig};
+pub use server::{ApiServer, ServerConfig, ServerOptions};

@@ -1247,13 +1247,3 @@ pub fn format_label_selector(sel: &Value) -> String {
     }
     parts.join(",")
 }
-
-trait WithMessage {
-    fn with_message(self, msg: String) -> Self;
-}
-impl WithMessage for ApiError {
-    fn with_message(mut self, msg: String) -> Self {
-        self.message = msg;
-        self
-    }
-}

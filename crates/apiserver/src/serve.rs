@@ -21,12 +21,73 @@ use crate::auth::{PeerIdentity, UserInfo};
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// Which CAs a client certificate must chain to for what. Without it, every certificate the
+/// listener accepted authenticates its CN/O.
+#[derive(Debug, Default)]
+pub struct PeerTrust {
+    /// Certificates verifying here authenticate as their CN (user) and O (groups).
+    pub client_ca: Option<flotilla_pki::ChainVerifier>,
+    /// Certificates verifying here (with a CN in `front_proxy_names`, or any CN when that is
+    /// empty) may assert the caller in `X-Remote-*` headers.
+    pub request_header_ca: Option<flotilla_pki::ChainVerifier>,
+    pub front_proxy_names: Vec<String>,
+}
+
+impl PeerTrust {
+    fn identify(&self, conn: &rustls::ServerConnection) -> PeerIdentity {
+        let Some(chain) = conn.peer_certificates() else {
+            return PeerIdentity::default();
+        };
+        let identity = flotilla_pki::peer_identity(conn);
+        let as_user = |id: &flotilla_pki::ClientIdentity| UserInfo {
+            name: id.user.clone(),
+            uid: String::new(),
+            groups: id.groups.clone(),
+            extra: Default::default(),
+        };
+        let client_ok = self.client_ca.as_ref().is_none_or(|v| v.verifies(chain));
+        let front_proxy = self
+            .request_header_ca
+            .as_ref()
+            .is_some_and(|v| v.verifies(chain))
+            && identity.as_ref().is_some_and(|id| {
+                self.front_proxy_names.is_empty() || self.front_proxy_names.contains(&id.user)
+            });
+        PeerIdentity {
+            user: if client_ok {
+                identity.as_ref().map(as_user)
+            } else {
+                None
+            },
+            front_proxy,
+        }
+    }
+}
+
 /// Serves `router` over TLS on `listener` until `shutdown` completes.
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
     router: Router,
     shutdown: impl Future<Output = ()> + Send,
+) {
+    serve_tls_with_trust(
+        listener,
+        tls,
+        router,
+        shutdown,
+        Arc::new(PeerTrust::default()),
+    )
+    .await
+}
+
+/// [`serve_tls`] with explicit rules for what client certificates authenticate.
+pub async fn serve_tls_with_trust(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send,
+    trust: Arc<PeerTrust>,
 ) {
     let acceptor = TlsAcceptor::from(tls);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -47,6 +108,7 @@ pub async fn serve_tls(
         let acceptor = acceptor.clone();
         let router = router.clone();
         let watcher = graceful.watcher();
+        let trust = trust.clone();
         tokio::spawn(async move {
             let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,
@@ -59,14 +121,7 @@ pub async fn serve_tls(
                     return;
                 }
             };
-            let identity =
-                PeerIdentity(
-                    flotilla_pki::peer_identity(tls.get_ref().1).map(|id| UserInfo {
-                        name: id.user,
-                        groups: id.groups,
-                        extra: Default::default(),
-                    }),
-                );
+            let identity = trust.identify(tls.get_ref().1);
             serve_connection(TokioIo::new(tls), router, identity, remote, watcher).await;
         });
     }

@@ -21,6 +21,7 @@ use http::{Method, StatusCode, header};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
+use crate::audit::AuditLog;
 use crate::auth::{self, PeerIdentity, TokenAuthenticator, UserInfo};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
@@ -58,10 +59,21 @@ pub struct ApiServer {
     pub config: ServerConfig,
     pub metrics: Metrics,
     pub tokens: Option<Arc<dyn TokenAuthenticator>>,
+    /// RBAC; `None` allows every authenticated request (simulated members, tests).
+    pub authorizer: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
+    pub audit: Option<Arc<AuditLog>>,
     pub openapi: openapi::OpenApiCache,
     /// Merge schemas of custom resources (from their CRD's schema), by (group, plural), for
     /// server-side apply of list-map fields.
     pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
+}
+
+/// The optional parts of a server.
+#[derive(Default)]
+pub struct ServerOptions {
+    pub tokens: Option<Arc<dyn TokenAuthenticator>>,
+    pub authorizer: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
+    pub audit: Option<Arc<AuditLog>>,
 }
 
 impl ApiServer {
@@ -70,29 +82,23 @@ impl ApiServer {
         storage: Arc<dyn Storage>,
         config: ServerConfig,
     ) -> Arc<Self> {
-        Arc::new(Self {
-            registry,
-            storage,
-            config,
-            metrics: Metrics::new(),
-            tokens: None,
-            openapi: openapi::OpenApiCache::default(),
-            merge_schemas: dashmap::DashMap::new(),
-        })
+        Self::with_options(registry, storage, config, ServerOptions::default())
     }
 
-    pub fn with_tokens(
+    pub fn with_options(
         registry: Arc<Registry>,
         storage: Arc<dyn Storage>,
         config: ServerConfig,
-        tokens: Arc<dyn TokenAuthenticator>,
+        options: ServerOptions,
     ) -> Arc<Self> {
         Arc::new(Self {
             registry,
             storage,
             config,
             metrics: Metrics::new(),
-            tokens: Some(tokens),
+            tokens: options.tokens,
+            authorizer: options.authorizer,
+            audit: options.audit,
             openapi: openapi::OpenApiCache::default(),
             merge_schemas: dashmap::DashMap::new(),
         })
@@ -108,8 +114,13 @@ impl ApiServer {
             ))
     }
 
-    /// Resumes background work a restart may have interrupted (namespace termination).
-    pub fn start_background(self: &Arc<Self>) {
+    /// Starts background work: RBAC indexing (before it returns, so the first request is
+    /// authorized against stored policy), the CRD controller, and namespace termination a
+    /// restart may have interrupted.
+    pub async fn start_background(self: &Arc<Self>) -> Result<(), flotilla_storage::StorageError> {
+        if let Some(authz) = &self.authorizer {
+            crate::rbac_sync::start(self.storage.clone(), authz.clone()).await?;
+        }
         namespaces::resume_terminating(self.clone());
         if self
             .registry
@@ -118,6 +129,7 @@ impl ApiServer {
         {
             crate::crds::start(self.clone());
         }
+        Ok(())
     }
 }
 
@@ -133,10 +145,18 @@ struct RequestLabel {
     resource: String,
 }
 
+/// Who made a request and as whom it ran, for logs and audit.
+#[derive(Default)]
+struct Caller {
+    user: Option<UserInfo>,
+    impersonator: Option<UserInfo>,
+}
+
 async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
+    let uri = req.uri().to_string();
     let user_agent = req
         .headers()
         .get(header::USER_AGENT)
@@ -144,26 +164,53 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
         .unwrap_or("")
         .to_string();
     let span = tracing::info_span!("request", %method, path = %path, user = tracing::field::Empty);
+    let mut caller = Caller::default();
     let (resp, label) = async {
+        let unknown = || RequestLabel {
+            verb: "unknown",
+            resource: String::new(),
+        };
+        let public = auth::is_public_path(&path);
         let peer = req.extensions().get::<PeerIdentity>().cloned();
         let user = match auth::authenticate(peer.as_ref(), req.headers(), server.tokens.as_ref()) {
             Ok(u) => Some(u),
-            Err(e) if auth::is_public_path(&path) => {
-                let _ = e;
-                None
-            }
-            Err(e) => {
-                return (
-                    error_response(&e),
-                    RequestLabel {
-                        verb: "unknown",
-                        resource: String::new(),
-                    },
-                );
-            }
+            Err(_) if public => None,
+            Err(e) => return (error_response(&e), unknown()),
         };
+        let user = match user {
+            Some(u) => {
+                match crate::authz::impersonate(server.authorizer.as_deref(), &u, req.headers()) {
+                    Ok(Some(as_user)) => {
+                        caller.impersonator = Some(u);
+                        Some(as_user)
+                    }
+                    Ok(None) => Some(u),
+                    Err(e) => {
+                        caller.user = Some(u);
+                        return (error_response(&e), unknown());
+                    }
+                }
+            }
+            None => None,
+        };
+        caller.user = user.clone();
         if let Some(u) = &user {
             tracing::Span::current().record("user", u.name.as_str());
+            if let Some(authz) = &server.authorizer {
+                if !public {
+                    let api_path = parse_api_path(&path);
+                    let watch = Query::parse(req.uri().query()).flag("watch");
+                    let attrs = crate::authz::RequestAttributes::for_request(
+                        req.method(),
+                        &path,
+                        api_path.as_ref(),
+                        watch,
+                    );
+                    if let Err(e) = crate::authz::authorize(authz, u, &attrs) {
+                        return (error_response(&e), unknown());
+                    }
+                }
+            }
         }
         route(&server, req, user, &user_agent).await
     }
@@ -177,6 +224,20 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
     span.in_scope(|| {
         tracing::info!(verb = label.verb, resource = %label.resource, code, latency_ms = elapsed.as_secs_f64() * 1000.0, "handled")
     });
+    if let Some(audit) = &server.audit {
+        audit.record(&serde_json::json!({
+            "time": crate::objects::now_rfc3339(),
+            "user": caller.user.as_ref().map(|u| u.name.clone()),
+            "groups": caller.user.as_ref().map(|u| u.groups.clone()),
+            "impersonatedBy": caller.impersonator.as_ref().map(|u| u.name.clone()),
+            "verb": label.verb,
+            "resource": label.resource,
+            "method": method.as_str(),
+            "requestURI": uri,
+            "code": code,
+            "latencyMs": (elapsed.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
+        }));
+    }
     resp
 }
 
@@ -206,7 +267,6 @@ async fn route(
             );
             return (r, label("get"));
         }
-        "/metrics" => return (server.metrics.render(), label("get")),
         _ => {}
     }
     let Some(user) = user else {
@@ -215,6 +275,9 @@ async fn route(
             label("unknown"),
         );
     };
+    if path == "/metrics" {
+        return (server.metrics.render(), label("get"));
+    }
     if path == "/openapi/v3" || path.starts_with("/openapi/v3/") {
         return (openapi::serve(server, &path), label("get"));
     }
@@ -307,6 +370,12 @@ async fn resource_request(
     user_agent: &str,
     verb: &'static str,
 ) -> Response {
+    if def.create_only && verb != "create" {
+        return error_response(&ApiError::method_not_allowed(format!(
+            "{} only supports create",
+            flotilla_apimachinery::status::qualified_resource(&def.group, &def.plural)
+        )));
+    }
     let (parts, body) = req.into_parts();
     let query = Query::parse(parts.uri.query());
     if def.namespaced && rp.namespace.is_none() && !matches!(verb, "list" | "watch") {

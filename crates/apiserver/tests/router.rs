@@ -30,7 +30,7 @@ fn server(config: ServerConfig) -> Arc<ApiServer> {
 }
 
 fn admin() -> PeerIdentity {
-    PeerIdentity(Some(UserInfo::new("admin", &["system:masters"])))
+    PeerIdentity::user(UserInfo::new("admin", &["system:masters"]))
 }
 
 async fn call(server: &Arc<ApiServer>, req: Request<Body>) -> (StatusCode, http::HeaderMap, Value) {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
@@ -362,7 +362,7 @@ async fn phase_watch(kubeconfig: &Path, writers: &[kube::Client]) -> Result<()> 
         .into_iter()
         .map(|stream| {
             tokio::spawn(async move {
-                let mut stream = std::pin::pin!(stream.into_stream());
+                let mut stream = std::pin::pin!(stream);
                 let mut revisions: Vec<u64> = Vec::with_capacity(WATCH_WRITES);
                 let mut last = 0u64;
                 let mut last_at = Instant::now();

@@ -6,7 +6,11 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use flotilla_apiserver::{ApiServer, Registry, ServerConfig};
+use flotilla_apiserver::audit::AuditLog;
+use flotilla_apiserver::auth::StaticTokens;
+use flotilla_apiserver::serve::PeerTrust;
+use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
+use flotilla_pki::ChainVerifier;
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -33,6 +37,15 @@ pub enum HostError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    #[error("loading the token file")]
+    Tokens(#[from] flotilla_apiserver::auth::TokenFileError),
+    #[error("opening the audit log {path}")]
+    Audit {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("creating the bootstrap object {name}: {message}")]
+    Bootstrap { name: String, message: String },
     #[error("creating the system namespace {name}: {message}")]
     SystemNamespace { name: String, message: String },
 }
@@ -48,6 +61,12 @@ pub struct HostOptions {
     pub hosts: Vec<String>,
     /// Events kept for watch resumption.
     pub watch_history: usize,
+    /// Static bearer tokens (`token,user,uid,"group1,group2"`).
+    pub token_auth_file: Option<PathBuf>,
+    /// Where to append the JSON-lines audit log.
+    pub audit_log: Option<PathBuf>,
+    /// RBAC (default) or, when false, every authenticated request is allowed.
+    pub rbac: bool,
     pub server: ServerConfig,
 }
 
@@ -59,6 +78,9 @@ impl HostOptions {
             secure_port: 6443,
             hosts: Vec::new(),
             watch_history: 100_000,
+            token_auth_file: None,
+            audit_log: None,
+            rbac: true,
             server: ServerConfig::default(),
         }
     }
@@ -110,6 +132,7 @@ pub fn host_registry() -> Arc<Registry> {
     for def in flotilla_kinds::builtin_resources()
         .into_iter()
         .chain(flotilla_kinds::extension_resources())
+        .chain(flotilla_apiserver::reviews::review_resources())
     {
         registry.register(def);
     }
@@ -131,15 +154,35 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         },
     )?);
     let registry = host_registry();
-    let server = ApiServer::new(registry, storage, opts.server.clone());
+    let mut options = ServerOptions::default();
+    if let Some(path) = &opts.token_auth_file {
+        options.tokens = Some(Arc::new(StaticTokens::load(path)?));
+    }
+    if let Some(path) = &opts.audit_log {
+        let log = AuditLog::open(path).map_err(|source| HostError::Audit {
+            path: path.clone(),
+            source,
+        })?;
+        options.audit = Some(Arc::new(log));
+    }
+    if opts.rbac {
+        options.authorizer = Some(Arc::new(flotilla_rbac::RbacAuthorizer::new()));
+    }
+    let server = ApiServer::with_options(registry, storage, opts.server.clone(), options);
     ensure_system_namespaces(&server).await?;
-    server.start_background();
+    ensure_bootstrap_policy(&server).await?;
+    server.start_background().await?;
 
-    let tls = flotilla_pki::server_config(
-        &pki.apiserver.cert_pem,
-        &pki.apiserver.key_pem,
-        &[pki.ca.cert_pem.clone()],
-    )?;
+    let client_cas = [pki.ca.cert_pem.clone(), pki.front_proxy_ca.cert_pem.clone()];
+    let tls =
+        flotilla_pki::server_config(&pki.apiserver.cert_pem, &pki.apiserver.key_pem, &client_cas)?;
+    let trust = Arc::new(PeerTrust {
+        client_ca: Some(ChainVerifier::new(std::slice::from_ref(&pki.ca.cert_pem))?),
+        request_header_ca: Some(ChainVerifier::new(std::slice::from_ref(
+            &pki.front_proxy_ca.cert_pem,
+        ))?),
+        front_proxy_names: vec![flotilla_pki::FRONT_PROXY_CLIENT_USER.to_string()],
+    });
     let addr = SocketAddr::new(opts.bind_address, opts.secure_port);
     let listener = TcpListener::bind(addr)
         .await
@@ -152,13 +195,14 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
 
     let (tx, rx) = oneshot::channel::<()>();
     let router = server.router();
-    let task = tokio::spawn(flotilla_apiserver::serve::serve_tls(
+    let task = tokio::spawn(flotilla_apiserver::serve::serve_tls_with_trust(
         listener,
         tls,
         router,
         async {
             let _ = rx.await;
         },
+        trust,
     ));
     tracing::info!(%addr, kubeconfig = %kubeconfig.display(), "host API server serving");
     Ok(RunningHost {
@@ -184,6 +228,52 @@ fn write_admin_kubeconfig(
         &pki.admin.key_pem,
     );
     kc.write(path)?;
+    Ok(())
+}
+
+/// Creates the default RBAC policy (cluster-admin, admin, edit, view, discovery, ...) where
+/// missing; objects an operator changed are left as they are.
+async fn ensure_bootstrap_policy(server: &Arc<ApiServer>) -> Result<(), HostError> {
+    let opts = flotilla_apiserver::objects::WriteOptions {
+        field_manager: "flotilla-apiserver".into(),
+        field_validation: flotilla_apiserver::request::FieldValidation::Strict,
+        dry_run: false,
+    };
+    for obj in flotilla_rbac::bootstrap_policy() {
+        let kind = obj
+            .get("kind")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        let plural = match kind {
+            "ClusterRole" => "clusterroles",
+            "ClusterRoleBinding" => "clusterrolebindings",
+            _ => continue,
+        };
+        let Some(def) = server
+            .registry
+            .get("rbac.authorization.k8s.io", "v1", plural)
+        else {
+            continue;
+        };
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        match flotilla_apiserver::objects::Objects::new(&def, &server.storage)
+            .create(None, obj, &opts)
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => {
+                return Err(HostError::Bootstrap {
+                    name,
+                    message: e.message,
+                });
+            }
+        }
+    }
     Ok(())
 }
 

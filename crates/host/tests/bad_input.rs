@@ -6,6 +6,9 @@
 //! Requests go through kube-rs's raw `Client::send`, so the tests choose content types and
 //! bodies byte for byte and see non-2xx bodies as sent.
 
+// Test helpers (here and in `common`) may panic: a failed request is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

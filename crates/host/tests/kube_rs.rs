@@ -3,6 +3,9 @@
 //! paginated lists, raw watches, streaming lists, the status and scale subresources, and
 //! deletion held by finalizers.
 
+// Helpers outside #[test] functions unwrap too: a failed call is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

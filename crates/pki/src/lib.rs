@@ -37,5 +37,6 @@ pub use server_pki::{
     FRONT_PROXY_CLIENT_USER, ServerPki, ensure_server_pki,
 };
 pub use tls::{
-    ALPN_PROTOCOLS, client_config, parse_certificates, parse_private_key, server_config,
+    ALPN_PROTOCOLS, ChainVerifier, client_config, parse_certificates, parse_private_key,
+    server_config,
 };

@@ -205,3 +205,36 @@ impl ServerCertVerifier for AcceptAnyServerCert {
             .supported_schemes()
     }
 }
+
+/// Checks whether a client's certificate chain was issued by particular CAs, independent of
+/// the listener's own verifier (which may trust several CAs). API servers use it to accept
+/// front-proxy request headers only from certificates of the request-header CA.
+pub struct ChainVerifier {
+    verifier: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+}
+
+impl std::fmt::Debug for ChainVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChainVerifier").finish_non_exhaustive()
+    }
+}
+
+impl ChainVerifier {
+    pub fn new(ca_pems: &[String]) -> Result<Self> {
+        let verifier =
+            WebPkiClientVerifier::builder_with_provider(Arc::new(root_store(ca_pems)?), provider())
+                .build()
+                .map_err(PkiError::BuildClientVerifier)?;
+        Ok(Self { verifier })
+    }
+
+    /// True when `chain` (leaf first, as the peer sent it) verifies against these CAs now.
+    pub fn verifies(&self, chain: &[CertificateDer<'_>]) -> bool {
+        let Some((leaf, intermediates)) = chain.split_first() else {
+            return false;
+        };
+        self.verifier
+            .verify_client_cert(leaf, intermediates, rustls::pki_types::UnixTime::now())
+            .is_ok()
+    }
+}

@@ -1,0 +1,209 @@
+//! Authorization: turns a request into RBAC attributes (resource or non-resource, verb,
+//! group, resource, subresource, namespace, name), asks the authorizer, and handles
+//! impersonation (`Impersonate-User`, `Impersonate-Group`, `Impersonate-Uid`,
+//! `Impersonate-Extra-*`; `kubectl --as/--as-group`), which needs the `impersonate` verb.
+
+use std::collections::BTreeMap;
+
+use flotilla_apimachinery::ApiError;
+use flotilla_rbac::{Attributes, Decision, RbacAuthorizer, UserRef};
+use http::{HeaderMap, Method};
+
+use crate::auth::UserInfo;
+use crate::request::{ApiPath, ResourcePath};
+
+/// The verb of a resource request.
+pub fn resource_verb(method: &Method, rp: &ResourcePath, watch: bool) -> &'static str {
+    match (method.as_str(), rp.name.is_some()) {
+        ("GET" | "HEAD", _) if watch => "watch",
+        ("GET" | "HEAD", false) => "list",
+        ("GET" | "HEAD", true) => "get",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", false) => "deletecollection",
+        ("DELETE", true) => "delete",
+        _ => "unknown",
+    }
+}
+
+/// What is being asked, owned.
+#[derive(Debug, Clone)]
+pub struct RequestAttributes {
+    pub verb: String,
+    pub resource_request: bool,
+    pub api_group: String,
+    pub resource: String,
+    pub subresource: String,
+    pub namespace: String,
+    pub name: String,
+    pub path: String,
+}
+
+impl RequestAttributes {
+    pub fn for_request(
+        method: &Method,
+        path: &str,
+        api_path: Option<&ApiPath>,
+        watch: bool,
+    ) -> Self {
+        match api_path {
+            Some(ApiPath::Resource(rp)) => {
+                // kube-apiserver treats a namespace object's own name as its namespace.
+                let namespace = match (
+                    &rp.namespace,
+                    rp.resource.as_str(),
+                    rp.group.as_str(),
+                    &rp.name,
+                ) {
+                    (Some(ns), _, _, _) => ns.clone(),
+                    (None, "namespaces", "", Some(name)) => name.clone(),
+                    _ => String::new(),
+                };
+                Self {
+                    verb: resource_verb(method, rp, watch).to_string(),
+                    resource_request: true,
+                    api_group: rp.group.clone(),
+                    resource: rp.resource.clone(),
+                    subresource: rp.subresource.clone().unwrap_or_default(),
+                    namespace,
+                    name: rp.name.clone().unwrap_or_default(),
+                    path: path.to_string(),
+                }
+            }
+            _ => Self {
+                verb: match *method {
+                    Method::GET | Method::HEAD => "get".into(),
+                    ref m => m.as_str().to_lowercase(),
+                },
+                resource_request: false,
+                api_group: String::new(),
+                resource: String::new(),
+                subresource: String::new(),
+                namespace: String::new(),
+                name: String::new(),
+                path: path.to_string(),
+            },
+        }
+    }
+
+    pub fn as_rbac<'a>(&'a self, user: &'a UserInfo) -> Attributes<'a> {
+        Attributes {
+            user: UserRef {
+                name: &user.name,
+                groups: &user.groups,
+            },
+            verb: &self.verb,
+            resource_request: self.resource_request,
+            api_group: &self.api_group,
+            resource: &self.resource,
+            subresource: &self.subresource,
+            namespace: &self.namespace,
+            name: &self.name,
+            path: &self.path,
+        }
+    }
+}
+
+/// Allows or answers 403 with kube-apiserver's message.
+pub fn authorize(
+    authorizer: &RbacAuthorizer,
+    user: &UserInfo,
+    attrs: &RequestAttributes,
+) -> Result<(), ApiError> {
+    let rbac = attrs.as_rbac(user);
+    match authorizer.authorize(&rbac) {
+        Decision::Allow { .. } => Ok(()),
+        Decision::Deny { reason } => Err(flotilla_rbac::forbidden_error(&rbac, &reason)),
+    }
+}
+
+const IMPERSONATE_USER: &str = "impersonate-user";
+const IMPERSONATE_GROUP: &str = "impersonate-group";
+const IMPERSONATE_UID: &str = "impersonate-uid";
+const IMPERSONATE_EXTRA: &str = "impersonate-extra-";
+
+/// Applies `Impersonate-*` headers: checks the caller may impersonate each part and returns
+/// the identity the request then runs as. `None` when the request impersonates nobody.
+pub fn impersonate(
+    authorizer: Option<&RbacAuthorizer>,
+    caller: &UserInfo,
+    headers: &HeaderMap,
+) -> Result<Option<UserInfo>, ApiError> {
+    let user = headers
+        .get(IMPERSONATE_USER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let groups: Vec<String> = headers
+        .get_all(IMPERSONATE_GROUP)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(str::to_string)
+        .collect();
+    let uid = headers
+        .get(IMPERSONATE_UID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut extra: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (k, v) in headers.iter() {
+        if let Some(key) = k.as_str().strip_prefix(IMPERSONATE_EXTRA) {
+            if let Ok(val) = v.to_str() {
+                extra
+                    .entry(key.to_lowercase())
+                    .or_default()
+                    .push(val.to_string());
+            }
+        }
+    }
+    let Some(name) = user else {
+        if !groups.is_empty() || uid.is_some() || !extra.is_empty() {
+            return Err(ApiError::bad_request(
+                "requested impersonation of groups, uid or extra fields without impersonating a user",
+            ));
+        }
+        return Ok(None);
+    };
+    let check =
+        |resource: &str, group: &str, namespace: &str, target: &str| -> Result<(), ApiError> {
+            let Some(authz) = authorizer else {
+                return Ok(());
+            };
+            let attrs = RequestAttributes {
+                verb: "impersonate".into(),
+                resource_request: true,
+                api_group: group.into(),
+                resource: resource.into(),
+                subresource: String::new(),
+                namespace: namespace.into(),
+                name: target.into(),
+                path: String::new(),
+            };
+            authorize(authz, caller, &attrs)
+        };
+    match name
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|r| r.split_once(':'))
+    {
+        Some((ns, sa)) => check("serviceaccounts", "", ns, sa)?,
+        None => check("users", "", "", &name)?,
+    }
+    for g in &groups {
+        check("groups", "", "", g)?;
+    }
+    if let Some(u) = &uid {
+        check("uids", "authentication.k8s.io", "", u)?;
+    }
+    for (key, values) in &extra {
+        for v in values {
+            check(&format!("userextras/{key}"), "authentication.k8s.io", "", v)?;
+        }
+    }
+    let mut as_user = UserInfo {
+        name,
+        uid: uid.unwrap_or_default(),
+        groups,
+        extra,
+    };
+    crate::auth::add_authenticated(&mut as_user);
+    Ok(Some(as_user))
+}

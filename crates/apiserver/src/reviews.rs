@@ -1,0 +1,264 @@
+//! The review APIs extension servers and `kubectl auth` use: authorization.k8s.io/v1
+//! SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectAccessReview,
+//! SelfSubjectRulesReview, and authentication.k8s.io/v1 TokenReview and SelfSubjectReview.
+//! They are virtual: a `create` computes the `status` and nothing is stored.
+
+use std::collections::BTreeMap;
+
+use axum::response::Response;
+use flotilla_apimachinery::{ApiError, ResourceDef};
+use flotilla_rbac::{Decision, UserRef};
+use http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::auth::UserInfo;
+use crate::authz::RequestAttributes;
+use crate::handlers::RequestContext;
+use crate::response::json_value;
+
+/// The review resources, for registration.
+pub fn review_resources() -> Vec<ResourceDef> {
+    let review = |group: &str, kind: &str, plural: &str, namespaced: bool| {
+        let mut d = ResourceDef::new(group, "v1", kind, plural, namespaced);
+        d.create_only = true;
+        d
+    };
+    vec![
+        review(
+            "authorization.k8s.io",
+            "SubjectAccessReview",
+            "subjectaccessreviews",
+            false,
+        ),
+        review(
+            "authorization.k8s.io",
+            "SelfSubjectAccessReview",
+            "selfsubjectaccessreviews",
+            false,
+        ),
+        review(
+            "authorization.k8s.io",
+            "LocalSubjectAccessReview",
+            "localsubjectaccessreviews",
+            true,
+        ),
+        review(
+            "authorization.k8s.io",
+            "SelfSubjectRulesReview",
+            "selfsubjectrulesreviews",
+            false,
+        ),
+        review(
+            "authentication.k8s.io",
+            "TokenReview",
+            "tokenreviews",
+            false,
+        ),
+        review(
+            "authentication.k8s.io",
+            "SelfSubjectReview",
+            "selfsubjectreviews",
+            false,
+        ),
+    ]
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn extra_of(v: Option<&Value>) -> BTreeMap<String, Vec<String>> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, vals)| (k.clone(), strings(Some(vals))))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn user_json(u: &UserInfo) -> Value {
+    let mut v = json!({"username": u.name, "groups": u.groups});
+    if !u.uid.is_empty() {
+        v["uid"] = json!(u.uid);
+    }
+    if !u.extra.is_empty() {
+        v["extra"] = json!(u.extra);
+    }
+    v
+}
+
+/// Attributes of an access review's spec.
+fn spec_attributes(
+    spec: &Value,
+    namespace_override: Option<&str>,
+) -> Result<RequestAttributes, ApiError> {
+    if let Some(r) = spec.get("resourceAttributes") {
+        let s = |k: &str| {
+            r.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        return Ok(RequestAttributes {
+            verb: s("verb"),
+            resource_request: true,
+            api_group: s("group"),
+            resource: s("resource"),
+            subresource: s("subresource"),
+            namespace: namespace_override
+                .map(str::to_string)
+                .unwrap_or_else(|| s("namespace")),
+            name: s("name"),
+            path: String::new(),
+        });
+    }
+    if let Some(n) = spec.get("nonResourceAttributes") {
+        let s = |k: &str| {
+            n.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        return Ok(RequestAttributes {
+            verb: s("verb"),
+            resource_request: false,
+            api_group: String::new(),
+            resource: String::new(),
+            subresource: String::new(),
+            namespace: String::new(),
+            name: String::new(),
+            path: s("path"),
+        });
+    }
+    Err(ApiError::invalid(
+        "authorization.k8s.io",
+        "SubjectAccessReview",
+        "",
+        vec![flotilla_apimachinery::Cause::new(
+            "FieldValueRequired",
+            "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
+            "spec.resourceAttributes",
+        )],
+    ))
+}
+
+fn decide(ctx: &RequestContext, user: &UserInfo, attrs: &RequestAttributes) -> Value {
+    match &ctx.server.authorizer {
+        None => json!({"allowed": true, "reason": "no authorization is configured"}),
+        Some(authz) => match authz.authorize(&attrs.as_rbac(user)) {
+            Decision::Allow { reason } => json!({"allowed": true, "reason": reason}),
+            Decision::Deny { reason } => json!({"allowed": false, "reason": reason}),
+        },
+    }
+}
+
+pub async fn create(ctx: &RequestContext, mut body: Value) -> Result<Response, ApiError> {
+    let spec = body.get("spec").cloned().unwrap_or_else(|| json!({}));
+    let status = match ctx.def.plural.as_str() {
+        "subjectaccessreviews" | "localsubjectaccessreviews" => {
+            let user = UserInfo {
+                name: spec
+                    .get("user")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                uid: spec
+                    .get("uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                groups: strings(spec.get("groups")),
+                extra: extra_of(spec.get("extra")),
+            };
+            if user.name.is_empty() && user.groups.is_empty() {
+                return Err(ApiError::invalid(
+                    "authorization.k8s.io",
+                    &ctx.def.kind,
+                    "",
+                    vec![flotilla_apimachinery::Cause::new(
+                        "FieldValueRequired",
+                        "Required value: at least one of user or group must be specified",
+                        "spec.user",
+                    )],
+                ));
+            }
+            let ns = if ctx.def.namespaced {
+                ctx.path.namespace.as_deref()
+            } else {
+                None
+            };
+            if let (Some(ns), Some(spec_ns)) = (
+                ns,
+                spec.pointer("/resourceAttributes/namespace")
+                    .and_then(Value::as_str),
+            ) {
+                if !spec_ns.is_empty() && spec_ns != ns {
+                    return Err(ApiError::bad_request(format!(
+                        "spec.resourceAttributes.namespace must match the namespace of the request ({ns})"
+                    )));
+                }
+            }
+            decide(ctx, &user, &spec_attributes(&spec, ns)?)
+        }
+        "selfsubjectaccessreviews" => decide(ctx, &ctx.user, &spec_attributes(&spec, None)?),
+        "selfsubjectrulesreviews" => {
+            let ns = spec
+                .get("namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            match &ctx.server.authorizer {
+                Some(authz) => authz
+                    .rules_for(
+                        &UserRef {
+                            name: &ctx.user.name,
+                            groups: &ctx.user.groups,
+                        },
+                        ns,
+                    )
+                    .to_review_status(),
+                None => {
+                    json!({"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}], "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": false})
+                }
+            }
+        }
+        "tokenreviews" => {
+            let token = spec
+                .get("token")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            match ctx
+                .server
+                .tokens
+                .as_ref()
+                .and_then(|t| t.authenticate(token))
+            {
+                Some(mut u) if !token.is_empty() => {
+                    crate::auth::add_authenticated(&mut u);
+                    json!({"authenticated": true, "user": user_json(&u), "audiences": strings(spec.get("audiences"))})
+                }
+                _ => json!({"authenticated": false, "error": "invalid bearer token"}),
+            }
+        }
+        "selfsubjectreviews" => json!({"userInfo": user_json(&ctx.user)}),
+        _ => {
+            return Err(ApiError::method_not_allowed(
+                "this resource only supports create",
+            ));
+        }
+    };
+    if let Some(m) = body.as_object_mut() {
+        m.insert("apiVersion".into(), json!(ctx.def.api_version()));
+        m.insert("kind".into(), json!(ctx.def.kind));
+        m.entry("metadata").or_insert_with(|| json!({}));
+        m.insert("status".into(), status);
+    }
+    Ok(json_value(StatusCode::CREATED, &body))
+}

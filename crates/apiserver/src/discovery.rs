@@ -7,6 +7,7 @@ use flotilla_apimachinery::{ApiError, ResourceDef};
 use http::{HeaderMap, StatusCode, header};
 use serde_json::{Value, json};
 
+use crate::aggregator::ExternalGroup;
 use crate::registry::Registry;
 use crate::response::{json_value, json_with_type};
 
@@ -30,8 +31,70 @@ fn aggregated_version(headers: &HeaderMap) -> Option<&'static str> {
     best
 }
 
-/// `GET /api` (legacy = true) or `GET /apis`.
-pub fn root(registry: &Registry, legacy: bool, headers: &HeaderMap) -> Response {
+/// Aggregated discovery entries for an extension's `APIResourceList`.
+fn external_resources(group: &str, version: &str, list: Option<&Value>) -> Vec<Value> {
+    let Some(items) = list
+        .and_then(|l| l.get("resources"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<Value> = Vec::new();
+    for r in items {
+        let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+        if name.contains('/') {
+            continue;
+        }
+        let mut v = json!({
+            "resource": name,
+            "responseKind": {
+                "group": r.get("group").and_then(Value::as_str).unwrap_or(group),
+                "version": r.get("version").and_then(Value::as_str).unwrap_or(version),
+                "kind": r.get("kind").cloned().unwrap_or(Value::Null),
+            },
+            "scope": if r.get("namespaced").and_then(Value::as_bool) == Some(true) { "Namespaced" } else { "Cluster" },
+            "singularResource": r.get("singularName").cloned().unwrap_or(json!("")),
+            "verbs": r.get("verbs").cloned().unwrap_or(json!([])),
+        });
+        for key in ["shortNames", "categories"] {
+            if let Some(x) = r.get(key) {
+                v[key] = x.clone();
+            }
+        }
+        let subs: Vec<Value> = items
+            .iter()
+            .filter_map(|s| {
+                let n = s.get("name").and_then(Value::as_str)?;
+                let (parent, sub) = n.split_once('/')?;
+                (parent == name).then(|| {
+                    json!({
+                        "subresource": sub,
+                        "responseKind": {
+                            "group": s.get("group").and_then(Value::as_str).unwrap_or(group),
+                            "version": s.get("version").and_then(Value::as_str).unwrap_or(version),
+                            "kind": s.get("kind").cloned().unwrap_or(Value::Null),
+                        },
+                        "verbs": s.get("verbs").cloned().unwrap_or(json!([])),
+                    })
+                })
+            })
+            .collect();
+        if !subs.is_empty() {
+            v["subresources"] = Value::Array(subs);
+        }
+        out.push(v);
+    }
+    out
+}
+
+/// `GET /api` (legacy = true) or `GET /apis`; `external` are aggregated groups served by
+/// extension API servers.
+pub fn root(
+    registry: &Registry,
+    legacy: bool,
+    headers: &HeaderMap,
+    external: &[ExternalGroup],
+) -> Response {
     if let Some(version) = aggregated_version(headers) {
         let items: Vec<Value> = registry
             .groups()
@@ -50,6 +113,17 @@ pub fn root(registry: &Registry, legacy: bool, headers: &HeaderMap) -> Response 
                 json!({"metadata": {"name": g.name, "creationTimestamp": null}, "versions": versions})
             })
             .collect();
+        let mut items = items;
+        if !legacy {
+            for g in external {
+                let versions: Vec<Value> = g
+                    .versions
+                    .iter()
+                    .map(|(v, list)| json!({"version": v, "resources": external_resources(&g.name, v, list.as_ref()), "freshness": "Current"}))
+                    .collect();
+                items.push(json!({"metadata": {"name": g.name, "creationTimestamp": null}, "versions": versions}));
+            }
+        }
         let body = json!({
             "kind": "APIGroupDiscoveryList",
             "apiVersion": format!("apidiscovery.k8s.io/{version}"),
@@ -65,12 +139,16 @@ pub fn root(registry: &Registry, legacy: bool, headers: &HeaderMap) -> Response 
             &json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}),
         );
     }
-    let groups: Vec<Value> = registry
+    let mut groups: Vec<Value> = registry
         .groups()
         .into_iter()
         .filter(|g| !g.name.is_empty())
         .map(|g| group_json(&g.name, &g.versions))
         .collect();
+    for g in external {
+        let versions: Vec<String> = g.versions.iter().map(|(v, _)| v.clone()).collect();
+        groups.push(group_json(&g.name, &versions));
+    }
     json_value(
         StatusCode::OK,
         &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
@@ -87,11 +165,24 @@ fn group_json(name: &str, versions: &[String]) -> Value {
 }
 
 /// `GET /apis/{group}`.
-pub fn group(registry: &Registry, name: &str) -> Result<Response, ApiError> {
+pub fn group(
+    registry: &Registry,
+    name: &str,
+    external: &[ExternalGroup],
+) -> Result<Response, ApiError> {
     let g = registry
         .groups()
         .into_iter()
         .find(|g| g.name == name)
+        .or_else(|| {
+            external
+                .iter()
+                .find(|g| g.name == name)
+                .map(|g| crate::registry::GroupInfo {
+                    name: g.name.clone(),
+                    versions: g.versions.iter().map(|(v, _)| v.clone()).collect(),
+                })
+        })
         .ok_or_else(ApiError::path_not_found)?;
     let mut body = group_json(&g.name, &g.versions);
     body["kind"] = json!("APIGroup");

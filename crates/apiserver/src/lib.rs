@@ -9,6 +9,7 @@
 //!        -> objects (metadata, subresources, patch/apply, concurrency) -> storage
 //! ```
 
+pub mod aggregator;
 pub mod audit;
 pub mod auth;
 pub mod authz;
@@ -20,6 +21,7 @@ pub mod metrics;
 pub mod namespaces;
 pub mod objects;
 pub mod openapi;
+pub mod openapi_v2;
 pub mod rbac_sync;
 pub mod registry;
 pub mod request;

@@ -23,6 +23,8 @@ use crate::server::ApiServer;
 #[derive(Default)]
 pub struct OpenApiCache {
     inner: Mutex<Option<(u64, Arc<Built>)>>,
+    /// The single OpenAPI v2 document (crate::openapi_v2).
+    pub(crate) v2: crate::openapi_v2::OpenApiV2Cache,
 }
 
 struct Built {
@@ -44,7 +46,7 @@ pub fn serve(server: &Arc<ApiServer>, path: &str) -> Response {
         }
     };
     if path == "/openapi/v3" || path == "/openapi/v3/" {
-        let paths: Map<String, Value> = built
+        let mut paths: Map<String, Value> = built
             .docs
             .iter()
             .map(|(gv, (hash, _))| {
@@ -54,6 +56,18 @@ pub fn serve(server: &Arc<ApiServer>, path: &str) -> Response {
                 )
             })
             .collect();
+        // Aggregated group/versions: their documents are proxied to the extension server.
+        if let Some(agg) = &server.aggregator {
+            for group in agg.external_groups() {
+                for (version, _) in &group.versions {
+                    let gv = format!("apis/{}/{version}", group.name);
+                    let url = format!("/openapi/v3/{gv}");
+                    paths
+                        .entry(gv)
+                        .or_insert_with(|| json!({"serverRelativeURL": url}));
+                }
+            }
+        }
         return json_value(StatusCode::OK, &json!({"paths": paths}));
     }
     let gv = path
@@ -88,12 +102,12 @@ fn build(server: &ApiServer) -> Built {
     Built { docs }
 }
 
-fn gvk_json(def: &ResourceDef) -> Value {
+pub(crate) fn gvk_json(def: &ResourceDef) -> Value {
     json!({"group": def.group, "version": def.version, "kind": def.kind})
 }
 
 /// The component name of a kind's root schema.
-fn root_schema_name(def: &ResourceDef) -> String {
+pub(crate) fn root_schema_name(def: &ResourceDef) -> String {
     match &def.openapi {
         Some(s) => s.root.clone(),
         None => {

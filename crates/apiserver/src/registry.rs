@@ -140,6 +140,12 @@ impl Registry {
             .collect()
     }
 
+    /// Marks served APIs as changed for discovery and OpenAPI caches (e.g. an aggregated
+    /// API became available).
+    pub fn touch(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// Changes whenever the set of served resources changes.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::SeqCst)

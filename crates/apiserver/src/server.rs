@@ -27,7 +27,7 @@ use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::request::{ApiPath, Query, ResourcePath, parse_api_path};
 use crate::response::{error_response, json_value};
-use crate::{discovery, handlers, namespaces, openapi};
+use crate::{discovery, handlers, namespaces, openapi, openapi_v2};
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -62,6 +62,8 @@ pub struct ApiServer {
     /// RBAC; `None` allows every authenticated request (simulated members, tests).
     pub authorizer: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
     pub audit: Option<Arc<AuditLog>>,
+    /// API aggregation (present when APIServices are served).
+    pub aggregator: Option<Arc<crate::aggregator::Aggregator>>,
     pub openapi: openapi::OpenApiCache,
     /// Merge schemas of custom resources (from their CRD's schema), by (group, plural), for
     /// server-side apply of list-map fields.
@@ -74,6 +76,9 @@ pub struct ServerOptions {
     pub tokens: Option<Arc<dyn TokenAuthenticator>>,
     pub authorizer: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
     pub audit: Option<Arc<AuditLog>>,
+    /// The front-proxy client certificate and key (PEM) the aggregator presents to
+    /// extension API servers.
+    pub proxy_client: Option<(String, String)>,
 }
 
 impl ApiServer {
@@ -91,6 +96,9 @@ impl ApiServer {
         config: ServerConfig,
         options: ServerOptions,
     ) -> Arc<Self> {
+        let aggregator = registry
+            .get("apiregistration.k8s.io", "v1", "apiservices")
+            .map(|_| Arc::new(crate::aggregator::Aggregator::new(options.proxy_client)));
         Arc::new(Self {
             registry,
             storage,
@@ -99,6 +107,7 @@ impl ApiServer {
             tokens: options.tokens,
             authorizer: options.authorizer,
             audit: options.audit,
+            aggregator,
             openapi: openapi::OpenApiCache::default(),
             merge_schemas: dashmap::DashMap::new(),
         })
@@ -122,6 +131,7 @@ impl ApiServer {
             crate::rbac_sync::start(self.storage.clone(), authz.clone()).await?;
         }
         namespaces::resume_terminating(self.clone());
+        crate::aggregator::start(self.clone());
         if self
             .registry
             .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -278,11 +288,33 @@ async fn route(
     if path == "/metrics" {
         return (server.metrics.render(), label("get"));
     }
+    if let Some(agg) = &server.aggregator {
+        let api_part = path.strip_prefix("/openapi/v3").unwrap_or(&path);
+        if let Some(backend) = agg.remote_for_path(api_part) {
+            let resource = path
+                .split('/')
+                .nth(if api_part.len() < path.len() { 6 } else { 4 })
+                .unwrap_or_default()
+                .to_string();
+            let verb = if req.method() == Method::GET {
+                "get"
+            } else {
+                "proxy"
+            };
+            return (
+                crate::aggregator::proxy(backend, req, &user).await,
+                RequestLabel { verb, resource },
+            );
+        }
+    }
     if path == "/openapi/v3" || path.starts_with("/openapi/v3/") {
         return (openapi::serve(server, &path), label("get"));
     }
-    if path == "/openapi/v2" {
-        return (error_response(&ApiError::path_not_found()), label("get"));
+    if path == "/openapi/v2" || path == openapi_v2::LEGACY_PATH {
+        return (
+            openapi_v2::serve(server, &path, req.headers()),
+            label("get"),
+        );
     }
     let Some(api_path) = parse_api_path(&path) else {
         return (
@@ -293,11 +325,12 @@ async fn route(
     let headers = req.headers().clone();
     match api_path {
         ApiPath::Root { legacy } if req.method() == Method::GET => (
-            discovery::root(&server.registry, legacy, &headers),
+            discovery::root(&server.registry, legacy, &headers, &external_groups(server)),
             label("get"),
         ),
         ApiPath::Group { group } if req.method() == Method::GET => (
-            discovery::group(&server.registry, &group).unwrap_or_else(|e| error_response(&e)),
+            discovery::group(&server.registry, &group, &external_groups(server))
+                .unwrap_or_else(|e| error_response(&e)),
             label("get"),
         ),
         ApiPath::GroupVersion { group, version } if req.method() == Method::GET => (
@@ -429,6 +462,14 @@ async fn resource_request(
         )),
     };
     result.unwrap_or_else(|e| error_response(&e))
+}
+
+fn external_groups(server: &ApiServer) -> Vec<crate::aggregator::ExternalGroup> {
+    server
+        .aggregator
+        .as_ref()
+        .map(|a| a.external_groups())
+        .unwrap_or_default()
 }
 
 fn version_info(config: &ServerConfig) -> Value {

@@ -77,14 +77,26 @@ async fn run() -> Result<()> {
         create_namespace(&clients[0], ns).await?;
     }
 
-    let names = phase_creates(&clients).await?;
-    rss("after creates")?;
-    phase_gets(&clients, &names).await?;
-    rss("after GETs")?;
-    phase_list(&clients).await?;
-    rss("after LISTs")?;
-    phase_watch(&host.kubeconfig, &clients).await?;
-    rss("after watch")?;
+    // `FLOTILLA_BENCH_PHASES=create,get,list,watch` (any subset) runs only those, e.g. to
+    // profile one; GETs read what the create phase made, so `get` implies `create`.
+    let phases = std::env::var("FLOTILLA_BENCH_PHASES").unwrap_or_default();
+    let wanted = |p: &str| phases.is_empty() || phases.split(',').any(|x| x.trim() == p);
+    if wanted("create") || wanted("get") {
+        let names = phase_creates(&clients).await?;
+        rss("after creates")?;
+        if wanted("get") {
+            phase_gets(&clients, &names).await?;
+            rss("after GETs")?;
+        }
+    }
+    if wanted("list") {
+        phase_list(&clients).await?;
+        rss("after LISTs")?;
+    }
+    if wanted("watch") {
+        phase_watch(&host.kubeconfig, &clients).await?;
+        rss("after watch")?;
+    }
 
     host.stop().await;
     Ok(())

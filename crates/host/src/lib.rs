@@ -168,9 +168,14 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     if opts.rbac {
         options.authorizer = Some(Arc::new(flotilla_rbac::RbacAuthorizer::new()));
     }
+    options.proxy_client = Some((
+        pki.front_proxy_client.cert_pem.clone(),
+        pki.front_proxy_client.key_pem.clone(),
+    ));
     let server = ApiServer::with_options(registry, storage, opts.server.clone(), options);
     ensure_system_namespaces(&server).await?;
     ensure_bootstrap_policy(&server).await?;
+    ensure_local_apiservices(&server).await?;
     server.start_background().await?;
 
     let client_cas = [pki.ca.cert_pem.clone(), pki.front_proxy_ca.cert_pem.clone()];
@@ -260,6 +265,50 @@ async fn ensure_bootstrap_policy(server: &Arc<ApiServer>) -> Result<(), HostErro
             .and_then(serde_json::Value::as_str)
             .unwrap_or_default()
             .to_string();
+        match flotilla_apiserver::objects::Objects::new(&def, &server.storage)
+            .create(None, obj, &opts)
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => {
+                return Err(HostError::Bootstrap {
+                    name,
+                    message: e.message,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Registers every built-in group/version as a Local APIService (as kube-apiserver does), so
+/// `kubectl get apiservices` lists what is served here and extension servers add to it.
+async fn ensure_local_apiservices(server: &Arc<ApiServer>) -> Result<(), HostError> {
+    let Some(def) = server
+        .registry
+        .get("apiregistration.k8s.io", "v1", "apiservices")
+    else {
+        return Ok(());
+    };
+    let opts = flotilla_apiserver::objects::WriteOptions {
+        field_manager: "flotilla-apiserver".into(),
+        field_validation: flotilla_apiserver::request::FieldValidation::Strict,
+        dry_run: false,
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for d in server.registry.all() {
+        if !seen.insert((d.group.clone(), d.version.clone())) {
+            continue;
+        }
+        let name = format!("{}.{}", d.version, d.group);
+        let priority = if d.group.is_empty() { 18000 } else { 17000 };
+        let obj = json!({
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": name, "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
+            "spec": {"group": d.group, "version": d.version, "groupPriorityMinimum": priority, "versionPriority": 15},
+        });
         match flotilla_apiserver::objects::Objects::new(&def, &server.storage)
             .create(None, obj, &opts)
             .await

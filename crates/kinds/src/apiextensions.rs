@@ -174,3 +174,104 @@ pub(crate) fn validate_crd(ctx: &Ctx<'_, CustomResourceDefinition>, errs: &mut E
         }
     }
 }
+
+/// apiregistration.k8s.io/v1 APIService: `<version>.<group>` names, priorities in range,
+/// a service or none (Local), a PEM caBundle, and not both caBundle and
+/// insecureSkipTLSVerify.
+pub(crate) fn validate_apiservice(
+    ctx: &Ctx<'_, k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
+    errs: &mut Errs,
+) {
+    let raw = ctx.raw;
+    let group = str_at(raw, "/spec/group").unwrap_or_default();
+    let version = str_at(raw, "/spec/version").unwrap_or_default();
+    let name = str_at(raw, "/metadata/name").unwrap_or_default();
+    if version.is_empty() {
+        errs.required("spec.version", "");
+    }
+    if !version.is_empty() && name != format!("{version}.{group}") {
+        errs.invalid(
+            "metadata.name",
+            &Value::from(name),
+            &format!("must be {version}.{group}"),
+        );
+    }
+    let service = raw.pointer("/spec/service").filter(|s| !s.is_null());
+    if service.is_some() {
+        match raw
+            .pointer("/spec/groupPriorityMinimum")
+            .and_then(Value::as_i64)
+        {
+            Some(p) if (1..=20000).contains(&p) => {}
+            Some(p) => errs.invalid(
+                "spec.groupPriorityMinimum",
+                &Value::from(p),
+                "must be positive and less than 20000",
+            ),
+            None => errs.invalid(
+                "spec.groupPriorityMinimum",
+                &Value::from(0),
+                "must be positive and less than 20000",
+            ),
+        }
+        match raw.pointer("/spec/versionPriority").and_then(Value::as_i64) {
+            Some(p) if (1..=1000).contains(&p) => {}
+            Some(p) => errs.invalid(
+                "spec.versionPriority",
+                &Value::from(p),
+                "must be positive and less than 1000",
+            ),
+            None => errs.invalid(
+                "spec.versionPriority",
+                &Value::from(0),
+                "must be positive and less than 1000",
+            ),
+        }
+        if str_at(raw, "/spec/service/name")
+            .unwrap_or_default()
+            .is_empty()
+        {
+            errs.required("spec.service.name", "");
+        }
+        if str_at(raw, "/spec/service/namespace")
+            .unwrap_or_default()
+            .is_empty()
+        {
+            errs.required("spec.service.namespace", "");
+        }
+    }
+    let insecure = raw
+        .pointer("/spec/insecureSkipTLSVerify")
+        .and_then(Value::as_bool)
+        == Some(true);
+    if let Some(bundle) = str_at(raw, "/spec/caBundle") {
+        if insecure {
+            errs.invalid(
+                "spec.insecureSkipTLSVerify",
+                &Value::Bool(true),
+                "may not be true if caBundle is present",
+            );
+        }
+        use base64::Engine;
+        let ok = base64::engine::general_purpose::STANDARD
+            .decode(bundle)
+            .ok()
+            .and_then(|der| String::from_utf8(der).ok())
+            .is_some_and(|pem| {
+                pem.contains("-----BEGIN CERTIFICATE-----")
+                    && flotilla_pki::parse_certificates(&pem).is_ok_and(|c| !c.is_empty())
+            });
+        if !ok {
+            errs.invalid(
+                "spec.caBundle",
+                &Value::from("<bytes>"),
+                "must hold PEM-encoded CA certificates",
+            );
+        }
+    } else if service.is_some() && !insecure {
+        errs.required(
+            "spec.caBundle",
+            "a caBundle is required unless insecureSkipTLSVerify is set",
+        );
+    }
+}

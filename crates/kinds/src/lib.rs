@@ -178,6 +178,12 @@ pub fn extension_resources() -> Vec<ResourceDef> {
         )
         .short_names(&["crd", "crds"])
         .with_status(),
+        kind::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>(
+            NameRule::PathSegment,
+            apiextensions::validate_apiservice,
+            None,
+        )
+        .with_status(),
     ]
 }
 

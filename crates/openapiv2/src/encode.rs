@@ -33,6 +33,11 @@ pub fn encode_document(swagger: &Value) -> Result<Vec<u8>> {
     Ok(document_message(swagger)?.encode_to_vec())
 }
 
+/// Decodes the protobuf form (what kubectl does with the bytes; for tests and tools).
+pub fn decode_document(bytes: &[u8]) -> Result<Document> {
+    Document::decode(bytes).map_err(|e| OpenApiV2Error::Decode(e.to_string()))
+}
+
 /// The message [`encode_document`] encodes.
 pub fn document_message(swagger: &Value) -> Result<Document> {
     let o = Obj::new(swagger, String::new())?;
@@ -752,7 +757,7 @@ mod tests {
 
     fn decoded() -> Document {
         let bytes = encode_document(&sample()).unwrap();
-        Document::decode(bytes.as_slice()).unwrap()
+        decode_document(&bytes).unwrap()
     }
 
     #[test]
@@ -1093,6 +1098,14 @@ mod tests {
                 expected: "an integer",
                 ..
             })
+        ));
+    }
+
+    #[test]
+    fn garbage_does_not_decode() {
+        assert!(matches!(
+            decode_document(&[0x0a, 0x05, b'x']),
+            Err(OpenApiV2Error::Decode(_))
         ));
     }
 

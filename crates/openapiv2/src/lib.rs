@@ -17,7 +17,7 @@ mod encode;
 pub mod proto;
 
 pub use convert::{definitions_from_v3, schema_from_v3};
-pub use encode::{document_message, encode_document};
+pub use encode::{decode_document, document_message, encode_document};
 
 /// Why a JSON document could not be encoded.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -34,6 +34,9 @@ pub enum OpenApiV2Error {
     /// A free-form value could not be written as YAML.
     #[error("{path}: cannot write value as YAML: {message}")]
     Yaml { path: String, message: String },
+    /// Bytes that are not an `openapi.v2.Document`.
+    #[error("not an OpenAPI v2 protobuf document: {0}")]
+    Decode(String),
     /// Schemas nest deeper than any real document does; refused rather than risking the stack.
     #[error("{path}: nested deeper than {limit} levels")]
     TooDeep { path: String, limit: usize },

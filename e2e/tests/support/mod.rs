@@ -68,6 +68,12 @@ impl Drop for ApiserverProcess {
 /// `Flotilla API server ready at URL` line and returns the process with that URL.
 /// The server's stderr goes to `D/apiserver.log` (appended).
 pub fn start_apiserver(data_dir: &Path) -> ApiserverProcess {
+    start_apiserver_with_args(data_dir, &[])
+}
+
+/// Like [`start_apiserver`] with extra `flotilla apiserver` flags, e.g.
+/// `["--token-auth-file", F, "--audit-log-path", F]`.
+pub fn start_apiserver_with_args(data_dir: &Path, extra_args: &[&str]) -> ApiserverProcess {
     std::fs::create_dir_all(data_dir).unwrap();
     let log = data_dir.join("apiserver.log");
     let log_file = OpenOptions::new()
@@ -80,6 +86,7 @@ pub fn start_apiserver(data_dir: &Path) -> ApiserverProcess {
         .arg("--data-dir")
         .arg(data_dir)
         .args(["--secure-port", "0"])
+        .args(extra_args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log_file))

@@ -1,0 +1,628 @@
+//! API aggregation (kube-aggregator): `APIService` objects put a group/version either in this
+//! server ("Local", no `spec.service`) or behind an extension API server, to which every
+//! request under `/apis/{group}/{version}` is proxied over TLS. The proxy verifies the backend
+//! with the APIService's `caBundle` (or skips verification when `insecureSkipTLSVerify`),
+//! authenticates with the front-proxy client certificate and passes the caller in
+//! `X-Remote-User`, `X-Remote-Group` and `X-Remote-Extra-*`. Responses stream through
+//! (watches), and connection upgrades (exec, port-forward) are spliced.
+//!
+//! Flotilla also runs outside Kubernetes, where a Service cannot be resolved: the annotation
+//! [`URL_ANNOTATION`] gives the backend's base URL directly (e.g. `https://127.0.0.1:7443`).
+//!
+//! A controller follows the APIService objects, checks each backend every few seconds by
+//! fetching its discovery document, records the result in `status.conditions[Available]`,
+//! and keeps that discovery document so `/api`, `/apis` and `/openapi/v3` show the
+//! extension's resources. Requests for an unavailable APIService get 503.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use base64::Engine;
+use flotilla_apimachinery::ApiError;
+use flotilla_storage::{EventType, StorageError};
+use futures::StreamExt;
+use http::{HeaderName, HeaderValue, Uri, header};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use parking_lot::RwLock;
+use serde_json::{Value, json};
+
+use crate::auth::UserInfo;
+use crate::objects::{meta_str, now_rfc3339};
+use crate::response::error_response;
+use crate::server::ApiServer;
+
+/// Base URL of an extension API server reached without a Kubernetes Service.
+pub const URL_ANNOTATION: &str = "apiregistration.flotilla.io/url";
+pub const APISERVICE_PREFIX: &str = "/apiregistration.k8s.io/apiservices/";
+const CHECK_INTERVAL: Duration = Duration::from_secs(5);
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>;
+
+/// One APIService as the aggregator sees it.
+pub struct Backend {
+    pub name: String,
+    pub group: String,
+    pub version: String,
+    pub group_priority: i64,
+    pub version_priority: i64,
+    /// Served by this server.
+    pub local: bool,
+    base: Option<Uri>,
+    client: Option<HttpsClient>,
+    /// HTTP/1.1 only, for connection upgrades.
+    upgrade_client: Option<HttpsClient>,
+    state: RwLock<BackendState>,
+}
+
+#[derive(Clone, Default)]
+struct BackendState {
+    available: bool,
+    reason: String,
+    message: String,
+    /// The backend's `APIResourceList` for this group/version.
+    discovery: Option<Value>,
+}
+
+impl Backend {
+    pub fn available(&self) -> bool {
+        self.local || self.state.read().available
+    }
+    pub fn discovery(&self) -> Option<Value> {
+        self.state.read().discovery.clone()
+    }
+}
+
+/// An aggregated group for discovery: name, then versions (preferred first) with their
+/// resource lists.
+pub struct ExternalGroup {
+    pub name: String,
+    pub versions: Vec<(String, Option<Value>)>,
+}
+
+/// The aggregator's state: backends by (group, version).
+pub struct Aggregator {
+    backends: RwLock<BTreeMap<(String, String), Arc<Backend>>>,
+    /// The front-proxy client certificate and key (PEM).
+    proxy_identity: Option<(String, String)>,
+}
+
+impl Aggregator {
+    pub fn new(proxy_identity: Option<(String, String)>) -> Self {
+        Self {
+            backends: RwLock::new(BTreeMap::new()),
+            proxy_identity,
+        }
+    }
+
+    /// The remote backend serving `path`, if `path` is under an aggregated group/version.
+    pub fn remote_for_path(&self, path: &str) -> Option<Arc<Backend>> {
+        let rest = path.strip_prefix("/apis/")?;
+        let mut parts = rest.split('/');
+        let group = parts.next()?;
+        let version = parts.next()?;
+        let b = self
+            .backends
+            .read()
+            .get(&(group.to_string(), version.to_string()))
+            .cloned()?;
+        (!b.local).then_some(b)
+    }
+
+    /// Groups served only by remote backends, ordered by priority, for discovery.
+    pub fn external_groups(&self) -> Vec<ExternalGroup> {
+        let backends = self.backends.read();
+        let mut by_group: BTreeMap<String, Vec<Arc<Backend>>> = BTreeMap::new();
+        for b in backends.values().filter(|b| !b.local) {
+            by_group.entry(b.group.clone()).or_default().push(b.clone());
+        }
+        let mut groups: Vec<(i64, ExternalGroup)> = by_group
+            .into_iter()
+            .map(|(name, mut bs)| {
+                bs.sort_by(|a, b| {
+                    b.version_priority.cmp(&a.version_priority).then_with(|| {
+                        crate::registry::version_priority(&b.version)
+                            .cmp(&crate::registry::version_priority(&a.version))
+                    })
+                });
+                let priority = bs.iter().map(|b| b.group_priority).max().unwrap_or(0);
+                let versions = bs
+                    .iter()
+                    .filter(|b| b.available())
+                    .map(|b| (b.version.clone(), b.discovery()))
+                    .collect();
+                (priority, ExternalGroup { name, versions })
+            })
+            .filter(|(_, g)| !g.versions.is_empty())
+            .collect();
+        groups.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        groups.into_iter().map(|(_, g)| g).collect()
+    }
+
+    fn build_backend(&self, obj: &Value) -> Result<Backend, String> {
+        let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+        let name = meta_str(obj, "name").unwrap_or_default().to_string();
+        let group = spec
+            .get("group")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let version = spec
+            .get("version")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let group_priority = spec
+            .get("groupPriorityMinimum")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let version_priority = spec
+            .get("versionPriority")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let local = spec.get("service").is_none_or(Value::is_null);
+        let mut backend = Backend {
+            name,
+            group,
+            version,
+            group_priority,
+            version_priority,
+            local,
+            base: None,
+            client: None,
+            upgrade_client: None,
+            state: RwLock::new(BackendState::default()),
+        };
+        if local {
+            return Ok(backend);
+        }
+        let url = obj
+            .pointer(&format!("/metadata/annotations/{}", URL_ANNOTATION.replace('/', "~1")))
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("no address for service: set the annotation {URL_ANNOTATION} to the extension server's https URL"))?;
+        let base: Uri = url
+            .parse()
+            .map_err(|e| format!("invalid {URL_ANNOTATION} {url:?}: {e}"))?;
+        if base.scheme_str() != Some("https") || base.host().is_none() {
+            return Err(format!(
+                "invalid {URL_ANNOTATION} {url:?}: must be an https URL with a host"
+            ));
+        }
+        let insecure = spec.get("insecureSkipTLSVerify").and_then(Value::as_bool) == Some(true);
+        let ca = match spec.get("caBundle").and_then(Value::as_str) {
+            Some(b64) => {
+                let der = base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .map_err(|e| format!("caBundle is not base64: {e}"))?;
+                vec![String::from_utf8(der).map_err(|_| "caBundle is not PEM text".to_string())?]
+            }
+            None => Vec::new(),
+        };
+        let identity = self
+            .proxy_identity
+            .as_ref()
+            .map(|(c, k)| (c.as_str(), k.as_str()));
+        let tls = flotilla_pki::client_config(&ca, identity, insecure)
+            .map_err(|e| format!("caBundle: {e}"))?;
+        let mut tls = (*tls).clone();
+        tls.alpn_protocols.clear();
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls.clone())
+            .https_only()
+            .enable_all_versions()
+            .build();
+        backend.client = Some(Client::builder(TokioExecutor::new()).build(connector));
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_only()
+            .enable_http1()
+            .build();
+        backend.upgrade_client = Some(Client::builder(TokioExecutor::new()).build(connector));
+        backend.base = Some(base);
+        Ok(backend)
+    }
+}
+
+/// Starts the APIService controller and availability checks.
+pub fn start(server: Arc<ApiServer>) {
+    let Some(agg) = server.aggregator.clone() else {
+        return;
+    };
+    let s = server.clone();
+    let a = agg.clone();
+    tokio::spawn(async move {
+        loop {
+            if let Err(e) = follow(&s, &a).await {
+                tracing::warn!(error = %e, "APIService controller restarting");
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    tokio::spawn(async move {
+        loop {
+            let backends: Vec<Arc<Backend>> = agg
+                .backends
+                .read()
+                .values()
+                .filter(|b| !b.local)
+                .cloned()
+                .collect();
+            futures::future::join_all(backends.iter().map(|b| check_and_record(&server, b))).await;
+            tokio::time::sleep(CHECK_INTERVAL).await;
+        }
+    });
+}
+
+async fn follow(server: &Arc<ApiServer>, agg: &Arc<Aggregator>) -> Result<(), StorageError> {
+    let listed = server.storage.list(APISERVICE_PREFIX).await?;
+    {
+        let mut map = agg.backends.write();
+        map.clear();
+    }
+    for obj in &listed.items {
+        upsert(server, agg, &obj.value).await;
+    }
+    let mut events = server.storage.watch(APISERVICE_PREFIX, listed.revision)?;
+    while let Some(ev) = events.next().await {
+        let ev = ev?;
+        match ev.event_type {
+            EventType::Deleted => {
+                let name = meta_str(&ev.object.value, "name")
+                    .unwrap_or_default()
+                    .to_string();
+                agg.backends.write().retain(|_, b| b.name != name);
+                server.registry.touch();
+            }
+            _ => upsert(server, agg, &ev.object.value).await,
+        }
+    }
+    Ok(())
+}
+
+async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
+    let name = meta_str(obj, "name").unwrap_or_default().to_string();
+    // Status-only changes (our own writes) keep the current backend and its connections.
+    if let Some(existing) = agg
+        .backends
+        .read()
+        .values()
+        .find(|b| b.name == name)
+        .cloned()
+    {
+        let same = existing.group
+            == obj
+                .pointer("/spec/group")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+            && existing.version
+                == obj
+                    .pointer("/spec/version")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+        let spec_key = |v: &Value| {
+            (
+                v.get("spec").cloned(),
+                v.pointer("/metadata/annotations").cloned(),
+            )
+        };
+        let stored_spec = server_spec_cache(agg, &name);
+        if same && stored_spec.as_ref() == Some(&spec_key(obj)) {
+            return;
+        }
+    }
+    agg.backends.write().retain(|_, b| b.name != name);
+    match agg.build_backend(obj) {
+        Ok(backend) => {
+            let backend = Arc::new(backend);
+            remember_spec(agg, &name, obj);
+            agg.backends.write().insert(
+                (backend.group.clone(), backend.version.clone()),
+                backend.clone(),
+            );
+            if backend.local {
+                record_status(
+                    server,
+                    &name,
+                    true,
+                    "Local",
+                    "Local APIServices are always available",
+                )
+                .await;
+            } else {
+                check_and_record(server, &backend).await;
+            }
+        }
+        Err(message) => {
+            forget_spec(agg, &name);
+            record_status(server, &name, false, "ServiceNotResolvable", &message).await;
+        }
+    }
+    server.registry.touch();
+}
+
+// The spec (and annotations) each backend was built from, to tell spec changes from status
+// updates.
+static SPECS: std::sync::LazyLock<RwLock<BTreeMap<String, (Option<Value>, Option<Value>)>>> =
+    std::sync::LazyLock::new(|| RwLock::new(BTreeMap::new()));
+
+fn spec_cache_key(agg: &Aggregator, name: &str) -> String {
+    format!("{:p}/{name}", agg as *const Aggregator)
+}
+fn server_spec_cache(agg: &Aggregator, name: &str) -> Option<(Option<Value>, Option<Value>)> {
+    SPECS.read().get(&spec_cache_key(agg, name)).cloned()
+}
+fn remember_spec(agg: &Aggregator, name: &str, obj: &Value) {
+    SPECS.write().insert(
+        spec_cache_key(agg, name),
+        (
+            obj.get("spec").cloned(),
+            obj.pointer("/metadata/annotations").cloned(),
+        ),
+    );
+}
+fn forget_spec(agg: &Aggregator, name: &str) {
+    SPECS.write().remove(&spec_cache_key(agg, name));
+}
+
+/// Fetches the backend's discovery document for its group/version and records availability.
+async fn check_and_record(server: &Arc<ApiServer>, backend: &Arc<Backend>) {
+    let result = check(backend).await;
+    let (ok, reason, message) = match &result {
+        Ok(_) => (true, "Passed".to_string(), "all checks passed".to_string()),
+        Err(m) => (false, "FailedDiscoveryCheck".to_string(), m.clone()),
+    };
+    let changed = {
+        let mut st = backend.state.write();
+        let changed = st.available != ok || st.message != message;
+        st.available = ok;
+        st.reason = reason.clone();
+        st.message = message.clone();
+        if let Ok(doc) = result {
+            st.discovery = Some(doc);
+        }
+        changed
+    };
+    if changed {
+        server.registry.touch();
+    }
+    record_status(server, &backend.name, ok, &reason, &message).await;
+}
+
+async fn check(backend: &Backend) -> Result<Value, String> {
+    let (Some(client), Some(base)) = (&backend.client, &backend.base) else {
+        return Err("no backend".into());
+    };
+    let uri = join_uri(
+        base,
+        &format!("/apis/{}/{}", backend.group, backend.version),
+        None,
+    )?;
+    let req = http::Request::get(uri)
+        .header("x-remote-user", "system:kube-aggregator")
+        .header("x-remote-group", "system:authenticated")
+        .header(header::ACCEPT, "application/json")
+        .body(Body::empty())
+        .map_err(|e| e.to_string())?;
+    let resp = tokio::time::timeout(CHECK_TIMEOUT, client.request(req))
+        .await
+        .map_err(|_| format!("failing or missing response from {base}: timed out"))?
+        .map_err(|e| {
+            format!(
+                "failing or missing response from {base}: {}",
+                error_chain(&e)
+            )
+        })?;
+    let status = resp.status();
+    let body = http_body_util::BodyExt::collect(resp.into_body())
+        .await
+        .map_err(|e| format!("reading the discovery response from {base}: {e}"))?
+        .to_bytes();
+    if !status.is_success() {
+        return Err(format!(
+            "failing or missing response from {base}: bad status from {}: {status}",
+            backend.name
+        ));
+    }
+    serde_json::from_slice(&body)
+        .map_err(|e| format!("invalid discovery document from {base}: {e}"))
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+async fn record_status(server: &Arc<ApiServer>, name: &str, ok: bool, reason: &str, message: &str) {
+    let key = format!("{APISERVICE_PREFIX}{name}");
+    for _ in 0..3 {
+        let Ok(Some(current)) = server.storage.get(&key).await else {
+            return;
+        };
+        let conditions = current
+            .value
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let status_word = if ok { "True" } else { "False" };
+        let previous = conditions
+            .iter()
+            .find(|c| c.get("type").and_then(Value::as_str) == Some("Available"));
+        if previous.is_some_and(|p| {
+            p.get("status").and_then(Value::as_str) == Some(status_word)
+                && p.get("reason").and_then(Value::as_str) == Some(reason)
+                && p.get("message").and_then(Value::as_str) == Some(message)
+        }) {
+            return;
+        }
+        let transition = match previous {
+            Some(p) if p.get("status").and_then(Value::as_str) == Some(status_word) => p
+                .get("lastTransitionTime")
+                .cloned()
+                .unwrap_or_else(|| json!(now_rfc3339())),
+            _ => json!(now_rfc3339()),
+        };
+        let mut new = (*current.value).clone();
+        new["status"] = json!({"conditions": [{
+            "type": "Available", "status": status_word, "lastTransitionTime": transition, "reason": reason, "message": message,
+        }]});
+        match server
+            .storage
+            .update(&key, new, Some(current.revision))
+            .await
+        {
+            Ok(_) => return,
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => {
+                tracing::warn!(apiservice = %name, error = %e, "recording APIService status");
+                return;
+            }
+        }
+    }
+}
+
+fn join_uri(base: &Uri, path: &str, query: Option<&str>) -> Result<Uri, String> {
+    let prefix = base.path().trim_end_matches('/');
+    let pq = match query {
+        Some(q) => format!("{prefix}{path}?{q}"),
+        None => format!("{prefix}{path}"),
+    };
+    let mut parts = base.clone().into_parts();
+    parts.path_and_query = Some(
+        pq.parse()
+            .map_err(|e| format!("invalid path {path:?}: {e}"))?,
+    );
+    Uri::from_parts(parts).map_err(|e| e.to_string())
+}
+
+/// Headers never forwarded: the caller's credentials, impersonation (already applied),
+/// forged identity headers, and hop-by-hop headers.
+fn dropped_header(name: &str, upgrade: bool) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower == "authorization"
+        || lower == "host"
+        || lower.starts_with("impersonate-")
+        || lower.starts_with("x-remote-")
+        || matches!(
+            lower.as_str(),
+            "keep-alive" | "proxy-connection" | "te" | "trailer" | "transfer-encoding"
+        )
+        || (!upgrade && matches!(lower.as_str(), "connection" | "upgrade"))
+}
+
+/// Proxies one request to `backend` on behalf of `user`.
+pub async fn proxy(backend: Arc<Backend>, mut req: Request, user: &UserInfo) -> Response {
+    if !backend.available() {
+        let mut e = ApiError::service_unavailable(format!(
+            "the server is currently unable to handle the request: APIService {} is not available: {}",
+            backend.name,
+            backend.state.read().message
+        ));
+        e.retry_after_seconds = Some(1);
+        return error_response(&e);
+    }
+    let upgrade = req
+        .headers()
+        .get(header::CONNECTION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.to_ascii_lowercase()
+                .split(',')
+                .any(|t| t.trim() == "upgrade")
+        });
+    let (Some(base), Some(client), Some(upgrade_client)) =
+        (&backend.base, &backend.client, &backend.upgrade_client)
+    else {
+        return error_response(&ApiError::service_unavailable(format!(
+            "APIService {} has no backend",
+            backend.name
+        )));
+    };
+    let uri = match join_uri(base, req.uri().path(), req.uri().query()) {
+        Ok(u) => u,
+        Err(e) => return error_response(&ApiError::bad_request(e)),
+    };
+    let incoming_upgrade = if upgrade {
+        Some(hyper::upgrade::on(&mut req))
+    } else {
+        None
+    };
+    let (parts, body) = req.into_parts();
+    let mut out = http::Request::builder()
+        .method(parts.method.clone())
+        .uri(uri);
+    for (name, value) in parts.headers.iter() {
+        if !dropped_header(name.as_str(), upgrade) {
+            out = out.header(name, value);
+        }
+    }
+    out = out.header("x-remote-user", user.name.as_str());
+    for g in &user.groups {
+        out = out.header("x-remote-group", g.as_str());
+    }
+    for (k, values) in &user.extra {
+        let encoded: String = form_urlencoded::byte_serialize(k.as_bytes()).collect();
+        if let Ok(name) = HeaderName::from_bytes(format!("x-remote-extra-{encoded}").as_bytes()) {
+            for v in values {
+                if let Ok(v) = HeaderValue::from_str(v) {
+                    out = out.header(name.clone(), v);
+                }
+            }
+        }
+    }
+    let out = match out.body(if upgrade { Body::empty() } else { body }) {
+        Ok(r) => r,
+        Err(e) => return error_response(&ApiError::internal(e.to_string())),
+    };
+    let sent = if upgrade {
+        upgrade_client.request(out).await
+    } else {
+        client.request(out).await
+    };
+    let mut resp = match sent {
+        Ok(r) => r,
+        Err(e) => {
+            let mut err = ApiError::service_unavailable(format!(
+                "error trying to reach service: APIService {}: {}",
+                backend.name,
+                error_chain(&e)
+            ));
+            err.retry_after_seconds = Some(1);
+            return error_response(&err);
+        }
+    };
+    if resp.status() == http::StatusCode::SWITCHING_PROTOCOLS {
+        if let Some(incoming) = incoming_upgrade {
+            let outgoing = hyper::upgrade::on(&mut resp);
+            tokio::spawn(async move {
+                match (incoming.await, outgoing.await) {
+                    (Ok(a), Ok(b)) => {
+                        let mut a = hyper_util::rt::TokioIo::new(a);
+                        let mut b = hyper_util::rt::TokioIo::new(b);
+                        let _ = tokio::io::copy_bidirectional(&mut a, &mut b).await;
+                    }
+                    (a, b) => tracing::debug!(
+                        ok_in = a.is_ok(),
+                        ok_out = b.is_ok(),
+                        "upgrade through the aggregator failed"
+                    ),
+                }
+            });
+        }
+        let (parts, _) = resp.into_parts();
+        return Response::from_parts(parts, Body::empty());
+    }
+    resp.map(Body::new)
+}

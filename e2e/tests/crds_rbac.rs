@@ -243,7 +243,7 @@ fn crd_with_schema_printer_columns_and_subresources() {
     );
     let w2 = write(dir.path(), "w2.yaml", &WIDGET_W2.replace("REPLICAS", "5"));
     k.ok(&["apply", "--server-side", "-f", w2.to_str().unwrap()]);
-    let w2_json = k.get_json(&["widget", "w2", "-n", "shop"]);
+    let w2_json = k.get_json(&["widget", "w2", "-n", "shop", "--show-managed-fields"]);
     assert_eq!(w2_json["spec"]["replicas"], 5, "{w2_json}");
     let managers = w2_json["metadata"]["managedFields"].as_array().unwrap();
     assert!(

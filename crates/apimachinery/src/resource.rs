@@ -162,6 +162,9 @@ pub struct ResourceDef {
     /// stored status and writes to `/status` keep everything but status).
     pub has_status: bool,
     pub scale: Option<ScaleDef>,
+    /// Subresources served by a custom handler of the server (e.g. `proxy`), listed in
+    /// discovery with the connect verbs.
+    pub connect_subresources: Vec<String>,
     /// Whether `application/strategic-merge-patch+json` is served (built-in kinds only;
     /// custom kinds answer 415).
     pub strategic_merge: bool,
@@ -205,6 +208,7 @@ impl ResourceDef {
             namespaced,
             has_status: false,
             scale: None,
+            connect_subresources: Vec::new(),
             strategic_merge: false,
             storage_version: None,
             create_only: false,

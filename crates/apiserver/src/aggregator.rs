@@ -25,15 +25,13 @@ use base64::Engine;
 use flotilla_apimachinery::ApiError;
 use flotilla_storage::{EventType, StorageError};
 use futures::StreamExt;
-use http::{HeaderName, HeaderValue, Uri, header};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http::{Uri, header};
 use parking_lot::RwLock;
 use serde_json::{Value, json};
 
 use crate::auth::UserInfo;
 use crate::objects::{meta_str, now_rfc3339};
+use crate::proxy::{Upstream, forward, remote_user_headers};
 use crate::response::error_response;
 use crate::server::ApiServer;
 
@@ -42,8 +40,6 @@ pub const URL_ANNOTATION: &str = "apiregistration.flotilla.io/url";
 pub const APISERVICE_PREFIX: &str = "/apiregistration.k8s.io/apiservices/";
 const CHECK_INTERVAL: Duration = Duration::from_secs(5);
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
-
-type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>;
 
 /// One APIService as the aggregator sees it.
 pub struct Backend {
@@ -54,10 +50,7 @@ pub struct Backend {
     pub version_priority: i64,
     /// Served by this server.
     pub local: bool,
-    base: Option<Uri>,
-    client: Option<HttpsClient>,
-    /// HTTP/1.1 only, for connection upgrades.
-    upgrade_client: Option<HttpsClient>,
+    upstream: Option<Upstream>,
     state: RwLock<BackendState>,
 }
 
@@ -91,6 +84,7 @@ pub struct Aggregator {
     backends: RwLock<BTreeMap<(String, String), Arc<Backend>>>,
     /// The front-proxy client certificate and key (PEM).
     proxy_identity: Option<(String, String)>,
+    specs: RwLock<BTreeMap<String, SpecKey>>,
 }
 
 impl Aggregator {
@@ -98,6 +92,7 @@ impl Aggregator {
         Self {
             backends: RwLock::new(BTreeMap::new()),
             proxy_identity,
+            specs: RwLock::new(BTreeMap::new()),
         }
     }
 
@@ -174,9 +169,7 @@ impl Aggregator {
             group_priority,
             version_priority,
             local,
-            base: None,
-            client: None,
-            upgrade_client: None,
+            upstream: None,
             state: RwLock::new(BackendState::default()),
         };
         if local {
@@ -210,21 +203,7 @@ impl Aggregator {
             .map(|(c, k)| (c.as_str(), k.as_str()));
         let tls = flotilla_pki::client_config(&ca, identity, insecure)
             .map_err(|e| format!("caBundle: {e}"))?;
-        let mut tls = (*tls).clone();
-        tls.alpn_protocols.clear();
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls.clone())
-            .https_only()
-            .enable_all_versions()
-            .build();
-        backend.client = Some(Client::builder(TokioExecutor::new()).build(connector));
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_only()
-            .enable_http1()
-            .build();
-        backend.upgrade_client = Some(Client::builder(TokioExecutor::new()).build(connector));
-        backend.base = Some(base);
+        backend.upstream = Some(Upstream::new(base, &tls));
         Ok(backend)
     }
 }
@@ -305,13 +284,7 @@ async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
                     .pointer("/spec/version")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-        let spec_key = |v: &Value| {
-            (
-                v.get("spec").cloned(),
-                v.pointer("/metadata/annotations").cloned(),
-            )
-        };
-        let stored_spec = server_spec_cache(agg, &name);
+        let stored_spec = agg.spec_of(&name);
         if same && stored_spec.as_ref() == Some(&spec_key(obj)) {
             return;
         }
@@ -320,7 +293,7 @@ async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
     match agg.build_backend(obj) {
         Ok(backend) => {
             let backend = Arc::new(backend);
-            remember_spec(agg, &name, obj);
+            agg.remember_spec(&name, obj);
             agg.backends.write().insert(
                 (backend.group.clone(), backend.version.clone()),
                 backend.clone(),
@@ -339,35 +312,34 @@ async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
             }
         }
         Err(message) => {
-            forget_spec(agg, &name);
+            agg.forget_spec(&name);
             record_status(server, &name, false, "ServiceNotResolvable", &message).await;
         }
     }
     server.registry.touch();
 }
 
-// The spec (and annotations) each backend was built from, to tell spec changes from status
-// updates.
-static SPECS: std::sync::LazyLock<RwLock<BTreeMap<String, (Option<Value>, Option<Value>)>>> =
-    std::sync::LazyLock::new(|| RwLock::new(BTreeMap::new()));
+impl Aggregator {
+    /// The spec and annotations each backend was built from, to tell spec changes from our
+    /// own status updates.
+    fn spec_of(&self, name: &str) -> Option<SpecKey> {
+        self.specs.read().get(name).cloned()
+    }
+    fn remember_spec(&self, name: &str, obj: &Value) {
+        self.specs.write().insert(name.to_string(), spec_key(obj));
+    }
+    fn forget_spec(&self, name: &str) {
+        self.specs.write().remove(name);
+    }
+}
 
-fn spec_cache_key(agg: &Aggregator, name: &str) -> String {
-    format!("{:p}/{name}", agg as *const Aggregator)
-}
-fn server_spec_cache(agg: &Aggregator, name: &str) -> Option<(Option<Value>, Option<Value>)> {
-    SPECS.read().get(&spec_cache_key(agg, name)).cloned()
-}
-fn remember_spec(agg: &Aggregator, name: &str, obj: &Value) {
-    SPECS.write().insert(
-        spec_cache_key(agg, name),
-        (
-            obj.get("spec").cloned(),
-            obj.pointer("/metadata/annotations").cloned(),
-        ),
-    );
-}
-fn forget_spec(agg: &Aggregator, name: &str) {
-    SPECS.write().remove(&spec_cache_key(agg, name));
+type SpecKey = (Option<Value>, Option<Value>);
+
+fn spec_key(obj: &Value) -> SpecKey {
+    (
+        obj.get("spec").cloned(),
+        obj.pointer("/metadata/annotations").cloned(),
+    )
 }
 
 /// Fetches the backend's discovery document for its group/version and records availability.
@@ -395,11 +367,11 @@ async fn check_and_record(server: &Arc<ApiServer>, backend: &Arc<Backend>) {
 }
 
 async fn check(backend: &Backend) -> Result<Value, String> {
-    let (Some(client), Some(base)) = (&backend.client, &backend.base) else {
+    let Some(upstream) = &backend.upstream else {
         return Err("no backend".into());
     };
-    let uri = join_uri(
-        base,
+    let base = &upstream.base;
+    let uri = upstream.uri(
         &format!("/apis/{}/{}", backend.group, backend.version),
         None,
     )?;
@@ -409,15 +381,10 @@ async fn check(backend: &Backend) -> Result<Value, String> {
         .header(header::ACCEPT, "application/json")
         .body(Body::empty())
         .map_err(|e| e.to_string())?;
-    let resp = tokio::time::timeout(CHECK_TIMEOUT, client.request(req))
+    let resp = tokio::time::timeout(CHECK_TIMEOUT, upstream.send(req))
         .await
         .map_err(|_| format!("failing or missing response from {base}: timed out"))?
-        .map_err(|e| {
-            format!(
-                "failing or missing response from {base}: {}",
-                error_chain(&e)
-            )
-        })?;
+        .map_err(|e| format!("failing or missing response from {base}: {e}"))?;
     let status = resp.status();
     let body = http_body_util::BodyExt::collect(resp.into_body())
         .await
@@ -431,17 +398,6 @@ async fn check(backend: &Backend) -> Result<Value, String> {
     }
     serde_json::from_slice(&body)
         .map_err(|e| format!("invalid discovery document from {base}: {e}"))
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
 }
 
 async fn record_status(server: &Arc<ApiServer>, name: &str, ok: bool, reason: &str, message: &str) {
@@ -493,37 +449,8 @@ async fn record_status(server: &Arc<ApiServer>, name: &str, ok: bool, reason: &s
     }
 }
 
-fn join_uri(base: &Uri, path: &str, query: Option<&str>) -> Result<Uri, String> {
-    let prefix = base.path().trim_end_matches('/');
-    let pq = match query {
-        Some(q) => format!("{prefix}{path}?{q}"),
-        None => format!("{prefix}{path}"),
-    };
-    let mut parts = base.clone().into_parts();
-    parts.path_and_query = Some(
-        pq.parse()
-            .map_err(|e| format!("invalid path {path:?}: {e}"))?,
-    );
-    Uri::from_parts(parts).map_err(|e| e.to_string())
-}
-
-/// Headers never forwarded: the caller's credentials, impersonation (already applied),
-/// forged identity headers, and hop-by-hop headers.
-fn dropped_header(name: &str, upgrade: bool) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower == "authorization"
-        || lower == "host"
-        || lower.starts_with("impersonate-")
-        || lower.starts_with("x-remote-")
-        || matches!(
-            lower.as_str(),
-            "keep-alive" | "proxy-connection" | "te" | "trailer" | "transfer-encoding"
-        )
-        || (!upgrade && matches!(lower.as_str(), "connection" | "upgrade"))
-}
-
 /// Proxies one request to `backend` on behalf of `user`.
-pub async fn proxy(backend: Arc<Backend>, mut req: Request, user: &UserInfo) -> Response {
+pub async fn proxy(backend: Arc<Backend>, req: Request, user: &UserInfo) -> Response {
     if !backend.available() {
         let mut e = ApiError::service_unavailable(format!(
             "the server is currently unable to handle the request: APIService {} is not available: {}",
@@ -533,96 +460,31 @@ pub async fn proxy(backend: Arc<Backend>, mut req: Request, user: &UserInfo) -> 
         e.retry_after_seconds = Some(1);
         return error_response(&e);
     }
-    let upgrade = req
-        .headers()
-        .get(header::CONNECTION)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.to_ascii_lowercase()
-                .split(',')
-                .any(|t| t.trim() == "upgrade")
-        });
-    let (Some(base), Some(client), Some(upgrade_client)) =
-        (&backend.base, &backend.client, &backend.upgrade_client)
-    else {
+    let Some(upstream) = &backend.upstream else {
         return error_response(&ApiError::service_unavailable(format!(
             "APIService {} has no backend",
             backend.name
         )));
     };
-    let uri = match join_uri(base, req.uri().path(), req.uri().query()) {
-        Ok(u) => u,
-        Err(e) => return error_response(&ApiError::bad_request(e)),
-    };
-    let incoming_upgrade = if upgrade {
-        Some(hyper::upgrade::on(&mut req))
-    } else {
-        None
-    };
-    let (parts, body) = req.into_parts();
-    let mut out = http::Request::builder()
-        .method(parts.method.clone())
-        .uri(uri);
-    for (name, value) in parts.headers.iter() {
-        if !dropped_header(name.as_str(), upgrade) {
-            out = out.header(name, value);
-        }
-    }
-    out = out.header("x-remote-user", user.name.as_str());
-    for g in &user.groups {
-        out = out.header("x-remote-group", g.as_str());
-    }
-    for (k, values) in &user.extra {
-        let encoded: String = form_urlencoded::byte_serialize(k.as_bytes()).collect();
-        if let Ok(name) = HeaderName::from_bytes(format!("x-remote-extra-{encoded}").as_bytes()) {
-            for v in values {
-                if let Ok(v) = HeaderValue::from_str(v) {
-                    out = out.header(name.clone(), v);
-                }
-            }
-        }
-    }
-    let out = match out.body(if upgrade { Body::empty() } else { body }) {
-        Ok(r) => r,
-        Err(e) => return error_response(&ApiError::internal(e.to_string())),
-    };
-    let sent = if upgrade {
-        upgrade_client.request(out).await
-    } else {
-        client.request(out).await
-    };
-    let mut resp = match sent {
-        Ok(r) => r,
-        Err(e) => {
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().map(str::to_string);
+    match forward(
+        upstream,
+        req,
+        &path,
+        query.as_deref(),
+        remote_user_headers(user),
+    )
+    .await
+    {
+        Ok(resp) => resp,
+        Err(message) => {
             let mut err = ApiError::service_unavailable(format!(
-                "error trying to reach service: APIService {}: {}",
-                backend.name,
-                error_chain(&e)
+                "error trying to reach service: APIService {}: {message}",
+                backend.name
             ));
             err.retry_after_seconds = Some(1);
-            return error_response(&err);
+            error_response(&err)
         }
-    };
-    if resp.status() == http::StatusCode::SWITCHING_PROTOCOLS {
-        if let Some(incoming) = incoming_upgrade {
-            let outgoing = hyper::upgrade::on(&mut resp);
-            tokio::spawn(async move {
-                match (incoming.await, outgoing.await) {
-                    (Ok(a), Ok(b)) => {
-                        let mut a = hyper_util::rt::TokioIo::new(a);
-                        let mut b = hyper_util::rt::TokioIo::new(b);
-                        let _ = tokio::io::copy_bidirectional(&mut a, &mut b).await;
-                    }
-                    (a, b) => tracing::debug!(
-                        ok_in = a.is_ok(),
-                        ok_out = b.is_ok(),
-                        "upgrade through the aggregator failed"
-                    ),
-                }
-            });
-        }
-        let (parts, _) = resp.into_parts();
-        return Response::from_parts(parts, Body::empty());
     }
-    resp.map(Body::new)
 }

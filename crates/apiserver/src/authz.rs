@@ -105,6 +105,19 @@ impl RequestAttributes {
     }
 }
 
+/// Decides whether a user may do something; 403 (or another error) when not.
+#[async_trait::async_trait]
+pub trait Authorizer: Send + Sync {
+    async fn authorize(&self, user: &UserInfo, attrs: &RequestAttributes) -> Result<(), ApiError>;
+}
+
+#[async_trait::async_trait]
+impl Authorizer for RbacAuthorizer {
+    async fn authorize(&self, user: &UserInfo, attrs: &RequestAttributes) -> Result<(), ApiError> {
+        authorize(self, user, attrs)
+    }
+}
+
 /// Allows or answers 403 with kube-apiserver's message.
 pub fn authorize(
     authorizer: &RbacAuthorizer,
@@ -125,8 +138,8 @@ const IMPERSONATE_EXTRA: &str = "impersonate-extra-";
 
 /// Applies `Impersonate-*` headers: checks the caller may impersonate each part and returns
 /// the identity the request then runs as. `None` when the request impersonates nobody.
-pub fn impersonate(
-    authorizer: Option<&RbacAuthorizer>,
+pub async fn impersonate(
+    authorizer: Option<&dyn Authorizer>,
     caller: &UserInfo,
     headers: &HeaderMap,
 ) -> Result<Option<UserInfo>, ApiError> {
@@ -163,39 +176,57 @@ pub fn impersonate(
         }
         return Ok(None);
     };
-    let check =
-        |resource: &str, group: &str, namespace: &str, target: &str| -> Result<(), ApiError> {
-            let Some(authz) = authorizer else {
-                return Ok(());
-            };
-            let attrs = RequestAttributes {
-                verb: "impersonate".into(),
-                resource_request: true,
-                api_group: group.into(),
-                resource: resource.into(),
-                subresource: String::new(),
-                namespace: namespace.into(),
-                name: target.into(),
-                path: String::new(),
-            };
-            authorize(authz, caller, &attrs)
-        };
+    let mut checks: Vec<(String, String, String, String)> = Vec::new();
     match name
         .strip_prefix("system:serviceaccount:")
         .and_then(|r| r.split_once(':'))
     {
-        Some((ns, sa)) => check("serviceaccounts", "", ns, sa)?,
-        None => check("users", "", "", &name)?,
+        Some((ns, sa)) => checks.push((
+            "serviceaccounts".into(),
+            String::new(),
+            ns.into(),
+            sa.into(),
+        )),
+        None => checks.push(("users".into(), String::new(), String::new(), name.clone())),
     }
     for g in &groups {
-        check("groups", "", "", g)?;
+        checks.push(("groups".into(), String::new(), String::new(), g.clone()));
     }
     if let Some(u) = &uid {
-        check("uids", "authentication.k8s.io", "", u)?;
+        checks.push((
+            "uids".into(),
+            "authentication.k8s.io".into(),
+            String::new(),
+            u.clone(),
+        ));
     }
     for (key, values) in &extra {
         for v in values {
-            check(&format!("userextras/{key}"), "authentication.k8s.io", "", v)?;
+            checks.push((
+                format!("userextras/{key}"),
+                "authentication.k8s.io".into(),
+                String::new(),
+                v.clone(),
+            ));
+        }
+    }
+    if let Some(authz) = authorizer {
+        for (resource, group, namespace, target) in checks {
+            let (resource, subresource) = match resource.split_once('/') {
+                Some((r, s)) => (r.to_string(), s.to_string()),
+                None => (resource, String::new()),
+            };
+            let attrs = RequestAttributes {
+                verb: "impersonate".into(),
+                resource_request: true,
+                api_group: group,
+                resource,
+                subresource,
+                namespace,
+                name: target,
+                path: String::new(),
+            };
+            authz.authorize(caller, &attrs).await?;
         }
     }
     let mut as_user = UserInfo {

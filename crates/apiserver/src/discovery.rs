@@ -248,6 +248,23 @@ fn subresources(d: &ResourceDef) -> Vec<(&'static str, String, String, String, V
             vec!["get", "patch", "update"],
         ));
     }
+    for name in &d.connect_subresources {
+        let name: &'static str = match name.as_str() {
+            "proxy" => "proxy",
+            "exec" => "exec",
+            "attach" => "attach",
+            "portforward" => "portforward",
+            "log" => "log",
+            _ => continue,
+        };
+        out.push((
+            name,
+            d.kind.clone(),
+            String::new(),
+            String::new(),
+            vec!["create", "delete", "get", "patch", "update"],
+        ));
+    }
     if d.scale.is_some() {
         out.push((
             "scale",

@@ -22,6 +22,7 @@ pub mod namespaces;
 pub mod objects;
 pub mod openapi;
 pub mod openapi_v2;
+pub mod proxy;
 pub mod rbac_sync;
 pub mod registry;
 pub mod request;

@@ -15,6 +15,9 @@ pub struct ResourcePath {
     pub resource: String,
     pub name: Option<String>,
     pub subresource: Option<String>,
+    /// For subresources that take a path (`clusters/{name}/proxy/{path}`): everything after
+    /// the subresource, starting with `/`, exactly as sent (percent-encoding kept).
+    pub sub_path: Option<String>,
 }
 
 /// What a path under `/api` or `/apis` asks for.
@@ -59,7 +62,16 @@ pub fn parse_api_path(path: &str) -> Option<ApiPath> {
     if rest.is_empty() {
         return Some(ApiPath::GroupVersion { group, version });
     }
-    if rest.iter().any(|p| p.is_empty()) {
+    // Empty segments are only allowed inside a subresource's own path.
+    if rest
+        .iter()
+        .take(if rest.first() == Some(&"namespaces") {
+            5
+        } else {
+            3
+        })
+        .any(|p| p.is_empty())
+    {
         return None;
     }
     let (namespace, rest): (Option<String>, &[&str]) =
@@ -69,9 +81,15 @@ pub fn parse_api_path(path: &str) -> Option<ApiPath> {
         } else {
             (None, rest)
         };
-    if rest.len() > 3 {
-        return None;
-    }
+    let sub_path = if rest.len() > 3 {
+        // Segments before the sub-path: api|apis [group] version [namespaces ns] resource name sub.
+        let consumed =
+            if group.is_empty() { 2 } else { 3 } + if namespace.is_some() { 2 } else { 0 } + 3;
+        let start = path.match_indices('/').nth(consumed).map(|(i, _)| i)?;
+        Some(path[start..].to_string())
+    } else {
+        None
+    };
     Some(ApiPath::Resource(ResourcePath {
         group,
         version,
@@ -79,6 +97,7 @@ pub fn parse_api_path(path: &str) -> Option<ApiPath> {
         resource: rest[0].to_string(),
         name: rest.get(1).map(|s| s.to_string()),
         subresource: rest.get(2).map(|s| s.to_string()),
+        sub_path,
     }))
 }
 
@@ -220,10 +239,20 @@ mod tests {
             })
         );
         assert_eq!(parse_api_path("/healthz"), None);
+        let r = res("/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api/v1/namespaces/");
         assert_eq!(
-            parse_api_path("/api/v1/namespaces/a/configmaps/b/c/d"),
-            None
+            (r.name.as_deref(), r.subresource.as_deref()),
+            (Some("m1"), Some("proxy"))
         );
+        assert_eq!(r.sub_path.as_deref(), Some("/api/v1/namespaces/"));
+        let r = res("/api/v1/namespaces/a/pods/b/proxy/x%2Fy");
+        assert_eq!(
+            (r.namespace.as_deref(), r.sub_path.as_deref()),
+            (Some("a"), Some("/x%2Fy"))
+        );
+        let r = res("/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy");
+        assert_eq!(r.sub_path, None);
+        assert_eq!(parse_api_path("/apis/g/v//x"), None);
     }
 
     #[test]

@@ -151,7 +151,7 @@ fn spec_attributes(
 }
 
 fn decide(ctx: &RequestContext, user: &UserInfo, attrs: &RequestAttributes) -> Value {
-    match &ctx.server.authorizer {
+    match &ctx.server.rbac {
         None => json!({"allowed": true, "reason": "no authorization is configured"}),
         Some(authz) => match authz.authorize(&attrs.as_rbac(user)) {
             Decision::Allow { reason } => json!({"allowed": true, "reason": reason}),
@@ -214,7 +214,7 @@ pub async fn create(ctx: &RequestContext, mut body: Value) -> Result<Response, A
                 .get("namespace")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            match &ctx.server.authorizer {
+            match &ctx.server.rbac {
                 Some(authz) => authz
                     .rules_for(
                         &UserRef {

@@ -59,8 +59,11 @@ pub struct ApiServer {
     pub config: ServerConfig,
     pub metrics: Metrics,
     pub tokens: Option<Arc<dyn TokenAuthenticator>>,
-    /// RBAC; `None` allows every authenticated request (simulated members, tests).
-    pub authorizer: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
+    /// Authorization; `None` allows every authenticated request (simulated members, tests).
+    pub authorizer: Option<Arc<dyn crate::authz::Authorizer>>,
+    /// The RBAC index when this server evaluates RBAC itself (fed from its storage; answers
+    /// access reviews).
+    pub rbac: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
     pub audit: Option<Arc<AuditLog>>,
     /// API aggregation (present when APIServices are served).
     pub aggregator: Option<Arc<crate::aggregator::Aggregator>>,
@@ -68,13 +71,34 @@ pub struct ApiServer {
     /// Merge schemas of custom resources (from their CRD's schema), by (group, plural), for
     /// server-side apply of list-map fields.
     pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
+    /// Custom subresources by (group, plural, subresource).
+    pub subresource_handlers:
+        dashmap::DashMap<(String, String, String), Arc<dyn SubresourceHandler>>,
+}
+
+/// Serves a subresource the generic verbs do not cover (a `proxy` to another server, ...).
+/// Gets the request untouched (body unread, so it can stream).
+#[async_trait::async_trait]
+pub trait SubresourceHandler: Send + Sync {
+    async fn handle(
+        &self,
+        server: &Arc<ApiServer>,
+        def: &Arc<ResourceDef>,
+        path: &ResourcePath,
+        req: Request,
+        user: &UserInfo,
+    ) -> Response;
 }
 
 /// The optional parts of a server.
 #[derive(Default)]
 pub struct ServerOptions {
     pub tokens: Option<Arc<dyn TokenAuthenticator>>,
-    pub authorizer: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
+    /// RBAC evaluated here over this server's own Role/Binding objects.
+    pub rbac: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
+    /// Another authorizer (e.g. delegated to a host with SubjectAccessReview); takes
+    /// precedence over `rbac` for requests.
+    pub authorizer: Option<Arc<dyn crate::authz::Authorizer>>,
     pub audit: Option<Arc<AuditLog>>,
     /// The front-proxy client certificate and key (PEM) the aggregator presents to
     /// extension API servers.
@@ -105,15 +129,34 @@ impl ApiServer {
             config,
             metrics: Metrics::new(),
             tokens: options.tokens,
-            authorizer: options.authorizer,
+            authorizer: options.authorizer.or_else(|| {
+                options
+                    .rbac
+                    .clone()
+                    .map(|r| r as Arc<dyn crate::authz::Authorizer>)
+            }),
+            rbac: options.rbac,
             audit: options.audit,
             aggregator,
             openapi: openapi::OpenApiCache::default(),
             merge_schemas: dashmap::DashMap::new(),
+            subresource_handlers: dashmap::DashMap::new(),
         })
     }
 
     /// The HTTP router serving this API server.
+    /// Serves `group`/`plural`/`{name}`/`subresource` with `handler`.
+    pub fn add_subresource_handler(
+        &self,
+        group: &str,
+        plural: &str,
+        subresource: &str,
+        handler: Arc<dyn SubresourceHandler>,
+    ) {
+        self.subresource_handlers
+            .insert((group.into(), plural.into(), subresource.into()), handler);
+    }
+
     pub fn router(self: &Arc<Self>) -> Router {
         Router::new()
             .fallback(entry)
@@ -127,7 +170,7 @@ impl ApiServer {
     /// authorized against stored policy), the CRD controller, and namespace termination a
     /// restart may have interrupted.
     pub async fn start_background(self: &Arc<Self>) -> Result<(), flotilla_storage::StorageError> {
-        if let Some(authz) = &self.authorizer {
+        if let Some(authz) = &self.rbac {
             crate::rbac_sync::start(self.storage.clone(), authz.clone()).await?;
         }
         namespaces::resume_terminating(self.clone());
@@ -189,7 +232,9 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
         };
         let user = match user {
             Some(u) => {
-                match crate::authz::impersonate(server.authorizer.as_deref(), &u, req.headers()) {
+                match crate::authz::impersonate(server.authorizer.as_deref(), &u, req.headers())
+                    .await
+                {
                     Ok(Some(as_user)) => {
                         caller.impersonator = Some(u);
                         Some(as_user)
@@ -216,7 +261,7 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
                         api_path.as_ref(),
                         watch,
                     );
-                    if let Err(e) = crate::authz::authorize(authz, u, &attrs) {
+                    if let Err(e) = authz.authorize(u, &attrs).await {
                         return (error_response(&e), unknown());
                     }
                 }
@@ -350,7 +395,14 @@ async fn route(
                 Some(s) => format!("{}/{}", def.plural, s),
                 None => def.plural.clone(),
             };
-            let resp = if verb == "watch" {
+            let connect = rp.subresource.as_ref().is_some_and(|sub| {
+                server.subresource_handlers.contains_key(&(
+                    def.group.clone(),
+                    def.plural.clone(),
+                    sub.clone(),
+                ))
+            });
+            let resp = if verb == "watch" || connect {
                 resource_request(server, def, rp, req, user, user_agent, verb).await
             } else {
                 match tokio::time::timeout(
@@ -409,14 +461,26 @@ async fn resource_request(
             flotilla_apimachinery::status::qualified_resource(&def.group, &def.plural)
         )));
     }
-    let (parts, body) = req.into_parts();
-    let query = Query::parse(parts.uri.query());
     if def.namespaced && rp.namespace.is_none() && !matches!(verb, "list" | "watch") {
         return error_response(&ApiError::path_not_found());
     }
     if !def.namespaced && rp.namespace.is_some() {
         return error_response(&ApiError::path_not_found());
     }
+    if let Some(sub) = rp.subresource.as_deref() {
+        let handler = server
+            .subresource_handlers
+            .get(&(def.group.clone(), def.plural.clone(), sub.to_string()))
+            .map(|h| h.value().clone());
+        if let Some(handler) = handler {
+            return handler.handle(server, &def, &rp, req, &user).await;
+        }
+        if rp.sub_path.is_some() {
+            return error_response(&ApiError::path_not_found());
+        }
+    }
+    let (parts, body) = req.into_parts();
+    let query = Query::parse(parts.uri.query());
     match rp.subresource.as_deref() {
         None => {}
         Some("status") if def.has_status => {}

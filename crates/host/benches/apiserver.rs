@@ -121,6 +121,7 @@ async fn phase_creates(clients: &[kube::Client]) -> Result<Vec<String>> {
         serde_json::to_vec(&stored)?.len()
     );
 
+    let cpu = CpuMark::now();
     let started = Instant::now();
     let deadline = started + PHASE;
     let tasks: Vec<_> = clients
@@ -149,7 +150,9 @@ async fn phase_creates(clients: &[kube::Client]) -> Result<Vec<String>> {
         .collect();
     let (latencies, names) = join_workers(tasks).await?;
     let elapsed = started.elapsed();
+    let count = latencies.len();
     report_rate("creates", latencies, elapsed, 3_000.0);
+    cpu.report(count);
     Ok(names)
 }
 
@@ -166,6 +169,7 @@ async fn phase_gets(clients: &[kube::Client], names: &[String]) -> Result<()> {
     );
     ensure!(!names.is_empty(), "phase 1 created nothing");
     let names: Arc<Vec<String>> = Arc::new(names.to_vec());
+    let cpu = CpuMark::now();
     let started = Instant::now();
     let deadline = started + PHASE;
     let tasks: Vec<_> = clients
@@ -197,7 +201,9 @@ async fn phase_gets(clients: &[kube::Client], names: &[String]) -> Result<()> {
         .collect();
     let (latencies, _) = join_workers(tasks).await?;
     let elapsed = started.elapsed();
+    let count = latencies.len();
     report_rate("GETs", latencies, elapsed, 20_000.0);
+    cpu.report(count);
     Ok(())
 }
 
@@ -207,6 +213,7 @@ async fn phase_list(clients: &[kube::Client]) -> Result<()> {
     println!();
     println!("== 3. LIST of {LIST_OBJECTS} Deployments in one namespace ==");
     let next = Arc::new(AtomicUsize::new(0));
+    let cpu = CpuMark::now();
     let started = Instant::now();
     let tasks: Vec<_> = clients
         .iter()
@@ -236,11 +243,13 @@ async fn phase_list(clients: &[kube::Client]) -> Result<()> {
         fill.as_secs_f64(),
         LIST_OBJECTS as f64 / fill.as_secs_f64()
     );
+    cpu.report(LIST_OBJECTS);
     rss("after filling the LIST namespace")?;
 
     let client = &clients[0];
     let path = "/apis/apps/v1/namespaces/bench-list/deployments";
 
+    let cpu = CpuMark::now();
     // Plain JSON, timed until the whole body is in (no client-side decoding).
     let (json_times, json_bytes) = time_lists(client, path, None, |body| {
         let v: Value = serde_json::from_str(body)?;
@@ -257,6 +266,8 @@ async fn phase_list(clients: &[kube::Client]) -> Result<()> {
         json_times,
         150,
     );
+    cpu.report(LISTS + 1);
+    let cpu = CpuMark::now();
 
     // A Table, as `kubectl get` asks for it.
     let (table_times, table_bytes) = time_lists(client, path, Some(TABLE_ACCEPT), |body| {
@@ -275,6 +286,7 @@ async fn phase_list(clients: &[kube::Client]) -> Result<()> {
         table_times,
         150,
     );
+    cpu.report(LISTS + 1);
 
     // For reference: kube-rs decoding the list into typed Deployments, as a controller would.
     let api: Api<Deployment> = Api::namespaced(client.clone(), "bench-list");
@@ -417,6 +429,7 @@ async fn phase_watch(kubeconfig: &Path, writers: &[kube::Client]) -> Result<()> 
         .collect();
 
     let next = Arc::new(AtomicUsize::new(0));
+    let cpu = CpuMark::now();
     let first_write = Instant::now();
     let tasks: Vec<_> = writers
         .iter()
@@ -503,6 +516,7 @@ async fn phase_watch(kubeconfig: &Path, writers: &[kube::Client]) -> Result<()> 
         delivered / span.as_secs_f64(),
         span.saturating_sub(writes_done).as_secs_f64() * 1e3
     );
+    cpu.report(WATCH_WRITES * WATCHERS);
     Ok(())
 }
 
@@ -669,6 +683,86 @@ fn report_latency(what: &str, mut times: Vec<Duration>, target_ms: u64) {
         ms(percentile(&times, 0.99)),
         ms(times.first().copied().unwrap_or_default()),
     );
+}
+
+/// CPU time used so far by this process and by the storage writer thread, read from
+/// `/proc` (in clock ticks of 10 ms, the Linux `USER_HZ`), with the wall clock.
+struct CpuMark {
+    wall: Instant,
+    process: Duration,
+    writer: Duration,
+}
+
+impl CpuMark {
+    fn now() -> Self {
+        let process = std::fs::read_to_string("/proc/self/stat")
+            .map(|s| stat_cpu(&s))
+            .unwrap_or_default();
+        Self {
+            wall: Instant::now(),
+            process,
+            writer: writer_thread_cpu(),
+        }
+    }
+
+    /// Prints the CPU used since `self`, per operation when `ops` is not zero.
+    fn report(&self, ops: usize) {
+        let end = Self::now();
+        let wall = end.wall.duration_since(self.wall).as_secs_f64();
+        let cpu = end.process.saturating_sub(self.process).as_secs_f64();
+        let writer = end.writer.saturating_sub(self.writer).as_secs_f64();
+        let per_op = if ops == 0 {
+            String::new()
+        } else {
+            format!(", {:.0} us CPU per operation", cpu * 1e6 / ops as f64)
+        };
+        println!(
+            "CPU: {cpu:.2} core-s in {wall:.2} s wall ({:.2} cores busy{per_op}); storage writer thread {writer:.2} core-s; load average {}",
+            cpu / wall,
+            load_average()
+        );
+    }
+}
+
+/// utime + stime of a `/proc/.../stat` line.
+fn stat_cpu(stat: &str) -> Duration {
+    // Fields after the command name (which may hold spaces) start at field 3 (state);
+    // utime and stime are fields 14 and 15.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return Duration::ZERO;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
+/// CPU used by the storage writer thread (`flotilla-storage-writer`, 15 characters in /proc).
+fn writer_thread_cpu() -> Duration {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Duration::ZERO;
+    };
+    tasks
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.trim() == "flotilla-storag")
+        })
+        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+        .map(|s| stat_cpu(&s))
+        .sum()
+}
+
+/// The machine's 1-minute load average (other processes compete for the same cores).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
 }
 
 /// Prints this process's resident memory (server and clients together).

@@ -166,7 +166,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         options.audit = Some(Arc::new(log));
     }
     if opts.rbac {
-        options.authorizer = Some(Arc::new(flotilla_rbac::RbacAuthorizer::new()));
+        options.rbac = Some(Arc::new(flotilla_rbac::RbacAuthorizer::new()));
     }
     options.proxy_client = Some((
         pki.front_proxy_client.cert_pem.clone(),

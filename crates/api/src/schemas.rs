@@ -1,0 +1,62 @@
+//! Hand-written schema fragments for fields whose Rust type says less than the CRD must.
+//!
+//! schemars describes a `serde_json::Value` as the empty schema (`true`), which a CRD cannot
+//! carry: a structural schema needs a type on every node unless the node keeps unknown fields.
+//! These functions are used with `#[schemars(schema_with = ...)]`.
+
+use schemars::{Schema, SchemaGenerator, json_schema};
+
+/// Any JSON value, kept as sent (Karmada's `apiextensionsv1.JSON`, e.g. a plaintext override
+/// value or a JSON-patch value).
+pub(crate) fn any_json(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "x-kubernetes-preserve-unknown-fields": true,
+    })
+}
+
+/// A JSON object whose content is not described (Karmada's `runtime.RawExtension` status).
+pub(crate) fn free_object(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true,
+    })
+}
+
+/// A whole Kubernetes object (apiVersion, kind, metadata, ...) embedded in another one, as in a
+/// Work's manifests. The server checks its `apiVersion`, `kind` and `metadata` and keeps the rest.
+pub(crate) fn embedded_resource(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "x-kubernetes-embedded-resource": true,
+        "x-kubernetes-preserve-unknown-fields": true,
+    })
+}
+
+/// Removes a type's own description, so that the description of the field using it shows
+/// instead (kube's handling of `Option<enum>` would otherwise replace the field's with the
+/// type's).
+pub(crate) fn drop_description(schema: &mut Schema) {
+    schema.remove("description");
+}
+
+/// Quantity grammar: optional sign, a decimal number, then a binary-SI, decimal-SI or exponent
+/// suffix.
+const QUANTITY_PATTERN: &str = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+))?$";
+
+/// A resource quantity (`500m`, `2Gi`, `3`): integer or string, strings checked against the
+/// quantity grammar so that a malformed request is refused by the server, not by a controller.
+pub(crate) fn quantity(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "pattern": QUANTITY_PATTERN,
+        "x-kubernetes-int-or-string": true,
+    })
+}
+
+/// A `ResourceList`: resource name -> [`quantity`].
+pub(crate) fn resource_list(generator: &mut SchemaGenerator) -> Schema {
+    let value = quantity(generator);
+    json_schema!({
+        "type": "object",
+        "additionalProperties": value,
+    })
+}

@@ -31,6 +31,39 @@ enum Command {
     Apiserver(ApiserverArgs),
     /// Run the all-in-one control plane locally.
     LocalUp(LocalUpArgs),
+    /// Run the aggregated API server (cluster.karmada.io Clusters and their proxy) and
+    /// register it with the host through an APIService.
+    AggregatedApiserver(AggregatedArgs),
+}
+
+#[derive(Args, Debug)]
+struct AggregatedArgs {
+    /// Kubeconfig of the host API server.
+    #[arg(long, env = "KUBECONFIG")]
+    kubeconfig: PathBuf,
+    /// Directory for its storage and serving certificate.
+    #[arg(long, default_value = ".flotilla/aggregated")]
+    data_dir: PathBuf,
+    /// Port to serve HTTPS on (0 picks a free one).
+    #[arg(long, default_value_t = 7443)]
+    secure_port: u16,
+    #[arg(long, default_value = "127.0.0.1")]
+    bind_address: IpAddr,
+    /// CA whose client certificates authenticate directly (the host's client CA).
+    #[arg(long)]
+    client_ca_file: PathBuf,
+    /// CA of the front proxy allowed to send X-Remote-* headers (the host's front-proxy CA).
+    #[arg(long)]
+    requestheader_client_ca_file: PathBuf,
+    /// Allowed front-proxy certificate CNs (repeatable).
+    #[arg(
+        long = "requestheader-allowed-names",
+        default_value = "front-proxy-client"
+    )]
+    requestheader_allowed_names: Vec<String>,
+    /// Do not create the APIService on the host.
+    #[arg(long)]
+    no_register: bool,
 }
 
 #[derive(Args, Debug)]
@@ -102,9 +135,11 @@ pub fn main() -> ExitCode {
 fn init_logging(filter: &str, json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use std::io::IsTerminal;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     if json {
         builder.json().init();
     } else {
@@ -126,18 +161,95 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.rbac = args.authorization_mode == "RBAC";
             serve_host(opts).await
         }
+        Command::AggregatedApiserver(args) => run_aggregated(args).await,
         Command::LocalUp(args) => {
             let mut opts = HostOptions::new(&args.data_dir);
             opts.secure_port = args.port;
             if args.members > 0 {
                 tracing::warn!(
                     members = args.members,
-                    "simulated member clusters are not available in this version; starting the host API server only"
+                    "simulated member clusters are not available in this version; starting without members"
                 );
             }
-            serve_host(opts).await
+            serve_local_up(opts).await
         }
     }
+}
+
+async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("reading the kubeconfig {}", kubeconfig.display()))?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await
+            .with_context(|| format!("using the kubeconfig {}", kubeconfig.display()))?;
+    kube::Client::try_from(config).context("building a client for the host")
+}
+
+fn read(path: &std::path::Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+}
+
+async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
+    let host = host_client(&args.kubeconfig).await?;
+    let mut opts = flotilla_aggregated::AggregatedOptions::new(
+        &args.data_dir,
+        host.clone(),
+        read(&args.client_ca_file)?,
+        read(&args.requestheader_client_ca_file)?,
+    );
+    opts.secure_port = args.secure_port;
+    opts.bind_address = args.bind_address;
+    opts.front_proxy_names = args.requestheader_allowed_names;
+    let running = flotilla_aggregated::start(opts)
+        .await
+        .context("starting the aggregated API server")?;
+    if !args.no_register {
+        flotilla_aggregated::register_apiservice(&host, &running.url(), &running.ca_pem)
+            .await
+            .context("registering v1alpha1.cluster.karmada.io on the host")?;
+    }
+    println!("Flotilla aggregated API server ready at {}", running.url());
+    shutdown_signal().await;
+    running.stop().await;
+    Ok(())
+}
+
+/// local-up: the host and, behind it through an APIService over loopback TLS (as in a split
+/// deployment), the aggregated API server.
+async fn serve_local_up(opts: HostOptions) -> anyhow::Result<()> {
+    let data_dir = opts.data_dir.clone();
+    eprintln!("starting the host API server in {}", data_dir.display());
+    let host = flotilla_host::start(opts)
+        .await
+        .with_context(|| format!("starting the API server in {}", data_dir.display()))?;
+    eprintln!("starting the aggregated API server (cluster.karmada.io)");
+    let client = host_client(&host.kubeconfig).await?;
+    let pki = data_dir.join("pki");
+    let agg_opts = flotilla_aggregated::AggregatedOptions::new(
+        data_dir.join("aggregated"),
+        client.clone(),
+        read(&pki.join("ca.crt"))?,
+        read(&pki.join("front-proxy-ca.crt"))?,
+    );
+    let aggregated = flotilla_aggregated::start(agg_opts)
+        .await
+        .context("starting the aggregated API server")?;
+    flotilla_aggregated::register_apiservice(&client, &aggregated.url(), &aggregated.ca_pem)
+        .await
+        .context("registering v1alpha1.cluster.karmada.io on the host")?;
+    let kubeconfig = std::fs::canonicalize(&host.kubeconfig).unwrap_or(host.kubeconfig.clone());
+    println!(
+        "Flotilla is ready at {} (aggregated API server at {})",
+        host.url(),
+        aggregated.url()
+    );
+    println!("export KUBECONFIG={}", kubeconfig.display());
+    shutdown_signal().await;
+    eprintln!("shutting down");
+    aggregated.stop().await;
+    host.stop().await;
+    Ok(())
 }
 
 async fn serve_host(opts: HostOptions) -> anyhow::Result<()> {

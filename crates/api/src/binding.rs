@@ -29,6 +29,8 @@ pub const REASON_NO_CLUSTER_FIT: &str = "NoClusterFit";
 pub const REASON_UNSCHEDULABLE: &str = "Unschedulable";
 
 /// Desired state of a ResourceBinding or ClusterResourceBinding.
+// Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "work.karmada.io",
@@ -118,13 +120,14 @@ pub struct ResourceBindingSpec {
 }
 
 // serde's `skip_serializing_if` passes a reference.
-#[allow(clippy::trivially_copy_pass_by_ref)]
 fn is_zero(n: &i32) -> bool {
     *n == 0
 }
 
 /// The spec of a [`ClusterResourceBinding`]: the same [`ResourceBindingSpec`] (field access
 /// goes through `Deref`).
+// Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "work.karmada.io",

@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 pub type ResourceList = BTreeMap<String, Quantity>;
 
 /// Desired state of a member cluster.
+// Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "cluster.karmada.io",

@@ -44,10 +44,8 @@ pub fn crd_yaml_files() -> Result<Vec<(String, String)>, ApiError> {
         .map(|crd| {
             let name = crd.metadata.name.clone().unwrap_or_default();
             let file = format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural);
-            let yaml = serde_norway::to_string(&crd).map_err(|source| ApiError::Yaml {
-                name: name.clone(),
-                source,
-            })?;
+            let yaml =
+                serde_norway::to_string(&crd).map_err(|source| ApiError::Yaml { name, source })?;
             Ok((file, format!("{HEADER}{yaml}")))
         })
         .collect()

@@ -11,6 +11,8 @@ use serde_json::Value;
 use crate::policy::{ClusterAffinity, ResourceSelector};
 
 /// Desired behaviour of an OverridePolicy or ClusterOverridePolicy.
+// Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "policy.karmada.io",
@@ -63,6 +65,8 @@ impl OverrideSpec {
 
 /// The spec of a [`ClusterOverridePolicy`]: the same [`OverrideSpec`] (field access goes
 /// through `Deref`).
+// Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "policy.karmada.io",

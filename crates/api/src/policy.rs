@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 
 /// Desired behaviour of a PropagationPolicy or ClusterPropagationPolicy.
+// Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "policy.karmada.io",
@@ -101,6 +103,8 @@ pub struct PropagationSpec {
 
 /// The spec of a [`ClusterPropagationPolicy`]: the same [`PropagationSpec`] (field access goes
 /// through `Deref`).
+// Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "policy.karmada.io",

@@ -19,6 +19,8 @@ pub const WORK_NAMESPACE_ANNOTATION: &str = "work.karmada.io/namespace";
 pub const WORK_NAME_ANNOTATION: &str = "work.karmada.io/name";
 
 /// Desired state of a Work.
+// Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "work.karmada.io",

@@ -1,6 +1,9 @@
 //! The generated CRDs: the files under `crds/` are up to date, and every schema is one our own
 //! server accepts.
 
+// Test helpers may panic: a failure is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use flotilla_api::{crd_yaml_files, crds};

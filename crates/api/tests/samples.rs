@@ -2,6 +2,9 @@
 //! re-serialises to the same JSON, and the CRD kinds pass our server's structural schema
 //! checks (nothing pruned, nothing invalid).
 
+// Test helpers may panic: a failure is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -363,7 +366,8 @@ const PP: &str = "propagationpolicies.policy.karmada.io";
 #[test]
 fn propagation_policy_schema_rejects_bad_values() {
     let base = sample("propagationpolicy-weighted.yaml");
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    type Mutation = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Mutation)> = vec![
         (
             "spec.placement.replicaScheduling.replicaSchedulingType",
             Box::new(|v| {

@@ -851,6 +851,13 @@ impl<'a> Objects<'a> {
                         ),
                     )
                     .with_details(&def.group, &def.plural, name)
+                    // kubectl prints only the causes of an Invalid error that names its
+                    // object, so the failed operation must be one to be seen.
+                    .with_causes(vec![Cause::new(
+                        "UnexpectedServerResponse",
+                        e.to_string(),
+                        "",
+                    )])
                 })?;
                 Ok(doc)
             }

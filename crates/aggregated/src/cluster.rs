@@ -1,0 +1,270 @@
+//! The Cluster resource: names, printer columns (NAME VERSION MODE READY AGE, wide ZONES
+//! REGION PROVIDER API-ENDPOINT PROXY-URL), validation (sync mode, endpoint URL, zone vs
+//! zones, taints, names) and defaults (resource model grades), as Karmada users know them.
+
+use std::sync::Arc;
+
+use flotilla_apimachinery::resource::Validation;
+use flotilla_apimachinery::{Cause, ResourceDef};
+use serde_json::{Value, json};
+
+pub const GROUP: &str = "cluster.karmada.io";
+pub const VERSION: &str = "v1alpha1";
+
+fn invalid(field: &str, value: &Value, detail: &str) -> Cause {
+    let shown = match value {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    Cause::new(
+        "FieldValueInvalid",
+        format!("Invalid value: {shown}: {detail}"),
+        field,
+    )
+}
+
+/// The checks kube-apiserver-style validation makes on a Cluster.
+pub fn validate(obj: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    if let Some(name) = obj.pointer("/metadata/name").and_then(Value::as_str) {
+        if let Err(msg) = flotilla_apimachinery::names::is_dns1123_label(name) {
+            causes.push(invalid("metadata.name", &json!(name), &msg));
+        } else if name.len() > 48 {
+            causes.push(invalid(
+                "metadata.name",
+                &json!(name),
+                "must be no more than 48 characters",
+            ));
+        }
+    }
+    if let Some(labels) = obj.pointer("/metadata/labels").and_then(Value::as_object) {
+        for (value, msg) in flotilla_apimachinery::names::validate_labels(labels) {
+            causes.push(invalid("metadata.labels", &json!(value), &msg));
+        }
+    }
+    let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+    match spec.get("syncMode").and_then(Value::as_str) {
+        Some("Push") | Some("Pull") => {}
+        Some(other) => causes.push(Cause::new(
+            "FieldValueNotSupported",
+            format!("Unsupported value: {other:?}: supported values: \"Push\", \"Pull\""),
+            "spec.syncMode",
+        )),
+        None => causes.push(Cause::new(
+            "FieldValueRequired",
+            "Required value",
+            "spec.syncMode",
+        )),
+    }
+    if let Some(endpoint) = spec
+        .get("apiEndpoint")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    {
+        if let Err(msg) = check_endpoint(endpoint) {
+            causes.push(invalid("spec.apiEndpoint", &json!(endpoint), &msg));
+        }
+    }
+    if let Some(proxy) = spec
+        .get("proxyURL")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    {
+        if proxy
+            .parse::<http::Uri>()
+            .map(|u| u.host().is_none())
+            .unwrap_or(true)
+        {
+            causes.push(invalid(
+                "spec.proxyURL",
+                &json!(proxy),
+                "must be a URL with a host",
+            ));
+        }
+    }
+    let zone = spec
+        .get("zone")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty());
+    let zones = spec
+        .get("zones")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty());
+    if zone.is_some() && zones.is_some() {
+        causes.push(invalid(
+            "spec.zone",
+            &json!(zone),
+            "zone is deprecated; it may not be set together with zones",
+        ));
+    }
+    for (field, pointer) in [
+        ("spec.secretRef", "/secretRef"),
+        ("spec.impersonatorSecretRef", "/impersonatorSecretRef"),
+    ] {
+        if let Some(r) = spec.pointer(pointer).filter(|r| !r.is_null()) {
+            for part in ["namespace", "name"] {
+                if r.get(part)
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
+                    causes.push(Cause::new(
+                        "FieldValueRequired",
+                        "Required value",
+                        format!("{field}.{part}"),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(taints) = spec.get("taints").and_then(Value::as_array) {
+        for (i, t) in taints.iter().enumerate() {
+            if t.get("key")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                causes.push(Cause::new(
+                    "FieldValueRequired",
+                    "Required value",
+                    format!("spec.taints[{i}].key"),
+                ));
+            }
+            match t.get("effect").and_then(Value::as_str) {
+                Some("NoSchedule" | "PreferNoSchedule" | "NoExecute") => {}
+                Some(other) => causes.push(Cause::new(
+                    "FieldValueNotSupported",
+                    format!("Unsupported value: {other:?}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""),
+                    format!("spec.taints[{i}].effect"),
+                )),
+                None => causes.push(Cause::new("FieldValueRequired", "Required value", format!("spec.taints[{i}].effect"))),
+            }
+        }
+    }
+    causes
+}
+
+/// An API endpoint must be an http(s) URL with a host and nothing after the path.
+pub fn check_endpoint(endpoint: &str) -> Result<http::Uri, String> {
+    let uri: http::Uri = endpoint
+        .parse()
+        .map_err(|e| format!("must be a URL: {e}"))?;
+    match uri.scheme_str() {
+        Some("https") | Some("http") => {}
+        _ => return Err("must be an http or https URL".into()),
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        return Err("must have a host".into());
+    }
+    if uri.query().is_some() {
+        return Err("must not have a query".into());
+    }
+    Ok(uri)
+}
+
+/// Karmada's default resource model: nine grades of CPU and memory ranges.
+fn default_resource_models() -> Value {
+    let cpu = [0, 1, 2, 4, 8, 16, 32, 64, 128];
+    let mem = [
+        "0", "4Gi", "16Gi", "32Gi", "64Gi", "128Gi", "256Gi", "512Gi", "1024Gi",
+    ];
+    let models: Vec<Value> = (0..9)
+        .map(|g| {
+            let cpu_max = if g + 1 < 9 {
+                json!(cpu[g + 1].to_string())
+            } else {
+                json!("9223372036854775807")
+            };
+            let mem_max = if g + 1 < 9 {
+                json!(mem[g + 1])
+            } else {
+                json!("9223372036854775807")
+            };
+            json!({"grade": g, "ranges": [
+                {"name": "cpu", "min": cpu[g].to_string(), "max": cpu_max},
+                {"name": "memory", "min": mem[g], "max": mem_max},
+            ]})
+        })
+        .collect();
+    Value::Array(models)
+}
+
+pub fn apply_defaults(obj: &mut Value) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if spec
+        .get("resourceModels")
+        .is_none_or(|m| m.as_array().is_some_and(Vec::is_empty) || m.is_null())
+    {
+        spec.insert("resourceModels".into(), default_resource_models());
+    }
+}
+
+/// The `clusters` resource definition.
+pub fn cluster_resource() -> ResourceDef {
+    let mut def = ResourceDef::new(GROUP, VERSION, "Cluster", "clusters", false)
+        .with_status()
+        .with_strategic_merge();
+    def.connect_subresources = vec!["proxy".into()];
+    def.validate = Some(Arc::new(|obj: &Value, _old: Option<&Value>| Validation {
+        causes: validate(obj),
+        ..Validation::default()
+    }));
+    def.default = Some(Arc::new(apply_defaults));
+    let columns = json!([
+        {"name": "Version", "type": "string", "jsonPath": ".status.kubernetesVersion"},
+        {"name": "Mode", "type": "string", "jsonPath": ".spec.syncMode"},
+        {"name": "Ready", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Ready\")].status"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        {"name": "Zones", "type": "string", "jsonPath": ".spec.zones", "priority": 1},
+        {"name": "Region", "type": "string", "jsonPath": ".spec.region", "priority": 1},
+        {"name": "Provider", "type": "string", "jsonPath": ".spec.provider", "priority": 1},
+        {"name": "API-Endpoint", "type": "string", "jsonPath": ".spec.apiEndpoint", "priority": 1},
+        {"name": "Proxy-URL", "type": "string", "jsonPath": ".spec.proxyURL", "priority": 1},
+    ]);
+    def.printer = columns
+        .as_array()
+        .and_then(|c| flotilla_printers::custom_printer(c).ok());
+    def
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_catches_what_users_get_wrong() {
+        let ok = json!({"metadata": {"name": "member1"}, "spec": {"syncMode": "Push", "apiEndpoint": "https://10.0.0.1:6443", "secretRef": {"namespace": "karmada-cluster", "name": "member1"}}});
+        assert!(validate(&ok).is_empty(), "{:?}", validate(&ok));
+        let bad = json!({"metadata": {"name": "Member_1"}, "spec": {"syncMode": "Sideways", "apiEndpoint": "ftp://x", "zone": "a", "zones": ["a"], "secretRef": {"name": "s"}, "taints": [{"key": "k", "effect": "Bogus"}]}});
+        let fields: Vec<String> = validate(&bad).into_iter().map(|c| c.field).collect();
+        for f in [
+            "metadata.name",
+            "spec.syncMode",
+            "spec.apiEndpoint",
+            "spec.zone",
+            "spec.secretRef.namespace",
+            "spec.taints[0].effect",
+        ] {
+            assert!(fields.iter().any(|x| x == f), "{f} missing in {fields:?}");
+        }
+        assert!(check_endpoint("https://host:6443/prefix").is_ok());
+        assert!(check_endpoint("not a url").is_err());
+        assert!(check_endpoint("https://host/?x=1").is_err());
+    }
+
+    #[test]
+    fn defaults_fill_nine_resource_grades_once() {
+        let mut c = json!({"spec": {"syncMode": "Push"}});
+        apply_defaults(&mut c);
+        assert_eq!(
+            c["spec"]["resourceModels"].as_array().map(Vec::len),
+            Some(9)
+        );
+        let mut custom = json!({"spec": {"resourceModels": [{"grade": 0, "ranges": []}]}});
+        apply_defaults(&mut custom);
+        assert_eq!(
+            custom["spec"]["resourceModels"].as_array().map(Vec::len),
+            Some(1)
+        );
+    }
+}

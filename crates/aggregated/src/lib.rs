@@ -1,0 +1,18 @@
+//! Flotilla's aggregated API server (what karmada-aggregated-apiserver is to Karmada): serves
+//! `cluster.karmada.io/v1alpha1` Cluster objects (cluster-scoped, with `status`) and
+//! `clusters/{name}/proxy/{path}`, which forwards any request to that member cluster's API
+//! server with the cluster's credentials, impersonating the caller so member RBAC applies.
+//!
+//! ```text
+//!  host (APIService v1alpha1.cluster.karmada.io) --front-proxy cert + X-Remote-*--> here
+//!     authn: front-proxy headers or own client certs; authz: SubjectAccessReview to the host
+//!     clusters, clusters/status: generic server over its own storage
+//!     clusters/proxy: cluster + Secret (from the host) -> member apiEndpoint, Impersonate-*
+//! ```
+
+pub mod cluster;
+pub mod delegated;
+pub mod proxy;
+pub mod server;
+
+pub use server::{AggregatedOptions, RunningAggregated, register_apiservice, start};

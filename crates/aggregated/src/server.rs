@@ -1,0 +1,210 @@
+//! Running the aggregated API server: its own storage and serving certificate, trust in the
+//! host's client CA and front-proxy CA, authorization delegated to the host, and the
+//! APIService registration that puts it behind the host.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use base64::Engine;
+use flotilla_apiserver::serve::PeerTrust;
+use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
+use flotilla_pki::ChainVerifier;
+use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::cluster::{GROUP, VERSION, cluster_resource};
+use crate::delegated::DelegatedAuthorizer;
+use crate::proxy::ClusterProxy;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AggregatedError {
+    #[error("creating the data directory {path}")]
+    CreateDataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("preparing certificates")]
+    Pki(#[from] flotilla_pki::PkiError),
+    #[error("opening storage")]
+    Storage(#[from] flotilla_storage::StorageError),
+    #[error("listening on {addr}")]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("registering the APIService on the host")]
+    Register(#[source] kube::Error),
+}
+
+/// How to run the aggregated API server.
+pub struct AggregatedOptions {
+    /// Its own storage and certificates.
+    pub data_dir: PathBuf,
+    pub bind_address: IpAddr,
+    /// 0 picks a free port.
+    pub secure_port: u16,
+    /// A client of the host API server (reads cluster Secrets, asks SubjectAccessReviews).
+    pub host: kube::Client,
+    /// CAs whose client certificates authenticate directly (the host's client CA).
+    pub client_ca_pems: Vec<String>,
+    /// The CA of the front proxy (the host's aggregator) allowed to send `X-Remote-*`.
+    pub request_header_ca_pem: String,
+    /// CNs allowed as front proxy (empty: any certificate of that CA).
+    pub front_proxy_names: Vec<String>,
+    pub watch_history: usize,
+}
+
+impl AggregatedOptions {
+    pub fn new(
+        data_dir: impl Into<PathBuf>,
+        host: kube::Client,
+        client_ca_pem: String,
+        request_header_ca_pem: String,
+    ) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            bind_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            secure_port: 0,
+            host,
+            client_ca_pems: vec![client_ca_pem],
+            request_header_ca_pem,
+            front_proxy_names: vec![flotilla_pki::FRONT_PROXY_CLIENT_USER.to_string()],
+            watch_history: 100_000,
+        }
+    }
+}
+
+/// A running aggregated API server.
+pub struct RunningAggregated {
+    pub addr: SocketAddr,
+    /// The CA of its serving certificate (the APIService's caBundle).
+    pub ca_pem: String,
+    pub server: Arc<ApiServer>,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<()>,
+}
+
+impl RunningAggregated {
+    pub fn url(&self) -> String {
+        format!("https://{}", self.addr)
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+
+    pub async fn wait(self) {
+        let _ = self.task.await;
+    }
+}
+
+pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, AggregatedError> {
+    std::fs::create_dir_all(&opts.data_dir).map_err(|source| AggregatedError::CreateDataDir {
+        path: opts.data_dir.clone(),
+        source,
+    })?;
+    let pki = flotilla_pki::ensure_server_pki(&opts.data_dir, &[])?;
+    let storage: Arc<dyn Storage> = Arc::new(EmbeddedStorage::open(
+        &opts.data_dir,
+        EmbeddedOptions {
+            history: opts.watch_history,
+            ..EmbeddedOptions::default()
+        },
+    )?);
+    let registry = Registry::new();
+    registry.register(cluster_resource());
+    let options = ServerOptions {
+        authorizer: Some(Arc::new(DelegatedAuthorizer::new(opts.host.clone()))),
+        ..ServerOptions::default()
+    };
+    let server = ApiServer::with_options(
+        Arc::new(registry),
+        storage,
+        ServerConfig::default(),
+        options,
+    );
+    server.add_subresource_handler(
+        GROUP,
+        "clusters",
+        "proxy",
+        Arc::new(ClusterProxy::new(opts.host.clone())),
+    );
+    server.start_background().await?;
+
+    let mut client_cas = opts.client_ca_pems.clone();
+    client_cas.push(opts.request_header_ca_pem.clone());
+    let tls =
+        flotilla_pki::server_config(&pki.apiserver.cert_pem, &pki.apiserver.key_pem, &client_cas)?;
+    let trust = Arc::new(PeerTrust {
+        client_ca: Some(ChainVerifier::new(&opts.client_ca_pems)?),
+        request_header_ca: Some(ChainVerifier::new(std::slice::from_ref(
+            &opts.request_header_ca_pem,
+        ))?),
+        front_proxy_names: opts.front_proxy_names.clone(),
+    });
+    let addr = SocketAddr::new(opts.bind_address, opts.secure_port);
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| AggregatedError::Listen { addr, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| AggregatedError::Listen { addr, source })?;
+    let (tx, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(flotilla_apiserver::serve::serve_tls_with_trust(
+        listener,
+        tls,
+        server.router(),
+        async {
+            let _ = rx.await;
+        },
+        trust,
+    ));
+    tracing::info!(%addr, "aggregated API server serving cluster.karmada.io");
+    Ok(RunningAggregated {
+        addr,
+        ca_pem: pki.ca.cert_pem.clone(),
+        server,
+        shutdown: Some(tx),
+        task,
+    })
+}
+
+/// Creates or updates the host's APIService `v1alpha1.cluster.karmada.io` pointing at `url`.
+pub async fn register_apiservice(
+    host: &kube::Client,
+    url: &str,
+    ca_pem: &str,
+) -> Result<(), AggregatedError> {
+    let api: Api<APIService> = Api::all(host.clone());
+    let name = format!("{VERSION}.{GROUP}");
+    let body = json!({
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": name, "annotations": {flotilla_apiserver::aggregator::URL_ANNOTATION: url}},
+        "spec": {
+            "group": GROUP,
+            "version": VERSION,
+            "groupPriorityMinimum": 2000,
+            "versionPriority": 10,
+            "service": {"namespace": "karmada-system", "name": "karmada-aggregated-apiserver", "port": 443},
+            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_pem),
+        },
+    });
+    api.patch(
+        &name,
+        &PatchParams::apply("flotilla-aggregated-apiserver").force(),
+        &Patch::Apply(body),
+    )
+    .await
+    .map_err(AggregatedError::Register)?;
+    Ok(())
+}

@@ -108,6 +108,9 @@ struct LocalUpArgs {
     /// Port of the host API server (0 picks a free one).
     #[arg(long, default_value_t = 6443)]
     port: u16,
+    /// Static bearer tokens for the host, one `token,user,uid,"group1,group2"` line each.
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
 }
 
 pub fn main() -> ExitCode {
@@ -165,6 +168,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::LocalUp(args) => {
             let mut opts = HostOptions::new(&args.data_dir);
             opts.secure_port = args.port;
+            opts.token_auth_file = args.token_auth_file;
             if args.members > 0 {
                 tracing::warn!(
                     members = args.members,

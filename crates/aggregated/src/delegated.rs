@@ -30,9 +30,12 @@ type Key = (
     String,
 );
 
+/// A decision: allowed, or denied with the host's reason, and when it was made.
+type Decision = (Instant, Result<(), String>);
+
 pub struct DelegatedAuthorizer {
     reviews: Api<SubjectAccessReview>,
-    cache: Mutex<HashMap<Key, (Instant, Result<(), String>)>>,
+    cache: Mutex<HashMap<Key, Decision>>,
 }
 
 impl DelegatedAuthorizer {

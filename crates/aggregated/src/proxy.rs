@@ -54,9 +54,12 @@ struct Credentials {
 
 /// The proxy handler; keeps one upstream per cluster for as long as its spec and Secret stay
 /// the same.
+/// An upstream with the fingerprint (spec + Secret version) it was built from and its token.
+type CachedUpstream = (String, Arc<Upstream>, Option<String>);
+
 pub struct ClusterProxy {
     host: kube::Client,
-    upstreams: Mutex<HashMap<String, (String, Arc<Upstream>, Option<String>)>>,
+    upstreams: Mutex<HashMap<String, CachedUpstream>>,
 }
 
 impl ClusterProxy {

@@ -268,14 +268,14 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
     match format {
         Format::Table => {
             let include = IncludeObject::from_query(ctx.query.get("includeObject"));
-            let t = table::table(
+            let t = table::table_bytes(
                 &ctx.def,
                 items.iter().map(|o| o.value.as_ref()),
                 Some(rv),
                 continue_token,
                 include,
             );
-            Ok(json_value(StatusCode::OK, &t))
+            Ok(json_bytes(StatusCode::OK, t))
         }
         Format::Json => {
             let mut metadata = json!({"resourceVersion": rv});

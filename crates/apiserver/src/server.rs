@@ -209,7 +209,11 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
-    let uri = req.uri().to_string();
+    let uri = req
+        .uri()
+        .path_and_query()
+        .map(|pq| pq.to_string())
+        .unwrap_or_else(|| path.clone());
     let user_agent = req
         .headers()
         .get(header::USER_AGENT)
@@ -262,7 +266,17 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
                         watch,
                     );
                     if let Err(e) = authz.authorize(u, &attrs).await {
-                        return (error_response(&e), unknown());
+                        let resource = match attrs.subresource.as_str() {
+                            "" => attrs.resource.clone(),
+                            sub => format!("{}/{sub}", attrs.resource),
+                        };
+                        return (
+                            error_response(&e),
+                            RequestLabel {
+                                verb: static_verb(&attrs.verb),
+                                resource,
+                            },
+                        );
                     }
                 }
             }
@@ -289,6 +303,7 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
             "resource": label.resource,
             "method": method.as_str(),
             "requestURI": uri,
+            "namespace": audit_namespace(&path),
             "code": code,
             "latencyMs": (elapsed.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
         }));
@@ -526,6 +541,32 @@ async fn resource_request(
         )),
     };
     result.unwrap_or_else(|e| error_response(&e))
+}
+
+/// The namespace a request path is in, for the audit log.
+fn audit_namespace(path: &str) -> Option<String> {
+    match parse_api_path(path) {
+        Some(ApiPath::Resource(rp)) => rp.namespace,
+        _ => None,
+    }
+}
+
+/// Verbs as static labels for metrics (anything else is `other`).
+fn static_verb(verb: &str) -> &'static str {
+    match verb {
+        "get" => "get",
+        "list" => "list",
+        "watch" => "watch",
+        "create" => "create",
+        "update" => "update",
+        "patch" => "patch",
+        "delete" => "delete",
+        "deletecollection" => "deletecollection",
+        "impersonate" => "impersonate",
+        "post" => "post",
+        "put" => "put",
+        _ => "other",
+    }
 }
 
 fn external_groups(server: &ApiServer) -> Vec<crate::aggregator::ExternalGroup> {

@@ -401,3 +401,180 @@ pub fn write_script(path: &Path, body: &str) {
     drop(f);
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Spawns `cmd` (stdout piped, stderr appended to `log`), waits for its first stdout line
+/// containing `ready at ` and returns the child with the first word after it (the URL).
+/// Stdout keeps being drained afterwards so the process never blocks on a full pipe.
+fn spawn_until_ready(mut cmd: Command, log: &Path, what: &str) -> (Child, String) {
+    let log_file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log_file))
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.split("ready at ").nth(1) {
+                let url = rest.split_whitespace().next().unwrap_or_default();
+                let _ = tx.send(url.to_string());
+            }
+        }
+    });
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        if let Ok(url) = rx.recv_timeout(Duration::from_millis(100)) {
+            return (child, url);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!(
+                "{what} exited ({status}) before it was ready; log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{what} printed no 'ready at' line within {READY_TIMEOUT:?}; log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+    }
+}
+
+/// Starts `flotilla local-up --data-dir D --port 0 --members 0` plus `extra_args` (the host
+/// with the aggregated API server behind it), waits for `Flotilla is ready at URL` and returns
+/// it with the host's URL and admin kubeconfig. Logs go to `D.log` beside the data dir.
+pub fn start_local_up(data_dir: &Path, extra_args: &[&str]) -> ApiserverProcess {
+    std::fs::create_dir_all(data_dir).unwrap();
+    let log = data_dir.with_extension("log");
+    let mut cmd = Command::new(flotilla_bin());
+    cmd.arg("local-up")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["--port", "0", "--members", "0"])
+        .args(extra_args);
+    let (child, url) = spawn_until_ready(cmd, &log, "flotilla local-up");
+    let kubeconfig = data_dir.join("kubeconfig");
+    assert!(
+        kubeconfig.is_file(),
+        "local-up wrote no {}",
+        kubeconfig.display()
+    );
+    ApiserverProcess {
+        child,
+        url,
+        kubeconfig,
+        log,
+    }
+}
+
+/// Starts `flotilla aggregated-apiserver` as its own process against the host whose data
+/// directory is `host_data_dir` (its kubeconfig, client CA and front-proxy CA), with storage in
+/// `data_dir`, and waits until it has registered its APIService and printed `ready at URL`.
+/// The returned `kubeconfig` is the host's (the aggregated server writes none).
+pub fn start_aggregated_apiserver(host_data_dir: &Path, data_dir: &Path) -> ApiserverProcess {
+    std::fs::create_dir_all(data_dir).unwrap();
+    let log = data_dir.join("aggregated.log");
+    let kubeconfig = host_data_dir.join("kubeconfig");
+    let pki = host_data_dir.join("pki");
+    let mut cmd = Command::new(flotilla_bin());
+    cmd.arg("aggregated-apiserver")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["--secure-port", "0"])
+        .arg("--client-ca-file")
+        .arg(pki.join("ca.crt"))
+        .arg("--requestheader-client-ca-file")
+        .arg(pki.join("front-proxy-ca.crt"));
+    let (child, url) = spawn_until_ready(cmd, &log, "flotilla aggregated-apiserver");
+    ApiserverProcess {
+        child,
+        url,
+        kubeconfig,
+        log,
+    }
+}
+
+/// Calls `check` every 200 ms until it returns `Ok`, panicking with its last error after
+/// `timeout`.
+pub fn eventually<T>(
+    timeout: Duration,
+    what: &str,
+    mut check: impl FnMut() -> Result<T, String>,
+) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match check() {
+            Ok(v) => return v,
+            Err(e) if Instant::now() > deadline => {
+                panic!("{what}: still failing after {timeout:?}: {e}")
+            }
+            Err(_) => thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// A kubeconfig at `path` for a bearer-token user of the server at `url` whose CA is the file
+/// `ca_file`.
+pub fn write_token_kubeconfig(path: &Path, url: &str, ca_file: &Path, token: &str) {
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {url}\n    certificate-authority: {}\nusers:\n- name: u\n  user:\n    token: {token}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n",
+        ca_file.display()
+    );
+    std::fs::write(path, text).unwrap();
+}
+
+/// An HTTP answer from [`curl`]: status code and body.
+pub struct HttpAnswer {
+    pub code: u16,
+    pub body: String,
+}
+
+/// One request with curl, the path sent exactly as given (`--path-as-is`, no dot-segment
+/// removal), trusting `ca` and presenting the client certificate `cert`/`key`.
+pub fn curl(
+    method: &str,
+    url: &str,
+    ca: &Path,
+    cert: &Path,
+    key: &Path,
+    body: Option<&str>,
+) -> HttpAnswer {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-sS", "--path-as-is", "-X", method, "-w", "\n%{http_code}"])
+        .arg("--cacert")
+        .arg(ca)
+        .arg("--cert")
+        .arg(cert)
+        .arg("--key")
+        .arg(key);
+    if let Some(b) = body {
+        cmd.args(["-H", "Content-Type: application/json", "--data-binary", b]);
+    }
+    cmd.arg(url).stdin(Stdio::null());
+    let out = run_bounded(&mut cmd, COMMAND_TIMEOUT, &format!("curl {method} {url}"));
+    assert!(
+        out.status.success(),
+        "curl {method} {url} failed: {}",
+        out.stderr
+    );
+    let (body, code) = out.stdout.rsplit_once('\n').unwrap_or(("", &out.stdout));
+    HttpAnswer {
+        code: code
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("curl printed no status: {}", out.stdout)),
+        body: body.to_string(),
+    }
+}

@@ -2,7 +2,7 @@
 //! a free loopback port with a fresh data directory and builds a kube-rs client from the
 //! kubeconfig it writes (TLS, client certificate), exactly as a user would.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
 use std::path::Path;
 

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use flotilla_apimachinery::resource::Validation;
 use flotilla_apimachinery::{Cause, ResourceDef};
 use serde_json::{Value, json};
 
@@ -199,17 +198,49 @@ pub fn apply_defaults(obj: &mut Value) {
     }
 }
 
-/// The `clusters` resource definition.
+/// The `clusters` resource definition: the structural schema of `flotilla-api`'s Cluster
+/// (pruning, schema defaults and validation, OpenAPI for `kubectl explain`) plus the checks
+/// and defaults above, the `proxy` subresource, strategic merge (Cluster is a typed kind in
+/// Karmada) and Karmada's columns.
 pub fn cluster_resource() -> ResourceDef {
-    let mut def = ResourceDef::new(GROUP, VERSION, "Cluster", "clusters", false)
-        .with_status()
-        .with_strategic_merge();
+    let from_schema = serde_json::to_value(flotilla_api::crd::cluster_crd())
+        .ok()
+        .and_then(|crd| match flotilla_apiserver::crds::defs_for_crd(&crd) {
+            Ok(defs) => defs.into_iter().find(|d| d.version == VERSION),
+            Err(causes) => {
+                tracing::error!(
+                    ?causes,
+                    "the Cluster schema does not build; serving Cluster without it"
+                );
+                None
+            }
+        });
+    let mut def = from_schema.unwrap_or_else(|| {
+        ResourceDef::new(GROUP, VERSION, "Cluster", "clusters", false).with_status()
+    });
+    def.storage_version = None;
+    def.strategic_merge = true;
     def.connect_subresources = vec!["proxy".into()];
-    def.validate = Some(Arc::new(|obj: &Value, _old: Option<&Value>| Validation {
-        causes: validate(obj),
-        ..Validation::default()
+    let schema_validation = def.validate.take();
+    def.validate = Some(Arc::new(move |obj: &Value, old: Option<&Value>| {
+        let mut v = schema_validation
+            .as_ref()
+            .map(|f| f(obj, old))
+            .unwrap_or_default();
+        for cause in validate(obj) {
+            if !v.causes.iter().any(|c| c.field == cause.field) {
+                v.causes.push(cause);
+            }
+        }
+        v
     }));
-    def.default = Some(Arc::new(apply_defaults));
+    let schema_defaults = def.default.take();
+    def.default = Some(Arc::new(move |obj: &mut Value| {
+        if let Some(f) = &schema_defaults {
+            f(obj);
+        }
+        apply_defaults(obj);
+    }));
     let columns = json!([
         {"name": "Version", "type": "string", "jsonPath": ".status.kubernetesVersion"},
         {"name": "Mode", "type": "string", "jsonPath": ".spec.syncMode"},
@@ -250,6 +281,31 @@ mod tests {
         assert!(check_endpoint("https://host:6443/prefix").is_ok());
         assert!(check_endpoint("not a url").is_err());
         assert!(check_endpoint("https://host/?x=1").is_err());
+    }
+
+    #[test]
+    fn cluster_resource_uses_the_schema_and_prunes_unknown_fields() {
+        let def = cluster_resource();
+        assert!(def.openapi.is_some() && def.has_status && def.strategic_merge);
+        let mut obj = json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": "m1"}, "spec": {"syncMode": "Push", "bogus": 1}});
+        let pruned = def.prune.as_ref().map(|p| p(&mut obj)).unwrap_or_default();
+        assert_eq!(pruned, vec!["spec.bogus".to_string()]);
+        assert!(obj["spec"].get("bogus").is_none());
+        let v = def
+            .validate
+            .as_ref()
+            .map(|f| {
+                f(
+                    &json!({"metadata": {"name": "m1"}, "spec": {"syncMode": "Nope"}}),
+                    None,
+                )
+            })
+            .unwrap_or_default();
+        assert!(
+            v.causes.iter().any(|c| c.field == "spec.syncMode"),
+            "{:?}",
+            v.causes
+        );
     }
 
     #[test]

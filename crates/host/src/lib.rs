@@ -176,6 +176,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     ensure_system_namespaces(&server).await?;
     ensure_bootstrap_policy(&server).await?;
     ensure_local_apiservices(&server).await?;
+    install_crds(&server).await?;
     server.start_background().await?;
 
     let client_cas = [pki.ca.cert_pem.clone(), pki.front_proxy_ca.cert_pem.clone()];
@@ -278,6 +279,52 @@ async fn ensure_bootstrap_policy(server: &Arc<ApiServer>) -> Result<(), HostErro
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// Installs the Karmada-compatible CRDs (policies, bindings, works) or brings their spec up
+/// to date; the CRD controller then serves them.
+async fn install_crds(server: &Arc<ApiServer>) -> Result<(), HostError> {
+    let Some(def) = server
+        .registry
+        .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    else {
+        return Ok(());
+    };
+    let opts = flotilla_apiserver::objects::WriteOptions {
+        field_manager: "flotilla-apiserver".into(),
+        field_validation: flotilla_apiserver::request::FieldValidation::Strict,
+        dry_run: false,
+    };
+    let objects = flotilla_apiserver::objects::Objects::new(&def, &server.storage);
+    for crd in flotilla_api::crd::crds() {
+        let value = serde_json::to_value(&crd).map_err(|e| HostError::Bootstrap {
+            name: "crd".into(),
+            message: e.to_string(),
+        })?;
+        let name = value
+            .pointer("/metadata/name")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let result = match objects.get(None, &name).await {
+            Ok(existing) if existing.value.get("spec") == value.get("spec") => Ok(()),
+            Ok(existing) => {
+                let mut updated = (*existing.value).clone();
+                updated["spec"] = value["spec"].clone();
+                objects
+                    .update(None, &name, updated, None, &opts)
+                    .await
+                    .map(|_| ())
+            }
+            Err(e) if e.code == 404 => objects.create(None, value, &opts).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        result.map_err(|e| HostError::Bootstrap {
+            name,
+            message: e.message,
+        })?;
     }
     Ok(())
 }

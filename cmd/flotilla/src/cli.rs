@@ -38,10 +38,11 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct AggregatedArgs {
-    /// Kubeconfig of the host API server.
+    /// Kubeconfig of the host API server (default: KUBECONFIG, else the in-cluster
+    /// service account).
     #[arg(long, env = "KUBECONFIG")]
-    kubeconfig: PathBuf,
-    /// Directory for its storage and serving certificate.
+    kubeconfig: Option<PathBuf>,
+    /// Directory for its storage and (when not given) its serving certificate.
     #[arg(long, default_value = ".flotilla/aggregated")]
     data_dir: PathBuf,
     /// Port to serve HTTPS on (0 picks a free one).
@@ -49,19 +50,25 @@ struct AggregatedArgs {
     secure_port: u16,
     #[arg(long, default_value = "127.0.0.1")]
     bind_address: IpAddr,
-    /// CA whose client certificates authenticate directly (the host's client CA).
+    /// CA whose client certificates authenticate directly (default: the host's published
+    /// kube-system/extension-apiserver-authentication).
     #[arg(long)]
-    client_ca_file: PathBuf,
-    /// CA of the front proxy allowed to send X-Remote-* headers (the host's front-proxy CA).
+    client_ca_file: Option<PathBuf>,
+    /// CA of the front proxy allowed to send X-Remote-* headers (default: as above).
     #[arg(long)]
-    requestheader_client_ca_file: PathBuf,
-    /// Allowed front-proxy certificate CNs (repeatable).
-    #[arg(
-        long = "requestheader-allowed-names",
-        default_value = "front-proxy-client"
-    )]
+    requestheader_client_ca_file: Option<PathBuf>,
+    /// Allowed front-proxy certificate CNs (repeatable; default: as above).
+    #[arg(long = "requestheader-allowed-names")]
     requestheader_allowed_names: Vec<String>,
-    /// Do not create the APIService on the host.
+    /// Serving certificate and key (PEM); generated under the data directory when absent.
+    #[arg(long, requires = "tls_private_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    #[arg(long, requires = "tls_cert_file")]
+    tls_private_key_file: Option<PathBuf>,
+    /// The URL the host reaches this server at (default: https://<bind-address>:<port>).
+    #[arg(long)]
+    advertise_url: Option<String>,
+    /// Do not create the APIService on the host (e.g. when deploy/ manifests create it).
     #[arg(long)]
     no_register: bool,
 }
@@ -195,21 +202,42 @@ fn read(path: &std::path::Path) -> anyhow::Result<String> {
 }
 
 async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
-    let host = host_client(&args.kubeconfig).await?;
+    let host = match &args.kubeconfig {
+        Some(path) => host_client(path).await?,
+        None => {
+            let config = kube::Config::incluster()
+                .context("no --kubeconfig and not running in a cluster")?;
+            kube::Client::try_from(config).context("building a client for the host")?
+        }
+    };
+    let (client_ca, request_header_ca, mut names) =
+        match (&args.client_ca_file, &args.requestheader_client_ca_file) {
+            (Some(c), Some(r)) => (read(c)?, read(r)?, Vec::new()),
+            _ => flotilla_aggregated::authentication_config(&host)
+                .await
+                .context("reading the host's trust for extension API servers")?,
+        };
+    if !args.requestheader_allowed_names.is_empty() {
+        names = args.requestheader_allowed_names.clone();
+    }
     let mut opts = flotilla_aggregated::AggregatedOptions::new(
         &args.data_dir,
         host.clone(),
-        read(&args.client_ca_file)?,
-        read(&args.requestheader_client_ca_file)?,
+        client_ca,
+        request_header_ca,
     );
     opts.secure_port = args.secure_port;
     opts.bind_address = args.bind_address;
-    opts.front_proxy_names = args.requestheader_allowed_names;
+    opts.front_proxy_names = names;
+    if let (Some(c), Some(k)) = (&args.tls_cert_file, &args.tls_private_key_file) {
+        opts.serving = Some((read(c)?, read(k)?));
+    }
     let running = flotilla_aggregated::start(opts)
         .await
         .context("starting the aggregated API server")?;
     if !args.no_register {
-        flotilla_aggregated::register_apiservice(&host, &running.url(), &running.ca_pem)
+        let url = args.advertise_url.clone().unwrap_or_else(|| running.url());
+        flotilla_aggregated::register_apiservice(&host, &url, &running.ca_pem)
             .await
             .context("registering v1alpha1.cluster.karmada.io on the host")?;
     }

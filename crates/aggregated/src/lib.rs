@@ -15,4 +15,6 @@ pub mod delegated;
 pub mod proxy;
 pub mod server;
 
-pub use server::{AggregatedOptions, RunningAggregated, register_apiservice, start};
+pub use server::{
+    AggregatedOptions, RunningAggregated, authentication_config, register_apiservice, start,
+};

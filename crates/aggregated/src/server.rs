@@ -40,6 +40,10 @@ pub enum AggregatedError {
     },
     #[error("registering the APIService on the host")]
     Register(#[source] kube::Error),
+    #[error("reading kube-system/extension-apiserver-authentication from the host")]
+    AuthenticationConfig(#[source] kube::Error),
+    #[error("kube-system/extension-apiserver-authentication has no {0}")]
+    MissingAuthenticationKey(&'static str),
 }
 
 /// How to run the aggregated API server.
@@ -57,7 +61,36 @@ pub struct AggregatedOptions {
     pub request_header_ca_pem: String,
     /// CNs allowed as front proxy (empty: any certificate of that CA).
     pub front_proxy_names: Vec<String>,
+    /// A serving certificate and key (PEM) to use instead of generating one; then the
+    /// APIService's caBundle is the CA that signed it.
+    pub serving: Option<(String, String)>,
     pub watch_history: usize,
+}
+
+/// The host's published trust (`kube-system/extension-apiserver-authentication`): client CA,
+/// request-header CA and allowed front-proxy names.
+pub async fn authentication_config(
+    host: &kube::Client,
+) -> Result<(String, String, Vec<String>), AggregatedError> {
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(host.clone(), "kube-system");
+    let cm = cms
+        .get("extension-apiserver-authentication")
+        .await
+        .map_err(AggregatedError::AuthenticationConfig)?;
+    let data = cm.data.unwrap_or_default();
+    let client_ca = data
+        .get("client-ca-file")
+        .cloned()
+        .ok_or(AggregatedError::MissingAuthenticationKey("client-ca-file"))?;
+    let request_header_ca = data.get("requestheader-client-ca-file").cloned().ok_or(
+        AggregatedError::MissingAuthenticationKey("requestheader-client-ca-file"),
+    )?;
+    let names: Vec<String> = data
+        .get("requestheader-allowed-names")
+        .and_then(|n| serde_json::from_str(n).ok())
+        .unwrap_or_default();
+    Ok((client_ca, request_header_ca, names))
 }
 
 impl AggregatedOptions {
@@ -75,6 +108,7 @@ impl AggregatedOptions {
             client_ca_pems: vec![client_ca_pem],
             request_header_ca_pem,
             front_proxy_names: vec![flotilla_pki::FRONT_PROXY_CLIENT_USER.to_string()],
+            serving: None,
             watch_history: 100_000,
         }
     }

@@ -177,6 +177,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     ensure_bootstrap_policy(&server).await?;
     ensure_local_apiservices(&server).await?;
     install_crds(&server).await?;
+    publish_authentication_config(&server, &pki).await?;
     server.start_background().await?;
 
     let client_cas = [pki.ca.cert_pem.clone(), pki.front_proxy_ca.cert_pem.clone()];
@@ -281,6 +282,56 @@ async fn ensure_bootstrap_policy(server: &Arc<ApiServer>) -> Result<(), HostErro
         }
     }
     Ok(())
+}
+
+/// Publishes `kube-system/extension-apiserver-authentication` as kube-apiserver does: the
+/// client CA and the request-header (front-proxy) CA with its allowed names, which extension
+/// API servers read to trust this host.
+async fn publish_authentication_config(
+    server: &Arc<ApiServer>,
+    pki: &flotilla_pki::ServerPki,
+) -> Result<(), HostError> {
+    let Some(def) = server.registry.get("", "v1", "configmaps") else {
+        return Ok(());
+    };
+    let opts = flotilla_apiserver::objects::WriteOptions {
+        field_manager: "flotilla-apiserver".into(),
+        field_validation: flotilla_apiserver::request::FieldValidation::Strict,
+        dry_run: false,
+    };
+    let name = "extension-apiserver-authentication";
+    let data = json!({
+        "client-ca-file": pki.ca.cert_pem,
+        "requestheader-client-ca-file": pki.front_proxy_ca.cert_pem,
+        "requestheader-allowed-names": format!("[\"{}\"]", flotilla_pki::FRONT_PROXY_CLIENT_USER),
+        "requestheader-username-headers": "[\"X-Remote-User\"]",
+        "requestheader-group-headers": "[\"X-Remote-Group\"]",
+        "requestheader-extra-headers-prefix": "[\"X-Remote-Extra-\"]",
+    });
+    let objects = flotilla_apiserver::objects::Objects::new(&def, &server.storage);
+    let result = match objects.get(Some("kube-system"), name).await {
+        Ok(existing) if existing.value.get("data") == Some(&data) => Ok(()),
+        Ok(existing) => {
+            let mut updated = (*existing.value).clone();
+            updated["data"] = data;
+            objects
+                .update(Some("kube-system"), name, updated, None, &opts)
+                .await
+                .map(|_| ())
+        }
+        Err(e) if e.code == 404 => {
+            let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "kube-system"}, "data": data});
+            objects
+                .create(Some("kube-system"), obj, &opts)
+                .await
+                .map(|_| ())
+        }
+        Err(e) => Err(e),
+    };
+    result.map_err(|e| HostError::Bootstrap {
+        name: name.into(),
+        message: e.message,
+    })
 }
 
 /// Installs the Karmada-compatible CRDs (policies, bindings, works) or brings their spec up

@@ -34,6 +34,34 @@ enum Command {
     /// Run the aggregated API server (cluster.karmada.io Clusters and their proxy) and
     /// register it with the host through an APIService.
     AggregatedApiserver(AggregatedArgs),
+    /// Run a simulated member cluster (API server with simulated nodes and workloads).
+    MemberSim(MemberSimArgs),
+}
+
+#[derive(Args, Debug)]
+struct MemberSimArgs {
+    /// The cluster's name (nodes are <name>-node-<i>).
+    #[arg(long)]
+    name: String,
+    /// Directory for storage, certificates and the kubeconfigs.
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// Port to serve HTTPS on (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    secure_port: u16,
+    #[arg(long, default_value = "127.0.0.1")]
+    bind_address: IpAddr,
+    #[arg(long, default_value_t = 3)]
+    nodes: u32,
+    #[arg(long, default_value = "4")]
+    node_cpu: String,
+    #[arg(long, default_value = "8Gi")]
+    node_memory: String,
+    #[arg(long, default_value_t = 110)]
+    node_pods: u32,
+    /// Bearer token for Flotilla (user flotilla, group system:masters); random if unset.
+    #[arg(long, env = "FLOTILLA_MEMBER_TOKEN")]
+    token: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -172,6 +200,33 @@ async fn run(command: Command) -> anyhow::Result<()> {
             serve_host(opts).await
         }
         Command::AggregatedApiserver(args) => run_aggregated(args).await,
+        Command::MemberSim(args) => {
+            let mut opts = flotilla_membersim::MemberOptions::new(&args.name, &args.data_dir);
+            opts.secure_port = args.secure_port;
+            opts.bind_address = args.bind_address;
+            opts.nodes = args.nodes;
+            opts.node_cpu = args.node_cpu;
+            opts.node_memory = args.node_memory;
+            opts.node_pods = args.node_pods;
+            if let Some(token) = args.token {
+                opts.token = token;
+            }
+            let member = flotilla_membersim::start(opts)
+                .await
+                .with_context(|| format!("starting member-sim {}", args.name))?;
+            let kubeconfig =
+                std::fs::canonicalize(&member.kubeconfig).unwrap_or(member.kubeconfig.clone());
+            println!(
+                "Flotilla member-sim {} ready at {}",
+                args.name,
+                member.url()
+            );
+            println!("export KUBECONFIG={}", kubeconfig.display());
+            shutdown_signal().await;
+            eprintln!("shutting down");
+            member.stop().await;
+            Ok(())
+        }
         Command::LocalUp(args) => {
             let mut opts = HostOptions::new(&args.data_dir);
             opts.secure_port = args.port;

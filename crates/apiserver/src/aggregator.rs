@@ -209,15 +209,35 @@ impl Aggregator {
 }
 
 /// Starts the APIService controller and availability checks.
-pub fn start(server: Arc<ApiServer>) {
+pub async fn start(server: Arc<ApiServer>) {
     let Some(agg) = server.aggregator.clone() else {
         return;
+    };
+    // The first pass runs before the server serves, so Local APIServices are recorded and the
+    // server is quiet once started; backends are checked in the background.
+    let mut from = match relist(&server, &agg).await {
+        Ok(rev) => Some(rev),
+        Err(e) => {
+            tracing::warn!(error = %e, "listing APIServices at start");
+            None
+        }
     };
     let s = server.clone();
     let a = agg.clone();
     tokio::spawn(async move {
         loop {
-            if let Err(e) = follow(&s, &a).await {
+            let rev = match from.take() {
+                Some(rev) => rev,
+                None => match relist(&s, &a).await {
+                    Ok(rev) => rev,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "listing APIServices");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue;
+                    }
+                },
+            };
+            if let Err(e) = follow(&s, &a, rev).await {
                 tracing::warn!(error = %e, "APIService controller restarting");
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -225,6 +245,7 @@ pub fn start(server: Arc<ApiServer>) {
     });
     tokio::spawn(async move {
         loop {
+            tokio::time::sleep(CHECK_INTERVAL).await;
             let backends: Vec<Arc<Backend>> = agg
                 .backends
                 .read()
@@ -233,21 +254,29 @@ pub fn start(server: Arc<ApiServer>) {
                 .cloned()
                 .collect();
             futures::future::join_all(backends.iter().map(|b| check_and_record(&server, b))).await;
-            tokio::time::sleep(CHECK_INTERVAL).await;
         }
     });
 }
 
-async fn follow(server: &Arc<ApiServer>, agg: &Arc<Aggregator>) -> Result<(), StorageError> {
+async fn relist(
+    server: &Arc<ApiServer>,
+    agg: &Arc<Aggregator>,
+) -> Result<flotilla_storage::Revision, StorageError> {
     let listed = server.storage.list(APISERVICE_PREFIX).await?;
-    {
-        let mut map = agg.backends.write();
-        map.clear();
-    }
+    agg.backends.write().clear();
+    agg.specs.write().clear();
     for obj in &listed.items {
         upsert(server, agg, &obj.value).await;
     }
-    let mut events = server.storage.watch(APISERVICE_PREFIX, listed.revision)?;
+    Ok(listed.revision)
+}
+
+async fn follow(
+    server: &Arc<ApiServer>,
+    agg: &Arc<Aggregator>,
+    from: flotilla_storage::Revision,
+) -> Result<(), StorageError> {
+    let mut events = server.storage.watch(APISERVICE_PREFIX, from)?;
     while let Some(ev) = events.next().await {
         let ev = ev?;
         match ev.event_type {
@@ -256,6 +285,7 @@ async fn follow(server: &Arc<ApiServer>, agg: &Arc<Aggregator>) -> Result<(), St
                     .unwrap_or_default()
                     .to_string();
                 agg.backends.write().retain(|_, b| b.name != name);
+                agg.forget_spec(&name);
                 server.registry.touch();
             }
             _ => upsert(server, agg, &ev.object.value).await,
@@ -308,7 +338,8 @@ async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
                 )
                 .await;
             } else {
-                check_and_record(server, &backend).await;
+                let (server, backend) = (server.clone(), backend.clone());
+                tokio::spawn(async move { check_and_record(&server, &backend).await });
             }
         }
         Err(message) => {

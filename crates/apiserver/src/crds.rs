@@ -218,12 +218,31 @@ fn attach_schema(def: &mut ResourceDef, schema: Arc<StructuralSchema>, raw: &Val
     def.openapi = Some(Arc::new(OpenApiSchemas { root, components }));
 }
 
-/// Starts the controller; it runs until the process ends.
-pub fn start(server: Arc<ApiServer>) {
+/// Serves every stored CRD before it returns (so a server is quiet once started), then
+/// follows CRD changes until the process ends.
+pub async fn start(server: Arc<ApiServer>) {
+    let mut served: Served = BTreeMap::new();
+    let mut from = match relist(&server, &mut served).await {
+        Ok(rev) => Some(rev),
+        Err(e) => {
+            tracing::warn!(error = %e, "listing CRDs at start");
+            None
+        }
+    };
     tokio::spawn(async move {
-        let mut served: Served = BTreeMap::new();
         loop {
-            if let Err(e) = run(&server, &mut served).await {
+            let rev = match from.take() {
+                Some(rev) => rev,
+                None => match relist(&server, &mut served).await {
+                    Ok(rev) => rev,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "listing CRDs");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+            };
+            if let Err(e) = follow(&server, &mut served, rev).await {
                 tracing::warn!(error = %e, "CRD controller restarting");
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -231,7 +250,11 @@ pub fn start(server: Arc<ApiServer>) {
     });
 }
 
-async fn run(server: &Arc<ApiServer>, served: &mut Served) -> Result<(), StorageError> {
+/// Brings what is served in line with the stored CRDs; returns the revision listed.
+async fn relist(
+    server: &Arc<ApiServer>,
+    served: &mut Served,
+) -> Result<flotilla_storage::Revision, StorageError> {
     let listed = server.storage.list(CRD_PREFIX).await?;
     let present: BTreeSet<String> = listed
         .items
@@ -249,7 +272,15 @@ async fn run(server: &Arc<ApiServer>, served: &mut Served) -> Result<(), Storage
     for obj in &listed.items {
         sync(server, served, &obj.value).await;
     }
-    let mut events = server.storage.watch(CRD_PREFIX, listed.revision)?;
+    Ok(listed.revision)
+}
+
+async fn follow(
+    server: &Arc<ApiServer>,
+    served: &mut Served,
+    from: flotilla_storage::Revision,
+) -> Result<(), StorageError> {
+    let mut events = server.storage.watch(CRD_PREFIX, from)?;
     while let Some(event) = events.next().await {
         let event = event?;
         let name = meta_str(&event.object.value, "name")

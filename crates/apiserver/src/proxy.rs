@@ -28,11 +28,14 @@ impl Upstream {
     pub fn new(base: Uri, tls: &rustls::ClientConfig) -> Self {
         let mut tls = tls.clone();
         tls.alpn_protocols.clear();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
         let all = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls.clone())
             .https_only()
             .enable_all_versions()
-            .build();
+            .wrap_connector(http);
         let h1 = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_only()

@@ -174,13 +174,13 @@ impl ApiServer {
             crate::rbac_sync::start(self.storage.clone(), authz.clone()).await?;
         }
         namespaces::resume_terminating(self.clone());
-        crate::aggregator::start(self.clone());
+        crate::aggregator::start(self.clone()).await;
         if self
             .registry
             .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
             .is_some()
         {
-            crate::crds::start(self.clone());
+            crate::crds::start(self.clone()).await;
         }
         Ok(())
     }

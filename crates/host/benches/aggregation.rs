@@ -197,6 +197,11 @@ async fn run() -> Result<()> {
     // For scale: what one request costs the host when it serves it itself.
     let local = phase(&host_clients, &local_url, "host's own ConfigMap").await?;
 
+    println!();
+    println!("== the same GET from 1 client (CPU not saturated: the latency the hop adds) ==");
+    let direct_1 = phase(&direct_clients[..1], &direct_url, "direct to the extension").await?;
+    let through_1 = phase(&host_clients[..1], &host_url, "through the host").await?;
+
     let throughput_overhead = direct.rps / through.rps - 1.0;
     let p50_ratio = through.p50.as_secs_f64() / direct.p50.as_secs_f64();
     let p99_ratio = through.p99.as_secs_f64() / direct.p99.as_secs_f64();
@@ -207,6 +212,26 @@ async fn run() -> Result<()> {
         throughput_overhead * 100.0,
         direct.rps,
         through.rps
+    );
+    if let (Some(d), Some(t), Some(l)) = (
+        direct.cpu_per_request,
+        through.cpu_per_request,
+        local.cpu_per_request,
+    ) {
+        println!(
+            "CPU per request (clients + servers): direct {:.0} us, through the host {:.0} us \
+             (+{:.0} us); a request the host answers itself costs {:.0} us",
+            d.as_secs_f64() * 1e6,
+            t.as_secs_f64() * 1e6,
+            (t.as_secs_f64() - d.as_secs_f64()) * 1e6,
+            l.as_secs_f64() * 1e6
+        );
+    }
+    println!(
+        "1 client: p50 direct {:.3} ms, through the host {:.3} ms (+{:.3} ms per request)",
+        direct_1.p50.as_secs_f64() * 1000.0,
+        through_1.p50.as_secs_f64() * 1000.0,
+        (through_1.p50.as_secs_f64() - direct_1.p50.as_secs_f64()) * 1000.0
     );
     println!(
         "for scale: the host serving its own ConfigMap: {:.0} req/s, p50 {:.3} ms (a proxied \
@@ -232,14 +257,36 @@ struct Figures {
     rps: f64,
     p50: Duration,
     p99: Duration,
+    /// CPU time of the whole process (clients + host + extension) per request.
+    cpu_per_request: Option<Duration>,
+}
+
+/// CPU time (user + system) this process has used, from `/proc/self/stat` (Linux; clock
+/// ticks of 10 ms, precise enough over a phase of seconds).
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may contain spaces) start at field 3 (state);
+    // utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    const TICKS_PER_SECOND: u64 = 100;
+    Some(Duration::from_millis(
+        (utime + stime) * 1000 / TICKS_PER_SECOND,
+    ))
 }
 
 /// Warms up, then GETs `url` from every client for [`PHASE`] and prints the figures.
 async fn phase(clients: &[HttpsClient], url: &str, label: &str) -> Result<Figures> {
     let _ = load(clients, url, WARMUP).await?;
+    let cpu_before = process_cpu();
     let started = Instant::now();
     let mut latencies = load(clients, url, PHASE).await?;
     let elapsed = started.elapsed();
+    let cpu = cpu_before
+        .zip(process_cpu())
+        .map(|(a, b)| b.saturating_sub(a));
     latencies.sort_unstable();
     ensure!(!latencies.is_empty(), "{label}: no request completed");
     let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
@@ -247,13 +294,18 @@ async fn phase(clients: &[HttpsClient], url: &str, label: &str) -> Result<Figure
         rps: latencies.len() as f64 / elapsed.as_secs_f64(),
         p50: pct(0.50),
         p99: pct(0.99),
+        cpu_per_request: cpu.map(|c| c / latencies.len() as u32),
     };
     println!(
-        "{label:<26} {:>7} requests  {:>8.0} req/s  p50 {:>7.3} ms  p99 {:>7.3} ms",
+        "{label:<26} {:>7} requests  {:>8.0} req/s  p50 {:>7.3} ms  p99 {:>7.3} ms  cpu/request {}",
         latencies.len(),
         f.rps,
         f.p50.as_secs_f64() * 1000.0,
-        f.p99.as_secs_f64() * 1000.0
+        f.p99.as_secs_f64() * 1000.0,
+        f.cpu_per_request.map_or("n/a".to_string(), |c| format!(
+            "{:.0} us",
+            c.as_secs_f64() * 1e6
+        )),
     );
     Ok(f)
 }

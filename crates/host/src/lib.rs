@@ -240,7 +240,7 @@ fn write_admin_kubeconfig(
 
 /// Creates the default RBAC policy (cluster-admin, admin, edit, view, discovery, ...) where
 /// missing; objects an operator changed are left as they are.
-async fn ensure_bootstrap_policy(server: &Arc<ApiServer>) -> Result<(), HostError> {
+pub async fn ensure_bootstrap_policy(server: &Arc<ApiServer>) -> Result<(), HostError> {
     let opts = flotilla_apiserver::objects::WriteOptions {
         field_manager: "flotilla-apiserver".into(),
         field_validation: flotilla_apiserver::request::FieldValidation::Strict,
@@ -425,7 +425,7 @@ async fn ensure_local_apiservices(server: &Arc<ApiServer>) -> Result<(), HostErr
 }
 
 /// Creates `default`, `kube-system`, `kube-public` and `kube-node-lease` when missing.
-async fn ensure_system_namespaces(server: &Arc<ApiServer>) -> Result<(), HostError> {
+pub async fn ensure_system_namespaces(server: &Arc<ApiServer>) -> Result<(), HostError> {
     let Some(def) = server.registry.get("", "v1", "namespaces") else {
         return Ok(());
     };

@@ -153,6 +153,40 @@ pub(crate) fn validate_secret(ctx: &Ctx<'_, Secret>, errs: &mut Errs) {
 
 pub(crate) fn default_secret(obj: &mut Value) {
     defaults::set(obj, "type", json!("Opaque"));
+    merge_string_data(obj);
+}
+
+/// `stringData` is write-only: its values go base64-encoded into `data` (replacing keys of
+/// the same name) and the field is dropped, so readers find every value in `data`. Left alone
+/// when any value is not a string, for decoding to report.
+fn merge_string_data(obj: &mut Value) {
+    use base64::Engine;
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
+    let strings = match map.get("stringData") {
+        Some(Value::Object(strings)) if strings.values().all(Value::is_string) => strings.clone(),
+        Some(Value::Null) => {
+            map.remove("stringData");
+            return;
+        }
+        _ => return,
+    };
+    let data = map
+        .entry("data")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if data.is_null() {
+        *data = Value::Object(serde_json::Map::new());
+    }
+    let Some(data) = data.as_object_mut() else {
+        return;
+    };
+    for (k, v) in strings {
+        let text = v.as_str().unwrap_or_default();
+        let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+        data.insert(k, Value::String(encoded));
+    }
+    map.remove("stringData");
 }
 
 const SERVICE_TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];

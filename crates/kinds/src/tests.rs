@@ -773,6 +773,32 @@ fn configmap_and_secret_keys() {
 }
 
 #[test]
+fn secret_string_data_is_written_into_data() {
+    let s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+        "data": {"keep": "YQ==", "token": "b2xk"}, "stringData": {"token": "new", "ca": "pem"}});
+    let d = defaulted("", "secrets", s);
+    assert_eq!(d.get("stringData"), None, "{d}");
+    assert_eq!(
+        d["data"],
+        json!({"keep": "YQ==", "token": "bmV3", "ca": "cGVt"})
+    );
+    let only = defaulted(
+        "",
+        "secrets",
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": ""}}),
+    );
+    assert_eq!(only["data"], json!({"k": ""}));
+    // A non-string value stays for decoding to reject.
+    let bad = defaulted(
+        "",
+        "secrets",
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": 1}}),
+    );
+    assert_eq!(bad["stringData"], json!({"k": 1}));
+    assert!(validate("", "secrets", &bad, None).decode_error.is_some());
+}
+
+#[test]
 fn namespaces() {
     let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
     assert!(validate("", "namespaces", &ns, None).causes.is_empty());

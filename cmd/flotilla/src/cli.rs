@@ -231,13 +231,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             let mut opts = HostOptions::new(&args.data_dir);
             opts.secure_port = args.port;
             opts.token_auth_file = args.token_auth_file;
-            if args.members > 0 {
-                tracing::warn!(
-                    members = args.members,
-                    "simulated member clusters are not available in this version; starting without members"
-                );
-            }
-            serve_local_up(opts).await
+            serve_local_up(opts, args.members).await
         }
     }
 }
@@ -302,9 +296,9 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// local-up: the host and, behind it through an APIService over loopback TLS (as in a split
-/// deployment), the aggregated API server.
-async fn serve_local_up(opts: HostOptions) -> anyhow::Result<()> {
+/// local-up: the host, behind it through an APIService over loopback TLS (as in a split
+/// deployment) the aggregated API server, and N simulated member clusters joined to it.
+async fn serve_local_up(opts: HostOptions, member_count: u32) -> anyhow::Result<()> {
     let data_dir = opts.data_dir.clone();
     eprintln!("starting the host API server in {}", data_dir.display());
     let host = flotilla_host::start(opts)
@@ -325,15 +319,58 @@ async fn serve_local_up(opts: HostOptions) -> anyhow::Result<()> {
     flotilla_aggregated::register_apiservice(&client, &aggregated.url(), &aggregated.ca_pem)
         .await
         .context("registering v1alpha1.cluster.karmada.io on the host")?;
+    let mut members = Vec::new();
+    for i in 1..=member_count {
+        let name = format!("member{i}");
+        // Different capacities, so capacity-aware scheduling has something to weigh.
+        let (nodes, cpu, memory) = match i {
+            1 => (4, "8", "32Gi"),
+            2 => (3, "4", "16Gi"),
+            3 => (2, "2", "8Gi"),
+            _ => (2, "4", "8Gi"),
+        };
+        eprintln!(
+            "starting simulated member cluster {name} ({nodes} nodes of {cpu} CPU and {memory})"
+        );
+        let mut member_opts =
+            flotilla_membersim::MemberOptions::new(&name, data_dir.join("members").join(&name));
+        member_opts.nodes = nodes;
+        member_opts.node_cpu = cpu.into();
+        member_opts.node_memory = memory.into();
+        let member = flotilla_membersim::start(member_opts)
+            .await
+            .with_context(|| format!("starting member cluster {name}"))?;
+        let member_kubeconfig = data_dir.join("members").join(format!("{name}.kubeconfig"));
+        std::fs::copy(&member.kubeconfig, &member_kubeconfig)
+            .with_context(|| format!("writing {}", member_kubeconfig.display()))?;
+        let join = flotilla_membership::Member {
+            name: name.clone(),
+            api_endpoint: member.url(),
+            token: member.token.clone(),
+            ca_pem: member.ca_pem.clone(),
+            labels: Default::default(),
+            region: None,
+            zone: None,
+            provider: Some("flotilla-member-sim".into()),
+        };
+        flotilla_membership::join(&client, &join)
+            .await
+            .with_context(|| format!("joining member cluster {name}"))?;
+        members.push(member);
+    }
     let kubeconfig = std::fs::canonicalize(&host.kubeconfig).unwrap_or(host.kubeconfig.clone());
     println!(
-        "Flotilla is ready at {} (aggregated API server at {})",
+        "Flotilla is ready at {} (aggregated API server at {}, {} member clusters)",
         host.url(),
-        aggregated.url()
+        aggregated.url(),
+        members.len()
     );
     println!("export KUBECONFIG={}", kubeconfig.display());
     shutdown_signal().await;
     eprintln!("shutting down");
+    for m in members {
+        m.stop().await;
+    }
     aggregated.stop().await;
     host.stop().await;
     Ok(())

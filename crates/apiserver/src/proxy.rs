@@ -34,7 +34,7 @@ impl Upstream {
         let all = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls.clone())
             .https_only()
-            .enable_all_versions()
+            .enable_http1()
             .wrap_connector(http);
         let h1 = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)

@@ -236,11 +236,17 @@ async fn bench() {
     );
     let direct = measure("direct to member", &direct, &member_pki).await;
     let proxied = measure("via host proxy", &proxied, &host_pki).await;
+    // For reference: one hop through the host to the aggregated server (no member involved).
+    let cluster_url = format!(
+        "{}/apis/cluster.karmada.io/v1alpha1/clusters/member1",
+        host.url()
+    );
+    let cluster_get = measure("(Cluster via host)", &cluster_url, &host_pki).await;
     println!(
         "{:<18} {:>10} {:>10} {:>10} {:>9}",
         "path", "p50", "p99", "req/s", "requests"
     );
-    for r in [&direct, &proxied] {
+    for r in [&direct, &proxied, &cluster_get] {
         println!(
             "{:<18} {:>8.2}ms {:>8.2}ms {:>10.0} {:>9}",
             r.name,

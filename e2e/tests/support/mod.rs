@@ -450,8 +450,8 @@ fn spawn_until_ready(mut cmd: Command, log: &Path, what: &str) -> (Child, String
     }
 }
 
-/// Starts `flotilla local-up --data-dir D --port 0 --members 0` plus `extra_args` (the host
-/// with the aggregated API server behind it), waits for `Flotilla is ready at URL` and returns
+/// Starts `flotilla local-up --data-dir D --port 0` plus `extra_args` (`--members 0` unless
+/// they say otherwise: the host with the aggregated API server behind it), waits for `Flotilla is ready at URL` and returns
 /// it with the host's URL and admin kubeconfig. Logs go to `D.log` beside the data dir.
 pub fn start_local_up(data_dir: &Path, extra_args: &[&str]) -> ApiserverProcess {
     std::fs::create_dir_all(data_dir).unwrap();
@@ -460,8 +460,11 @@ pub fn start_local_up(data_dir: &Path, extra_args: &[&str]) -> ApiserverProcess 
     cmd.arg("local-up")
         .arg("--data-dir")
         .arg(data_dir)
-        .args(["--port", "0", "--members", "0"])
+        .args(["--port", "0"])
         .args(extra_args);
+    if !extra_args.contains(&"--members") {
+        cmd.args(["--members", "0"]);
+    }
     let (child, url) = spawn_until_ready(cmd, &log, "flotilla local-up");
     let kubeconfig = data_dir.join("kubeconfig");
     assert!(

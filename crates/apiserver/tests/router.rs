@@ -1,6 +1,8 @@
 //! Router-level behaviour of the generic server, driven with `oneshot` over an in-memory
 //! storage: authentication, discovery content types, panic recovery, body limits.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use axum::body::Body;

@@ -7,6 +7,8 @@
 //! per request, the identity headers and whether the connection presented a trusted
 //! front-proxy certificate.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::net::SocketAddr;

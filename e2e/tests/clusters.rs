@@ -750,6 +750,37 @@ fn bad_cluster_specs_credentials_and_proxy_paths() {
         answer.body
     );
 
+    // Fixing the Secret fixes the proxy (credentials are re-read within seconds).
+    let good_ca = std::fs::read_to_string(member_data.join("pki").join("ca.crt")).unwrap();
+    let patch = serde_json::json!({"stringData": {"caBundle": good_ca}}).to_string();
+    k.ok(&[
+        "-n",
+        "karmada-cluster",
+        "patch",
+        "secret",
+        "bad-ca",
+        "--type=merge",
+        "-p",
+        &patch,
+    ]);
+    let fixed = eventually(
+        Duration::from_secs(20),
+        "the proxy uses the fixed caBundle",
+        || {
+            let answer = admin_curl(
+                "GET",
+                &format!("{CLUSTERS}/bad-ca/proxy/api/v1/namespaces/kube-system"),
+                None,
+            );
+            if answer.code == 200 {
+                Ok(answer.body)
+            } else {
+                Err(format!("{}: {}", answer.code, answer.body))
+            }
+        },
+    );
+    assert!(fixed.contains("\"name\":\"kube-system\""), "{fixed}");
+
     // A good request reaches the member and is in its audit log...
     let before = audit_lines(&member_audit).len();
     let answer = admin_curl(

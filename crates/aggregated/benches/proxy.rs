@@ -77,14 +77,14 @@ struct Result {
     count: usize,
 }
 
-/// `CLIENTS` tasks, each with its own connection, GET `url` in a loop for `DURATION`.
-async fn measure(name: &'static str, url: &str, pki_dir: &Path) -> Result {
+/// `clients` tasks, each with its own connection, GET `url` in a loop for `DURATION`.
+async fn measure(name: &'static str, clients: usize, url: &str, pki_dir: &Path) -> Result {
     let url: Arc<str> = Arc::from(url);
     let run = |length: Duration, url: Arc<str>| {
         let pki_dir = pki_dir.to_path_buf();
         async move {
             let mut tasks = Vec::new();
-            for _ in 0..CLIENTS {
+            for _ in 0..clients {
                 let client = https_client(&pki_dir);
                 let url = url.clone();
                 tasks.push(tokio::spawn(async move {
@@ -234,19 +234,33 @@ async fn bench() {
         DURATION.as_secs(),
         WARMUP.as_secs()
     );
-    let direct = measure("direct to member", &direct, &member_pki).await;
-    let proxied = measure("via host proxy", &proxied, &host_pki).await;
+    let (direct_url, proxied_url) = (direct.clone(), proxied.clone());
+    let direct = measure("direct to member", CLIENTS, &direct, &member_pki).await;
+    let proxied = measure("via host proxy", CLIENTS, &proxied, &host_pki).await;
     // For reference: one hop through the host to the aggregated server (no member involved).
     let cluster_url = format!(
         "{}/apis/cluster.karmada.io/v1alpha1/clusters/member1",
         host.url()
     );
-    let cluster_get = measure("(Cluster via host)", &cluster_url, &host_pki).await;
+    let cluster_get = measure("(Cluster via host)", CLIENTS, &cluster_url, &host_pki).await;
     println!(
         "{:<18} {:>10} {:>10} {:>10} {:>9}",
         "path", "p50", "p99", "req/s", "requests"
     );
     for r in [&direct, &proxied, &cluster_get] {
+        println!(
+            "{:<18} {:>8.2}ms {:>8.2}ms {:>10.0} {:>9}",
+            r.name,
+            r.p50.as_secs_f64() * 1000.0,
+            r.p99.as_secs_f64() * 1000.0,
+            r.rps,
+            r.count
+        );
+    }
+    // For reference: latency without queueing (one client), where each hop's own cost shows.
+    let direct_1 = measure("direct, 1 client", 1, &direct_url, &member_pki).await;
+    let proxied_1 = measure("proxy, 1 client", 1, &proxied_url, &host_pki).await;
+    for r in [&direct_1, &proxied_1] {
         println!(
             "{:<18} {:>8.2}ms {:>8.2}ms {:>10.0} {:>9}",
             r.name,

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::extract::Request;
 use axum::response::Response;
@@ -52,14 +53,21 @@ struct Credentials {
     ca: Vec<String>,
 }
 
-/// The proxy handler; keeps one upstream per cluster for as long as its spec and Secret stay
-/// the same.
 /// An upstream with the fingerprint (spec + Secret version) it was built from and its token.
 type CachedUpstream = (String, Arc<Upstream>, Option<String>);
 
+/// How long a credentials Secret read from the host is reused. Reading it on every proxied
+/// request would add a round trip to the host (with its authorization) to each one; a rotated
+/// or fixed Secret takes effect within this time, as with an informer's cache.
+const SECRET_TTL: Duration = Duration::from_secs(5);
+
+/// The proxy handler; keeps one upstream per cluster for as long as its spec and Secret stay
+/// the same.
 pub struct ClusterProxy {
     host: kube::Client,
     upstreams: Mutex<HashMap<String, CachedUpstream>>,
+    /// Secrets by (namespace, name), with when they were read; absent Secrets are not kept.
+    secrets: Mutex<HashMap<(String, String), (Instant, Secret)>>,
 }
 
 impl ClusterProxy {
@@ -67,7 +75,30 @@ impl ClusterProxy {
         Self {
             host,
             upstreams: Mutex::new(HashMap::new()),
+            secrets: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The Secret `ns/name` from the host, at most [`SECRET_TTL`] old.
+    async fn secret(&self, ns: &str, name: &str) -> Result<Option<Secret>, kube::Error> {
+        let key = (ns.to_string(), name.to_string());
+        if let Some((at, secret)) = self.secrets.lock().get(&key) {
+            if at.elapsed() < SECRET_TTL {
+                return Ok(Some(secret.clone()));
+            }
+        }
+        let secrets: Api<Secret> = Api::namespaced(self.host.clone(), ns);
+        let found = secrets.get_opt(name).await?;
+        let mut cache = self.secrets.lock();
+        match &found {
+            Some(secret) => {
+                cache.insert(key, (Instant::now(), secret.clone()));
+            }
+            None => {
+                cache.remove(&key);
+            }
+        }
+        Ok(found)
     }
 
     async fn credentials(
@@ -93,8 +124,7 @@ impl ClusterProxy {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
-        let secrets: Api<Secret> = Api::namespaced(self.host.clone(), ns);
-        let secret = secrets.get_opt(name).await.map_err(|e| {
+        let secret = self.secret(ns, name).await.map_err(|e| {
             ApiError::service_unavailable(format!(
                 "reading the credentials of cluster {cluster:?} ({ns}/{name}): {e}"
             ))

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use base64::Engine;
-use flotilla_apiserver::serve::PeerTrust;
+use flotilla_apiserver::serve::{PeerTrust, ServerHandle};
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
 use flotilla_pki::ChainVerifier;
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
@@ -15,8 +15,6 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use crate::cluster::{GROUP, VERSION, cluster_resource};
 use crate::delegated::DelegatedAuthorizer;
@@ -120,24 +118,20 @@ pub struct RunningAggregated {
     /// The CA of its serving certificate (the APIService's caBundle).
     pub ca_pem: String,
     pub server: Arc<ApiServer>,
-    shutdown: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
+    handle: ServerHandle,
 }
 
 impl RunningAggregated {
     pub fn url(&self) -> String {
-        format!("https://{}", self.addr)
+        self.handle.url()
     }
 
-    pub async fn stop(mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        let _ = (&mut self.task).await;
+    pub async fn stop(self) {
+        self.handle.stop().await;
     }
 
     pub async fn wait(self) {
-        let _ = self.task.await;
+        self.handle.wait().await;
     }
 }
 
@@ -192,23 +186,14 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
     let addr = listener
         .local_addr()
         .map_err(|source| AggregatedError::Listen { addr, source })?;
-    let (tx, rx) = oneshot::channel::<()>();
-    let task = tokio::spawn(flotilla_apiserver::serve::serve_tls_with_trust(
-        listener,
-        tls,
-        server.router(),
-        async {
-            let _ = rx.await;
-        },
-        trust,
-    ));
+    let handle = ServerHandle::spawn(listener, tls, server.router(), trust)
+        .map_err(|source| AggregatedError::Listen { addr, source })?;
     tracing::info!(%addr, "aggregated API server serving cluster.karmada.io");
     Ok(RunningAggregated {
         addr,
         ca_pem: pki.ca.cert_pem.clone(),
         server,
-        shutdown: Some(tx),
-        task,
+        handle,
     })
 }
 

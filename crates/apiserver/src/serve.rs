@@ -154,3 +154,68 @@ async fn serve_connection<I>(
         tracing::debug!(%remote, error = %e, "connection ended with an error");
     }
 }
+
+/// A TLS server running in the background: where it listens and how to stop it. The host,
+/// the aggregated API server and simulated members all hand one of these to their callers.
+pub struct ServerHandle {
+    pub addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ServerHandle {
+    /// Serves `router` on the already bound `listener` in the background.
+    pub fn spawn(
+        listener: TcpListener,
+        tls: Arc<rustls::ServerConfig>,
+        router: Router,
+        trust: Arc<PeerTrust>,
+    ) -> std::io::Result<Self> {
+        let addr = listener.local_addr()?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(serve_tls_with_trust(
+            listener,
+            tls,
+            router,
+            async {
+                let _ = rx.await;
+            },
+            trust,
+        ));
+        Ok(Self {
+            addr,
+            shutdown: Some(tx),
+            task,
+        })
+    }
+
+    /// `https://127.0.0.1:<port>` (the loopback address when bound to all interfaces).
+    pub fn url(&self) -> String {
+        https_url(self.addr)
+    }
+
+    /// Stops accepting, finishes requests in flight (for a grace period), and waits.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+
+    /// Waits until the server ends (after `stop`, or when its task fails).
+    pub async fn wait(self) {
+        let _ = self.task.await;
+    }
+}
+
+/// The URL clients use for a listening address.
+pub fn https_url(addr: SocketAddr) -> String {
+    let ip = match addr.ip() {
+        ip if ip.is_unspecified() => std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        ip => ip,
+    };
+    match ip {
+        std::net::IpAddr::V6(v6) => format!("https://[{v6}]:{}", addr.port()),
+        std::net::IpAddr::V4(v4) => format!("https://{v4}:{}", addr.port()),
+    }
+}

@@ -8,14 +8,12 @@ use std::sync::Arc;
 
 use flotilla_apiserver::audit::AuditLog;
 use flotilla_apiserver::auth::StaticTokens;
-use flotilla_apiserver::serve::PeerTrust;
+use flotilla_apiserver::serve::{PeerTrust, ServerHandle, https_url};
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
 use flotilla_pki::ChainVerifier;
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// Namespaces every cluster has.
 pub const SYSTEM_NAMESPACES: &[&str] =
@@ -91,38 +89,23 @@ pub struct RunningHost {
     pub addr: SocketAddr,
     pub kubeconfig: PathBuf,
     pub server: Arc<ApiServer>,
-    shutdown: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
+    handle: ServerHandle,
 }
 
 impl RunningHost {
     /// `https://127.0.0.1:<port>` (or the bind address when it is not unspecified).
     pub fn url(&self) -> String {
-        url_for(self.addr)
+        self.handle.url()
     }
 
     /// Stops accepting, finishes requests in flight, and waits for the server to end.
-    pub async fn stop(mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        let _ = (&mut self.task).await;
+    pub async fn stop(self) {
+        self.handle.stop().await;
     }
 
     /// Waits until the server ends (it ends after `stop` or when its task fails).
     pub async fn wait(self) {
-        let _ = self.task.await;
-    }
-}
-
-fn url_for(addr: SocketAddr) -> String {
-    let ip = match addr.ip() {
-        ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        ip => ip,
-    };
-    match ip {
-        IpAddr::V6(v6) => format!("https://[{v6}]:{}", addr.port()),
-        IpAddr::V4(v4) => format!("https://{v4}:{}", addr.port()),
+        self.handle.wait().await;
     }
 }
 
@@ -198,26 +181,16 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         .local_addr()
         .map_err(|source| HostError::Listen { addr, source })?;
     let kubeconfig = opts.data_dir.join("kubeconfig");
-    write_admin_kubeconfig(&kubeconfig, &url_for(addr), &pki)?;
+    write_admin_kubeconfig(&kubeconfig, &https_url(addr), &pki)?;
 
-    let (tx, rx) = oneshot::channel::<()>();
-    let router = server.router();
-    let task = tokio::spawn(flotilla_apiserver::serve::serve_tls_with_trust(
-        listener,
-        tls,
-        router,
-        async {
-            let _ = rx.await;
-        },
-        trust,
-    ));
+    let handle = ServerHandle::spawn(listener, tls, server.router(), trust)
+        .map_err(|source| HostError::Listen { addr, source })?;
     tracing::info!(%addr, kubeconfig = %kubeconfig.display(), "host API server serving");
     Ok(RunningHost {
         addr,
         kubeconfig,
         server,
-        shutdown: Some(tx),
-        task,
+        handle,
     })
 }
 

@@ -16,13 +16,13 @@ use std::time::Duration;
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::auth::StaticTokens;
 use flotilla_apiserver::request::ResourcePath;
-use flotilla_apiserver::serve::PeerTrust;
+use flotilla_apiserver::serve::{PeerTrust, ServerHandle, https_url};
 use flotilla_apiserver::server::SubresourceHandler;
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions, UserInfo};
 use flotilla_pki::{ChainVerifier, Kubeconfig};
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, MemoryStorage, Storage};
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 /// The user the Flotilla bearer token authenticates as (in `system:masters`, so Flotilla
@@ -117,15 +117,14 @@ pub struct RunningMember {
     pub server: Arc<ApiServer>,
     readiness: sim::NodeReadiness,
     poke: Arc<Notify>,
-    shutdown: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
+    handle: ServerHandle,
     sim_task: JoinHandle<()>,
 }
 
 impl RunningMember {
     /// `https://127.0.0.1:<port>` (or the bind address when it is not unspecified).
     pub fn url(&self) -> String {
-        url_for(self.addr)
+        self.handle.url()
     }
 
     /// The name of node `i` (`<name>-node-<i>`).
@@ -141,29 +140,15 @@ impl RunningMember {
     }
 
     /// Makes the whole cluster unreachable: stops serving and stops the simulation.
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
         self.sim_task.abort();
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        let _ = (&mut self.task).await;
-        let _ = (&mut self.sim_task).await;
+        self.handle.stop().await;
+        let _ = self.sim_task.await;
     }
 
     /// Waits until the server ends.
     pub async fn wait(self) {
-        let _ = self.task.await;
-    }
-}
-
-fn url_for(addr: SocketAddr) -> String {
-    let ip = match addr.ip() {
-        ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        ip => ip,
-    };
-    match ip {
-        IpAddr::V6(v6) => format!("https://[{v6}]:{}", addr.port()),
-        IpAddr::V4(v4) => format!("https://{v4}:{}", addr.port()),
+        self.handle.wait().await;
     }
 }
 
@@ -278,7 +263,7 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
     let addr = listener
         .local_addr()
         .map_err(|source| MemberError::Listen { addr, source })?;
-    let url = url_for(addr);
+    let url = https_url(addr);
 
     let kubeconfig = opts.data_dir.join("kubeconfig");
     let mut kc = Kubeconfig::new_client_cert(
@@ -306,16 +291,8 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
     let token_kubeconfig = opts.data_dir.join("kubeconfig-flotilla");
     token_kc.write(&token_kubeconfig)?;
 
-    let (tx, rx) = oneshot::channel::<()>();
-    let task = tokio::spawn(flotilla_apiserver::serve::serve_tls_with_trust(
-        listener,
-        tls,
-        server.router(),
-        async {
-            let _ = rx.await;
-        },
-        trust,
-    ));
+    let handle = ServerHandle::spawn(listener, tls, server.router(), trust)
+        .map_err(|source| MemberError::Listen { addr, source })?;
     tracing::info!(name = %opts.name, %addr, "member-sim serving");
     Ok(RunningMember {
         name: opts.name,
@@ -327,8 +304,7 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
         server,
         readiness,
         poke,
-        shutdown: Some(tx),
-        task,
+        handle,
         sim_task,
     })
 }

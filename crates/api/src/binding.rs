@@ -159,24 +159,7 @@ fn is_zero(n: &i32) -> bool {
 #[serde(transparent)]
 pub struct ClusterResourceBindingSpec(pub ResourceBindingSpec);
 
-impl std::ops::Deref for ClusterResourceBindingSpec {
-    type Target = ResourceBindingSpec;
-    fn deref(&self) -> &ResourceBindingSpec {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for ClusterResourceBindingSpec {
-    fn deref_mut(&mut self) -> &mut ResourceBindingSpec {
-        &mut self.0
-    }
-}
-
-impl From<ResourceBindingSpec> for ClusterResourceBindingSpec {
-    fn from(spec: ResourceBindingSpec) -> Self {
-        Self(spec)
-    }
-}
+crate::spec_newtype!(ClusterResourceBindingSpec, ResourceBindingSpec);
 
 /// Reference to the template of a binding.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]

@@ -15,6 +15,33 @@
 //! optional lists and maps are empty when absent and omitted when empty, enums serialise to
 //! Karmada's exact strings.
 
+/// A cluster-scoped kind's spec is its namespaced counterpart's spec under another name
+/// (kube's derive wants one spec type per kind); this makes the newtype read as the inner spec.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! spec_newtype {
+    ($outer:ident, $inner:ty) => {
+        impl std::ops::Deref for $outer {
+            type Target = $inner;
+            fn deref(&self) -> &$inner {
+                &self.0
+            }
+        }
+
+        impl std::ops::DerefMut for $outer {
+            fn deref_mut(&mut self) -> &mut $inner {
+                &mut self.0
+            }
+        }
+
+        impl From<$inner> for $outer {
+            fn from(spec: $inner) -> Self {
+                Self(spec)
+            }
+        }
+    };
+}
+
 pub mod binding;
 pub mod cluster;
 pub mod crd;

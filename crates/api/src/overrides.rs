@@ -82,24 +82,7 @@ impl OverrideSpec {
 #[serde(transparent)]
 pub struct ClusterOverrideSpec(pub OverrideSpec);
 
-impl std::ops::Deref for ClusterOverrideSpec {
-    type Target = OverrideSpec;
-    fn deref(&self) -> &OverrideSpec {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for ClusterOverrideSpec {
-    fn deref_mut(&mut self) -> &mut OverrideSpec {
-        &mut self.0
-    }
-}
-
-impl From<OverrideSpec> for ClusterOverrideSpec {
-    fn from(spec: OverrideSpec) -> Self {
-        Self(spec)
-    }
-}
+crate::spec_newtype!(ClusterOverrideSpec, OverrideSpec);
 
 /// Overriders for the clusters `targetCluster` selects (all clusters when absent).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

@@ -131,24 +131,7 @@ pub struct PropagationSpec {
 #[serde(transparent)]
 pub struct ClusterPropagationSpec(pub PropagationSpec);
 
-impl std::ops::Deref for ClusterPropagationSpec {
-    type Target = PropagationSpec;
-    fn deref(&self) -> &PropagationSpec {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for ClusterPropagationSpec {
-    fn deref_mut(&mut self) -> &mut PropagationSpec {
-        &mut self.0
-    }
-}
-
-impl From<PropagationSpec> for ClusterPropagationSpec {
-    fn from(spec: PropagationSpec) -> Self {
-        Self(spec)
-    }
-}
+crate::spec_newtype!(ClusterPropagationSpec, PropagationSpec);
 
 /// Selects resource templates by apiVersion/kind and optionally namespace, name or labels.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]

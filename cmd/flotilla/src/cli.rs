@@ -346,8 +346,10 @@ async fn serve_local_up(opts: HostOptions, member_count: u32) -> anyhow::Result<
         let join = flotilla_membership::Member {
             name: name.clone(),
             api_endpoint: member.url(),
-            token: member.token.clone(),
-            ca_pem: member.ca_pem.clone(),
+            credentials: flotilla_membership::MemberCredentials::token(
+                member.token.clone(),
+                member.ca_pem.clone(),
+            ),
             labels: Default::default(),
             region: None,
             zone: None,

@@ -3,9 +3,14 @@
 //! `cluster.karmada.io/v1alpha1` Cluster pointing at it. Writes are server-side applies under
 //! one field manager, so joining again converges instead of duplicating.
 
+mod credentials;
+
+pub use credentials::{
+    KEY_CA_BUNDLE, KEY_CLIENT_CERT, KEY_CLIENT_KEY, KEY_TOKEN, MemberCredentials,
+};
+
 use std::collections::BTreeMap;
 
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
@@ -28,6 +33,28 @@ pub enum MembershipError {
         cluster: String,
         source: kube::Error,
     },
+    #[error("unusable member credentials")]
+    Credentials { source: flotilla_pki::PkiError },
+    #[error("cluster {cluster} has neither a token nor a client certificate to authenticate with")]
+    NoCredentials { cluster: String },
+    #[error("building the client configuration for cluster {cluster}")]
+    ClientConfig {
+        cluster: String,
+        source: kube::config::KubeconfigError,
+    },
+    #[error("building a client for cluster {cluster}")]
+    Client { cluster: String, source: kube::Error },
+    #[error("cluster {cluster} has no spec.apiEndpoint")]
+    NoEndpoint { cluster: String },
+    #[error("cluster {cluster} has no spec.secretRef")]
+    NoSecretRef { cluster: String },
+    #[error("reading the credentials Secret {namespace}/{name} of cluster {cluster}")]
+    ReadSecret {
+        cluster: String,
+        namespace: String,
+        name: String,
+        source: kube::Error,
+    },
 }
 
 /// What the host needs to reach a member.
@@ -35,8 +62,7 @@ pub enum MembershipError {
 pub struct Member {
     pub name: String,
     pub api_endpoint: String,
-    pub token: String,
-    pub ca_pem: String,
+    pub credentials: MemberCredentials,
     pub labels: BTreeMap<String, String>,
     pub region: Option<String>,
     pub zone: Option<String>,
@@ -75,16 +101,7 @@ pub async fn join(host: &kube::Client, member: &Member) -> Result<(), Membership
             namespace: Some(CREDENTIALS_NAMESPACE.into()),
             ..Default::default()
         },
-        data: Some(BTreeMap::from([
-            (
-                "token".to_string(),
-                ByteString(member.token.clone().into_bytes()),
-            ),
-            (
-                "caBundle".to_string(),
-                ByteString(member.ca_pem.clone().into_bytes()),
-            ),
-        ])),
+        data: Some(member.credentials.secret_data()),
         ..Default::default()
     };
     let mut secret_body = serde_json::to_value(&secret).map_err(|e| MembershipError::Write {
@@ -123,6 +140,48 @@ pub async fn join(host: &kube::Client, member: &Member) -> Result<(), Membership
         .await
         .map_err(write("the Cluster"))?;
     Ok(())
+}
+
+/// The credentials of a joined cluster, read from the Secret its `spec.secretRef` names.
+pub async fn credentials_of(
+    host: &kube::Client,
+    cluster: &flotilla_api::Cluster,
+) -> Result<MemberCredentials, MembershipError> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    let Some(reference) = &cluster.spec.secret_ref else {
+        return Err(MembershipError::NoSecretRef { cluster: name });
+    };
+    let secrets: Api<Secret> = Api::namespaced(host.clone(), &reference.namespace);
+    let secret = secrets
+        .get(&reference.name)
+        .await
+        .map_err(|source| MembershipError::ReadSecret {
+            cluster: name,
+            namespace: reference.namespace.clone(),
+            name: reference.name.clone(),
+            source,
+        })?;
+    Ok(MemberCredentials::from_secret(&secret))
+}
+
+/// A kube-rs client for a joined cluster: its `spec.apiEndpoint`, the credentials Secret and
+/// `spec.insecureSkipTLSVerification`.
+pub async fn member_client(
+    host: &kube::Client,
+    cluster: &flotilla_api::Cluster,
+) -> Result<kube::Client, MembershipError> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    let endpoint = cluster
+        .spec
+        .api_endpoint
+        .clone()
+        .filter(|e| !e.is_empty())
+        .ok_or_else(|| MembershipError::NoEndpoint {
+            cluster: name.clone(),
+        })?;
+    let credentials = credentials_of(host, cluster).await?;
+    let insecure = cluster.spec.insecure_skip_tls_verification == Some(true);
+    credentials.client(&name, &endpoint, insecure).await
 }
 
 /// Removes the Cluster and its credentials Secret (missing ones are fine).

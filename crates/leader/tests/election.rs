@@ -1,0 +1,84 @@
+//! Two candidates against a real host API server over TLS: only one leads at a time, a
+//! released Lease passes at once, and an abandoned one passes after it expires.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use flotilla_leader::{LeaderElector, LeaderOptions};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
+
+async fn host() -> (tempfile::TempDir, flotilla_host::RunningHost, kube::Client) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = flotilla_host::HostOptions::new(dir.path());
+    opts.secure_port = 0;
+    let host = flotilla_host::start(opts).await.unwrap();
+    let kc = kube::config::Kubeconfig::read_from(&host.kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    (dir, host, client)
+}
+
+fn opts(identity: &str) -> LeaderOptions {
+    let mut o = LeaderOptions::new("kube-system", "flotilla-test", identity);
+    o.lease_duration = Duration::from_secs(2);
+    o.renew_deadline = Duration::from_millis(1500);
+    o.retry_period = Duration::from_millis(200);
+    o
+}
+
+#[tokio::test]
+async fn one_leader_at_a_time_and_handover() {
+    let (_dir, host, client) = host().await;
+    let a = LeaderElector::new(client.clone(), opts("a"));
+    let b = LeaderElector::new(client.clone(), opts("b"));
+    let lead_a = a.acquire().await;
+    assert!(lead_a.is_leader());
+
+    // b waits while a renews, well past the lease duration.
+    let waiting = tokio::spawn(async move { b.acquire().await });
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(!waiting.is_finished(), "b must not lead while a renews");
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-system");
+    let lease = leases.get("flotilla-test").await.unwrap();
+    assert_eq!(lease.spec.unwrap().holder_identity.as_deref(), Some("a"));
+
+    // a releases: b takes over within a few retry periods, not a whole lease duration.
+    let released = Instant::now();
+    lead_a.release().await;
+    let lead_b = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("b acquires after release")
+        .unwrap();
+    assert!(released.elapsed() < Duration::from_secs(2));
+    let spec = leases.get("flotilla-test").await.unwrap().spec.unwrap();
+    assert_eq!(spec.holder_identity.as_deref(), Some("b"));
+    assert_eq!(spec.lease_transitions, Some(1));
+
+    // b vanishes without releasing (its renewer is aborted): c takes over after expiry.
+    drop(lead_b);
+    let c = LeaderElector::new(client.clone(), opts("c"));
+    let mut lead_c = tokio::time::timeout(Duration::from_secs(10), c.acquire())
+        .await
+        .expect("c acquires once the abandoned Lease expires");
+    assert!(lead_c.is_leader());
+
+    // Someone else overwrites the Lease: c notices it lost leadership.
+    let mut lease = leases.get("flotilla-test").await.unwrap();
+    let spec = lease.spec.as_mut().unwrap();
+    spec.holder_identity = Some("intruder".into());
+    spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+        k8s_openapi::jiff::Timestamp::now(),
+    ));
+    leases
+        .replace("flotilla-test", &Default::default(), &lease)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), lead_c.lost())
+        .await
+        .expect("c sees the loss");
+    assert!(!lead_c.is_leader());
+    host.stop().await;
+}

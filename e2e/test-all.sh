@@ -10,9 +10,10 @@ if ! command -v kubectl >/dev/null 2>&1; then
   exit 1
 fi
 
-# The e2e tests run the binary as a separate process (kill -9, restarts), so build it first.
-cargo build --locked --bin flotilla
+# The e2e tests run the binaries as separate processes (kill -9, restarts), so build them first.
+cargo build --locked --bin flotilla --bin flotillactl
 export FLOTILLA_BIN="$PWD/target/debug/flotilla"
+export FLOTILLACTL_BIN="$PWD/target/debug/flotillactl"
 
 # Two test threads per binary: the machine has 2 cores and the e2e tests start servers.
 cargo test --locked --workspace --no-fail-fast -- --test-threads=2

@@ -1,8 +1,10 @@
 //! `clusters/{name}/proxy/{path}`: forwards a request to the member cluster's API server.
 //!
 //! The member's endpoint comes from `spec.apiEndpoint`; credentials from the Secret in
-//! `spec.impersonatorSecretRef` (else `spec.secretRef`) on the host, keys `token` and
-//! `caBundle`; `spec.insecureSkipTLSVerification` skips verification. The caller is
+//! `spec.impersonatorSecretRef` (else `spec.secretRef`) on the host, read as
+//! `flotilla_membership::MemberCredentials` (`token` sent as a bearer token, `caBundle`, and
+//! a client certificate under `tls.crt`/`tls.key` presented in the handshake);
+//! `spec.insecureSkipTLSVerification` skips verification. The caller is
 //! impersonated (`Impersonate-User`/`-Group`/`-Extra-*`, without `system:authenticated`), so
 //! the member's RBAC decides. Paths that try to leave the member's API (`..`, `.`, encoded
 //! slashes or backslashes) are refused before anything is sent.
@@ -19,6 +21,7 @@ use flotilla_apiserver::proxy::{Upstream, forward, impersonation_headers};
 use flotilla_apiserver::request::ResourcePath;
 use flotilla_apiserver::response::error_response;
 use flotilla_apiserver::server::{ApiServer, SubresourceHandler};
+use flotilla_membership::MemberCredentials;
 use http::{HeaderName, HeaderValue};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
@@ -46,11 +49,6 @@ pub fn check_proxy_path(path: &str) -> Result<(), String> {
         return Err("the proxy path may not contain empty segments".into());
     }
     Ok(())
-}
-
-struct Credentials {
-    token: Option<String>,
-    ca: Vec<String>,
 }
 
 /// An upstream with the fingerprint (spec + Secret version) it was built from and its token.
@@ -105,19 +103,13 @@ impl ClusterProxy {
         &self,
         cluster: &str,
         spec: &Value,
-    ) -> Result<(Credentials, String), ApiError> {
+    ) -> Result<(MemberCredentials, String), ApiError> {
         let reference = spec
             .get("impersonatorSecretRef")
             .filter(|r| !r.is_null())
             .or_else(|| spec.get("secretRef").filter(|r| !r.is_null()));
         let Some(r) = reference else {
-            return Ok((
-                Credentials {
-                    token: None,
-                    ca: Vec::new(),
-                },
-                String::new(),
-            ));
+            return Ok((MemberCredentials::default(), String::new()));
         };
         let ns = r
             .get("namespace")
@@ -134,20 +126,8 @@ impl ClusterProxy {
                 "the credentials Secret {ns}/{name} of cluster {cluster:?} does not exist"
             )));
         };
-        let data = secret.data.unwrap_or_default();
-        let text = |k: &str| {
-            data.get(k)
-                .and_then(|b| String::from_utf8(b.0.clone()).ok())
-        };
-        let version = secret.metadata.resource_version.unwrap_or_default();
-        let ca = text("caBundle").map(|c| vec![c]).unwrap_or_default();
-        Ok((
-            Credentials {
-                token: text("token").map(|t| t.trim().to_string()),
-                ca,
-            },
-            version,
-        ))
+        let version = secret.metadata.resource_version.clone().unwrap_or_default();
+        Ok((MemberCredentials::from_secret(&secret), version))
     }
 
     async fn upstream(
@@ -184,14 +164,20 @@ impl ClusterProxy {
             .get("insecureSkipTLSVerification")
             .and_then(Value::as_bool)
             == Some(true);
-        if creds.ca.is_empty() && !insecure && base.scheme_str() == Some("https") {
+        if creds.ca_pem.is_none() && !insecure && base.scheme_str() == Some("https") {
             return Err(ApiError::service_unavailable(format!(
                 "cluster {cluster:?} has no caBundle in its Secret and insecureSkipTLSVerification is not set"
             )));
         }
-        let tls = flotilla_pki::client_config(&creds.ca, None, insecure).map_err(|e| {
+        let tls = creds.tls_config(insecure).map_err(|e| {
+            let cause = flotilla_membership::error_chain(&e);
+            let what = if creds.client_cert.is_some() {
+                "caBundle or client certificate (tls.crt, tls.key)"
+            } else {
+                "caBundle"
+            };
             ApiError::service_unavailable(format!(
-                "the caBundle of cluster {cluster:?} is unusable: {e}"
+                "the {what} of cluster {cluster:?} is unusable: {cause}"
             ))
         })?;
         let upstream = Arc::new(Upstream::new(base, &tls));

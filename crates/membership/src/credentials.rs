@@ -175,7 +175,9 @@ impl MemberCredentials {
         endpoint: &str,
         insecure_skip_verify: bool,
     ) -> Result<kube::Client, MembershipError> {
-        let config = self.kube_config(name, endpoint, insecure_skip_verify).await?;
+        let config = self
+            .kube_config(name, endpoint, insecure_skip_verify)
+            .await?;
         kube::Client::try_from(config).map_err(|source| MembershipError::Client {
             cluster: name.to_string(),
             source,

@@ -2,14 +2,26 @@
 //! A member is a Secret in `karmada-cluster` (keys `token`, `caBundle`) and a Push-mode
 //! `cluster.karmada.io/v1alpha1` Cluster pointing at it. Writes are server-side applies under
 //! one field manager, so joining again converges instead of duplicating.
+//!
+//! `flotillactl` adds the checks an operator needs before anything is written (a valid name,
+//! a reachable member, a name not in use: [`probe_member`], [`ensure_not_joined`],
+//! [`join_new`]) and an unjoin that waits for the cluster controller to clean up
+//! ([`unjoin_and_wait`]).
 
 mod credentials;
+mod probe;
+mod validate;
 
 pub use credentials::{
     KEY_CA_BUNDLE, KEY_CLIENT_CERT, KEY_CLIENT_KEY, KEY_TOKEN, MemberCredentials,
 };
+pub use probe::{PROBE_TIMEOUT, error_chain, probe_member, probe_member_within};
+pub use validate::{
+    MAX_CLUSTER_NAME_LEN, validate_cluster_name, validate_endpoint, validate_label,
+};
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
@@ -17,7 +29,16 @@ use kube::core::GroupVersionKind;
 use serde_json::json;
 
 pub const CREDENTIALS_NAMESPACE: &str = "karmada-cluster";
+/// Prefix of the namespace holding a cluster's Works (`karmada-es-<name>`).
+pub const EXECUTION_NAMESPACE_PREFIX: &str = "karmada-es-";
+/// The finalizer the cluster controller keeps on a Cluster until its Works are gone.
+pub const CLUSTER_FINALIZER: &str = "karmada.io/cluster-controller";
 const MANAGER: &str = "flotilla-membership";
+
+/// The namespace holding the Works of cluster `name`.
+pub fn execution_namespace(name: &str) -> String {
+    format!("{EXECUTION_NAMESPACE_PREFIX}{name}")
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MembershipError {
@@ -43,7 +64,10 @@ pub enum MembershipError {
         source: kube::config::KubeconfigError,
     },
     #[error("building a client for cluster {cluster}")]
-    Client { cluster: String, source: kube::Error },
+    Client {
+        cluster: String,
+        source: kube::Error,
+    },
     #[error("cluster {cluster} has no spec.apiEndpoint")]
     NoEndpoint { cluster: String },
     #[error("cluster {cluster} has no spec.secretRef")]
@@ -54,6 +78,52 @@ pub enum MembershipError {
         namespace: String,
         name: String,
         source: kube::Error,
+    },
+    #[error("invalid cluster name {name:?}: {reason}")]
+    InvalidName { name: String, reason: String },
+    #[error("invalid label {key:?}: {reason}")]
+    InvalidLabel { key: String, reason: String },
+    #[error("invalid API endpoint {endpoint:?} for cluster {cluster}: {reason}")]
+    InvalidEndpoint {
+        cluster: String,
+        endpoint: String,
+        reason: String,
+    },
+    #[error("the credentials for cluster {cluster} are unusable: {reason}")]
+    BadCredentials { cluster: String, reason: String },
+    #[error("cannot reach cluster {cluster} at {endpoint}: {reason}")]
+    Unreachable {
+        cluster: String,
+        endpoint: String,
+        reason: String,
+    },
+    #[error("cluster {cluster} at {endpoint} rejected the credentials: {reason}")]
+    Rejected {
+        cluster: String,
+        endpoint: String,
+        reason: String,
+    },
+    #[error("cluster {cluster} is already joined (apiEndpoint {endpoint}); unjoin it first")]
+    AlreadyJoined { cluster: String, endpoint: String },
+    #[error("cluster {cluster} is not joined (no Cluster and no credentials Secret)")]
+    NotJoined { cluster: String },
+    #[error("reading {what} of cluster {cluster}")]
+    Read {
+        what: &'static str,
+        cluster: String,
+        source: kube::Error,
+    },
+    #[error(
+        "cluster {cluster} is still there after {waited:?}: {left}; the credentials Secret \
+         karmada-cluster/{cluster} is kept until the Cluster is gone (run unjoin again \
+         to keep waiting)"
+    )]
+    UnjoinTimeout {
+        cluster: String,
+        waited: Duration,
+        /// What holds the Cluster: its finalizers and the Works still in its execution
+        /// namespace.
+        left: String,
     },
 }
 
@@ -79,6 +149,63 @@ fn clusters(host: &kube::Client) -> Api<DynamicObject> {
 
 /// Creates or updates the credentials Secret and the Cluster.
 pub async fn join(host: &kube::Client, member: &Member) -> Result<(), MembershipError> {
+    join_with(host, member, false).await
+}
+
+/// Fails with [`MembershipError::AlreadyJoined`] when a Cluster named `name` exists.
+pub async fn ensure_not_joined(host: &kube::Client, name: &str) -> Result<(), MembershipError> {
+    let existing = clusters(host)
+        .get_opt(name)
+        .await
+        .map_err(|source| MembershipError::Read {
+            what: "the Cluster",
+            cluster: name.into(),
+            source,
+        })?;
+    match existing {
+        None => Ok(()),
+        Some(cluster) => Err(MembershipError::AlreadyJoined {
+            cluster: name.into(),
+            endpoint: cluster
+                .data
+                .pointer("/spec/apiEndpoint")
+                .and_then(|v| v.as_str())
+                .unwrap_or("none")
+                .to_string(),
+        }),
+    }
+}
+
+/// Joins a new member: checks its name, labels and endpoint, refuses a name already in use,
+/// then writes the Secret and the Cluster (`spec.insecureSkipTLSVerification` set when asked).
+/// The member should have been probed ([`probe_member`]) first.
+pub async fn join_new(
+    host: &kube::Client,
+    member: &Member,
+    insecure_skip_tls_verification: bool,
+) -> Result<(), MembershipError> {
+    validate_cluster_name(&member.name)?;
+    validate_endpoint(&member.name, &member.api_endpoint)?;
+    for (key, value) in &member.labels {
+        validate_label(key, value)?;
+    }
+    if !member.credentials.authenticates() {
+        return Err(MembershipError::NoCredentials {
+            cluster: member.name.clone(),
+        });
+    }
+    ensure_not_joined(host, &member.name).await?;
+    join_with(host, member, insecure_skip_tls_verification).await
+}
+
+/// [`join`], with `spec.insecureSkipTLSVerification` when `insecure` is set. When the Cluster
+/// cannot be written, a credentials Secret this call created is removed again, so a rejected
+/// join leaves nothing behind.
+pub async fn join_with(
+    host: &kube::Client,
+    member: &Member,
+    insecure: bool,
+) -> Result<(), MembershipError> {
     let write = |what: &'static str| {
         let cluster = member.name.clone();
         move |source| MembershipError::Write {
@@ -95,6 +222,15 @@ pub async fn join(host: &kube::Client, member: &Member) -> Result<(), Membership
         .await
         .map_err(write("the credentials namespace"))?;
     let secrets: Api<Secret> = Api::namespaced(host.clone(), CREDENTIALS_NAMESPACE);
+    let secret_existed = secrets
+        .get_metadata_opt(&member.name)
+        .await
+        .map_err(|source| MembershipError::Read {
+            what: "the credentials Secret",
+            cluster: member.name.clone(),
+            source,
+        })?
+        .is_some();
     let secret = Secret {
         metadata: kube::api::ObjectMeta {
             name: Some(member.name.clone()),
@@ -129,16 +265,25 @@ pub async fn join(host: &kube::Client, member: &Member) -> Result<(), Membership
             spec[key] = json!(v);
         }
     }
+    if insecure {
+        spec["insecureSkipTLSVerification"] = json!(true);
+    }
     let cluster = json!({
         "apiVersion": "cluster.karmada.io/v1alpha1",
         "kind": "Cluster",
         "metadata": {"name": member.name, "labels": member.labels},
         "spec": spec,
     });
-    clusters(host)
+    if let Err(e) = clusters(host)
         .patch(&member.name, &params, &Patch::Apply(cluster))
         .await
-        .map_err(write("the Cluster"))?;
+    {
+        if !secret_existed {
+            // Best effort: the error worth reporting is the Cluster's.
+            let _ = secrets.delete(&member.name, &DeleteParams::default()).await;
+        }
+        return Err(write("the Cluster")(e));
+    }
     Ok(())
 }
 
@@ -152,15 +297,16 @@ pub async fn credentials_of(
         return Err(MembershipError::NoSecretRef { cluster: name });
     };
     let secrets: Api<Secret> = Api::namespaced(host.clone(), &reference.namespace);
-    let secret = secrets
-        .get(&reference.name)
-        .await
-        .map_err(|source| MembershipError::ReadSecret {
-            cluster: name,
-            namespace: reference.namespace.clone(),
-            name: reference.name.clone(),
-            source,
-        })?;
+    let secret =
+        secrets
+            .get(&reference.name)
+            .await
+            .map_err(|source| MembershipError::ReadSecret {
+                cluster: name,
+                namespace: reference.namespace.clone(),
+                name: reference.name.clone(),
+                source,
+            })?;
     Ok(MemberCredentials::from_secret(&secret))
 }
 
@@ -207,4 +353,148 @@ pub async fn unjoin(host: &kube::Client, name: &str) -> Result<(), MembershipErr
         }
     }
     Ok(())
+}
+
+/// What [`unjoin_and_wait`] found once the Cluster was gone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnjoinReport {
+    /// Whether there was a Cluster to delete (else only a leftover Secret was removed).
+    pub cluster_deleted: bool,
+    /// Works still in `karmada-es-<name>` (none when the cluster controller cleaned up).
+    pub works_left: Vec<String>,
+    /// Whether `karmada-es-<name>` still exists.
+    pub execution_namespace_left: bool,
+}
+
+fn is_not_found(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 404)
+}
+
+fn works(host: &kube::Client, namespace: &str) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("work.karmada.io", "v1alpha1", "Work"),
+        "works",
+    );
+    Api::namespaced_with(host.clone(), namespace, &resource)
+}
+
+/// Names of the Works in the execution namespace of `name` (none when it or the Work API
+/// does not exist).
+pub async fn remaining_works(
+    host: &kube::Client,
+    name: &str,
+) -> Result<Vec<String>, MembershipError> {
+    match works(host, &execution_namespace(name))
+        .list_metadata(&Default::default())
+        .await
+    {
+        Ok(list) => Ok(list
+            .items
+            .into_iter()
+            .filter_map(|w| w.metadata.name)
+            .collect()),
+        Err(e) if is_not_found(&e) => Ok(Vec::new()),
+        Err(source) => Err(MembershipError::Read {
+            what: "the Works",
+            cluster: name.into(),
+            source,
+        }),
+    }
+}
+
+/// How often [`unjoin_and_wait`] looks whether the Cluster is gone.
+const UNJOIN_POLL: Duration = Duration::from_millis(250);
+
+/// Removes a member the way an operator expects: deletes the Cluster, waits up to `timeout`
+/// until it is gone (the cluster controller's [`CLUSTER_FINALIZER`] holds it until the
+/// cluster's Works and `karmada-es-<name>` are deleted), then deletes the credentials Secret.
+/// The Secret stays while the Cluster does, since the controller may still need it to clean
+/// up on the member. Running it again after a timeout resumes the wait.
+pub async fn unjoin_and_wait(
+    host: &kube::Client,
+    name: &str,
+    timeout: Duration,
+) -> Result<UnjoinReport, MembershipError> {
+    let read = |what: &'static str| {
+        let cluster = name.to_string();
+        move |source| MembershipError::Read {
+            what,
+            cluster,
+            source,
+        }
+    };
+    let remove = |what: &'static str| {
+        let cluster = name.to_string();
+        move |source| MembershipError::Remove {
+            what,
+            cluster,
+            source,
+        }
+    };
+    let clusters = clusters(host);
+    let secrets: Api<Secret> = Api::namespaced(host.clone(), CREDENTIALS_NAMESPACE);
+    let mut current = clusters.get_opt(name).await.map_err(read("the Cluster"))?;
+    let cluster_deleted = current.is_some();
+    if current.is_none() {
+        let secret = secrets
+            .get_metadata_opt(name)
+            .await
+            .map_err(read("the credentials Secret"))?;
+        if secret.is_none() {
+            return Err(MembershipError::NotJoined {
+                cluster: name.into(),
+            });
+        }
+    } else {
+        match clusters.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => current = None,
+            Err(e) => return Err(remove("the Cluster")(e)),
+        }
+    }
+    let started = Instant::now();
+    while let Some(cluster) = &current {
+        if started.elapsed() >= timeout {
+            let finalizers = cluster.metadata.finalizers.clone().unwrap_or_default();
+            let works = remaining_works(host, name).await?;
+            let mut left = Vec::new();
+            if !finalizers.is_empty() {
+                left.push(format!("finalizers {}", finalizers.join(", ")));
+            }
+            if !works.is_empty() {
+                left.push(format!(
+                    "{} Works remaining in {} ({})",
+                    works.len(),
+                    execution_namespace(name),
+                    works.join(", ")
+                ));
+            }
+            if left.is_empty() {
+                left.push("the Cluster has not been removed".into());
+            }
+            return Err(MembershipError::UnjoinTimeout {
+                cluster: name.into(),
+                waited: timeout,
+                left: left.join("; "),
+            });
+        }
+        tokio::time::sleep(UNJOIN_POLL).await;
+        current = clusters.get_opt(name).await.map_err(read("the Cluster"))?;
+    }
+    if let Err(e) = secrets.delete(name, &DeleteParams::default()).await {
+        if !is_not_found(&e) {
+            return Err(remove("the credentials Secret")(e));
+        }
+    }
+    let namespaces: Api<Namespace> = Api::all(host.clone());
+    let execution_namespace_left = namespaces
+        .get_metadata_opt(&execution_namespace(name))
+        .await
+        .map_err(read("the execution namespace"))?
+        .is_some();
+    Ok(UnjoinReport {
+        cluster_deleted,
+        works_left: remaining_works(host, name).await?,
+        execution_namespace_left,
+    })
 }

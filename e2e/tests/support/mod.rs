@@ -581,3 +581,53 @@ pub fn curl(
         body: body.to_string(),
     }
 }
+
+/// The `flotillactl` binary under test: `$FLOTILLACTL_BIN`, else
+/// `<workspace>/target/debug/flotillactl`. Panics (never skips) when it is missing.
+pub fn flotillactl_bin() -> PathBuf {
+    let path = match std::env::var_os("FLOTILLACTL_BIN") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/flotillactl"),
+    };
+    assert!(
+        path.is_file(),
+        "the flotillactl binary was not found at {}: run `cargo build --bin flotillactl` first \
+         (or set FLOTILLACTL_BIN to its path)",
+        path.display()
+    );
+    path
+}
+
+/// Starts `flotilla member-sim --name NAME --data-dir D --nodes N`, waits for its
+/// `Flotilla member-sim NAME ready at URL` line and returns it; `kubeconfig` is `D/kubeconfig`
+/// (context `NAME` with the admin client certificate, the current one, and `NAME-flotilla`
+/// with the bearer token). Logs go to `D.log` beside the data dir.
+pub fn start_member_sim(name: &str, data_dir: &Path, nodes: u32) -> ApiserverProcess {
+    start_member_sim_with(name, data_dir, &["--nodes", &nodes.to_string()])
+}
+
+/// Like [`start_member_sim`] with any `flotilla member-sim` flags after `--name` and
+/// `--data-dir` (capacities, `--secure-port` to restart on the same port, ...).
+pub fn start_member_sim_with(name: &str, data_dir: &Path, args: &[&str]) -> ApiserverProcess {
+    std::fs::create_dir_all(data_dir).unwrap();
+    let log = data_dir.with_extension("log");
+    let mut cmd = Command::new(flotilla_bin());
+    cmd.arg("member-sim")
+        .args(["--name", name])
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args);
+    let (child, url) = spawn_until_ready(cmd, &log, &format!("flotilla member-sim {name}"));
+    let kubeconfig = data_dir.join("kubeconfig");
+    assert!(
+        kubeconfig.is_file(),
+        "member-sim wrote no {}",
+        kubeconfig.display()
+    );
+    ApiserverProcess {
+        child,
+        url,
+        kubeconfig,
+        log,
+    }
+}

@@ -9,6 +9,7 @@
 
 pub mod duration;
 pub mod names;
+pub mod quantity;
 pub mod resource;
 pub mod selector;
 pub mod status;

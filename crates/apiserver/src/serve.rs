@@ -1,7 +1,7 @@
 //! The TLS listener: accepts connections, completes the rustls handshake, reads the verified
 //! client certificate's identity once per connection, and serves HTTP/1.1 and HTTP/2 (with
 //! upgrades) on it. Shuts down gracefully: stops accepting, lets requests in flight finish
-//! for a grace period.
+//! for a grace period, then closes whatever connections remain (open watches included).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -89,12 +89,32 @@ pub async fn serve_tls_with_trust(
     shutdown: impl Future<Output = ()> + Send,
     trust: Arc<PeerTrust>,
 ) {
+    let shutdown = async {
+        shutdown.await;
+        SHUTDOWN_GRACE
+    };
+    serve_until(listener, tls, router, shutdown, trust).await
+}
+
+/// The accept loop. `shutdown` yields the grace period given to connections once it fires;
+/// connections still open after it are closed (their tasks aborted), so a watch cannot keep
+/// a stopped server's connection alive.
+async fn serve_until(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+    shutdown: impl Future<Output = Duration> + Send,
+    trust: Arc<PeerTrust>,
+) {
     let acceptor = TlsAcceptor::from(tls);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut connections = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
-    loop {
+    let grace = loop {
         let (tcp, remote) = tokio::select! {
-            _ = &mut shutdown => break,
+            grace = &mut shutdown => break grace,
+            // Reap finished connections so the set only holds open ones.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
@@ -109,7 +129,7 @@ pub async fn serve_tls_with_trust(
         let router = router.clone();
         let watcher = graceful.watcher();
         let trust = trust.clone();
-        tokio::spawn(async move {
+        connections.spawn(async move {
             let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
@@ -124,11 +144,16 @@ pub async fn serve_tls_with_trust(
             let identity = trust.identify(tls.get_ref().1);
             serve_connection(TokioIo::new(tls), router, identity, remote, watcher).await;
         });
+    };
+    // Refuse new connections from now on rather than leaving them in the backlog.
+    drop(listener);
+    if !grace.is_zero() {
+        tokio::select! {
+            _ = graceful.shutdown() => {}
+            _ = tokio::time::sleep(grace) => tracing::info!("shutdown grace period over; closing connections"),
+        }
     }
-    tokio::select! {
-        _ = graceful.shutdown() => {}
-        _ = tokio::time::sleep(SHUTDOWN_GRACE) => tracing::info!("shutdown grace period over; closing connections"),
-    }
+    connections.shutdown().await;
 }
 
 async fn serve_connection<I>(
@@ -159,7 +184,8 @@ async fn serve_connection<I>(
 /// the aggregated API server and simulated members all hand one of these to their callers.
 pub struct ServerHandle {
     pub addr: SocketAddr,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Fired with the grace period open connections get.
+    shutdown: Option<tokio::sync::oneshot::Sender<Duration>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -172,14 +198,12 @@ impl ServerHandle {
         trust: Arc<PeerTrust>,
     ) -> std::io::Result<Self> {
         let addr = listener.local_addr()?;
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(serve_tls_with_trust(
+        let (tx, rx) = tokio::sync::oneshot::channel::<Duration>();
+        let task = tokio::spawn(serve_until(
             listener,
             tls,
             router,
-            async {
-                let _ = rx.await;
-            },
+            async { rx.await.unwrap_or(SHUTDOWN_GRACE) },
             trust,
         ));
         Ok(Self {
@@ -195,9 +219,19 @@ impl ServerHandle {
     }
 
     /// Stops accepting, finishes requests in flight (for a grace period), and waits.
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
+        self.stop_within(SHUTDOWN_GRACE).await
+    }
+
+    /// Stops accepting and closes every connection at once: requests in flight fail and
+    /// watches end, as when the server dies (simulated members going unreachable).
+    pub async fn abort(self) {
+        self.stop_within(Duration::ZERO).await
+    }
+
+    async fn stop_within(mut self, grace: Duration) {
         if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
+            let _ = tx.send(grace);
         }
         let _ = (&mut self.task).await;
     }

@@ -2,15 +2,26 @@
 //! the built-in kinds plus Pods and Nodes over TLS, with simulated nodes of a given capacity
 //! and an in-process control loop ([`sim`]) standing in for the scheduler, kubelet and
 //! workload controllers. Pods that do not fit stay Pending, so placement decisions made by
-//! Flotilla show up as they would on a real cluster. [`start`] runs one in-process (tests,
-//! scale tests run many); `flotilla member-sim` runs one alone.
+//! Flotilla show up as they would on a real cluster. [`start`] runs one in-process;
+//! [`start_many`] runs many sharing one CA, serving certificate and registry (scale tests
+//! with hundreds of members in one process); `flotilla member-sim` runs either alone.
+//!
+//! For failover tests a member can lose its network without losing its state
+//! ([`RunningMember::set_reachable`]), have single nodes turn NotReady
+//! ([`RunningMember::set_node_ready`]), or be stopped and started again on the same data
+//! directory and port with the same credentials.
 
+mod many;
 pub mod quantity;
 mod sim;
+mod storage;
+
+pub use many::{ManyOptions, RunningMembers, follow_unreachable_file, start_many};
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use flotilla_apimachinery::ResourceDef;
@@ -25,9 +36,24 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use crate::storage::Releasable;
+
 /// The user the Flotilla bearer token authenticates as (in `system:masters`, so Flotilla
 /// can impersonate the users it acts for).
 pub const FLOTILLA_USER: &str = "flotilla";
+
+/// Where a member keeps its generated Flotilla token, so a restart keeps its credentials.
+pub const TOKEN_FILE: &str = "flotilla-token";
+
+/// Watch events a member keeps for clients resuming watches (older ones relist). Every
+/// retained event keeps an object version alive (a Node with its managed fields is tens of
+/// KiB in memory), so the storage default of 100,000 would let each of hundreds of members
+/// grow to gigabytes under churn.
+pub const DEFAULT_WATCH_HISTORY: usize = 1_000;
+
+/// How long re-binding the port of a member that turns reachable again keeps trying while
+/// the port is briefly taken (e.g. by an outgoing connection's ephemeral port).
+const REBIND_PATIENCE: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemberError {
@@ -47,10 +73,68 @@ pub enum MemberError {
     },
     #[error("the Flotilla token is invalid")]
     Token(#[from] flotilla_apiserver::auth::TokenFileError),
+    #[error("reading or writing the token file {path}")]
+    TokenFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("bootstrapping the cluster")]
     Bootstrap(#[from] flotilla_host::HostError),
     #[error("the registry lacks a resource the simulation needs")]
     MissingResource,
+}
+
+/// The certificates a member serves with and trusts: its CA, serving certificate and admin
+/// client certificate, with the TLS configuration built from them. Generating keys is the
+/// slowest part of starting a member, so [`start_many`] makes one set for all of them
+/// ([`MemberOptions::shared_pki`]).
+pub struct MemberPki {
+    /// The CA certificate (PEM) clients verify the member with.
+    pub ca_pem: String,
+    admin_cert_pem: String,
+    admin_key_pem: String,
+    tls: Arc<rustls::ServerConfig>,
+    trust: Arc<PeerTrust>,
+}
+
+impl std::fmt::Debug for MemberPki {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberPki").finish_non_exhaustive()
+    }
+}
+
+impl MemberPki {
+    /// Loads the certificates under `<dir>/pki/`, creating what is missing. The serving
+    /// certificate covers the loopback names plus `hosts`.
+    pub fn ensure(dir: &Path, hosts: &[String]) -> Result<Arc<Self>, MemberError> {
+        let pki = flotilla_pki::ensure_server_pki(dir, hosts)?;
+        let tls = flotilla_pki::server_config(
+            &pki.apiserver.cert_pem,
+            &pki.apiserver.key_pem,
+            std::slice::from_ref(&pki.ca.cert_pem),
+        )?;
+        let trust = Arc::new(PeerTrust {
+            client_ca: Some(ChainVerifier::new(std::slice::from_ref(&pki.ca.cert_pem))?),
+            request_header_ca: None,
+            front_proxy_names: Vec::new(),
+        });
+        Ok(Arc::new(Self {
+            ca_pem: pki.ca.cert_pem,
+            admin_cert_pem: pki.admin.cert_pem,
+            admin_key_pem: pki.admin.key_pem,
+            tls,
+            trust,
+        }))
+    }
+}
+
+/// The extra serving-certificate name a bind address needs (none for loopback/any).
+fn serving_hosts(bind_address: IpAddr) -> Vec<String> {
+    if bind_address.is_unspecified() || bind_address.is_loopback() {
+        Vec::new()
+    } else {
+        vec![bind_address.to_string()]
+    }
 }
 
 /// How to run a simulated member cluster.
@@ -62,8 +146,8 @@ pub struct MemberOptions {
     pub bind_address: IpAddr,
     /// 0 picks a free port.
     pub secure_port: u16,
-    /// Keep everything in memory instead of `<data_dir>` storage (certificates and the
-    /// kubeconfig are still written there).
+    /// Keep everything in memory instead of `<data_dir>` storage (certificates, the token
+    /// and the kubeconfigs are still written there).
     pub in_memory: bool,
     pub nodes: u32,
     /// Per-node capacity (= allocatable), as quantities.
@@ -73,8 +157,13 @@ pub struct MemberOptions {
     /// How long a bound Pod stays Pending before it runs (and a Job's Pod runs before it
     /// succeeds).
     pub ready_delay: Duration,
-    /// The bearer token Flotilla uses (user `flotilla`, group `system:masters`).
-    pub token: String,
+    /// The bearer token Flotilla uses (user `flotilla`, group `system:masters`). `None`:
+    /// the one in `<data_dir>/flotilla-token`, generated and written there on first start.
+    pub token: Option<String>,
+    /// Certificates shared with other members; `None` keeps them under `<data_dir>/pki/`.
+    pub shared_pki: Option<Arc<MemberPki>>,
+    /// Watch events kept for resuming watches.
+    pub watch_history: usize,
 }
 
 impl MemberOptions {
@@ -90,7 +179,9 @@ impl MemberOptions {
             node_memory: "8Gi".into(),
             node_pods: 110,
             ready_delay: Duration::from_millis(500),
-            token: random_token(),
+            token: None,
+            shared_pki: None,
+            watch_history: DEFAULT_WATCH_HISTORY,
         }
     }
 }
@@ -103,28 +194,58 @@ fn random_token() -> String {
         .collect()
 }
 
+/// The token in `<dir>/flotilla-token`, or a new one written there (readable by the owner
+/// only: it is a `system:masters` credential).
+fn persistent_token(dir: &Path) -> Result<String, MemberError> {
+    let path = dir.join(TOKEN_FILE);
+    let io_err = |source| MemberError::TokenFile {
+        path: path.clone(),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(s) if !s.trim().is_empty() => return Ok(s.trim().to_string()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err(e)),
+    }
+    let token = random_token();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path).map_err(io_err)?;
+    std::io::Write::write_all(&mut file, format!("{token}\n").as_bytes()).map_err(io_err)?;
+    Ok(token)
+}
+
 /// A running simulated member cluster.
 pub struct RunningMember {
     pub name: String,
+    /// Where it listens; kept across [`RunningMember::set_reachable`] toggles.
     pub addr: SocketAddr,
     /// `<data_dir>/kubeconfig`: context `<name>` (admin, client certificate, the current one)
     /// and context `<name>-flotilla` (the bearer token).
     pub kubeconfig: PathBuf,
     /// `<data_dir>/kubeconfig-flotilla`: only the token user, as a member's join would use.
     pub token_kubeconfig: PathBuf,
+    /// The effective Flotilla token (given, or the persisted one).
     pub token: String,
     pub ca_pem: String,
     pub server: Arc<ApiServer>,
+    pki: Arc<MemberPki>,
+    storage: Arc<Releasable>,
     readiness: sim::NodeReadiness,
     poke: Arc<Notify>,
-    handle: ServerHandle,
+    /// `None` while unreachable.
+    serving: tokio::sync::Mutex<Option<ServerHandle>>,
+    reachable: AtomicBool,
     sim_task: JoinHandle<()>,
 }
 
 impl RunningMember {
     /// `https://127.0.0.1:<port>` (or the bind address when it is not unspecified).
     pub fn url(&self) -> String {
-        self.handle.url()
+        https_url(self.addr)
     }
 
     /// The name of node `i` (`<name>-node-<i>`).
@@ -139,16 +260,79 @@ impl RunningMember {
         self.poke.notify_one();
     }
 
-    /// Makes the whole cluster unreachable: stops serving and stops the simulation.
-    pub async fn stop(self) {
-        self.sim_task.abort();
-        self.handle.stop().await;
-        let _ = self.sim_task.await;
+    /// Cuts the cluster off the network (`false`) or connects it again (`true`), keeping
+    /// its state and its simulation running, as a network partition would. Unreachable:
+    /// the port is closed, so new connections are refused, and every open connection
+    /// (watches included) is dropped at once. Reachable again: serves on the same address
+    /// (same URL, certificates and token). Setting the current state again does nothing.
+    pub async fn set_reachable(&self, reachable: bool) -> Result<(), MemberError> {
+        let mut serving = self.serving.lock().await;
+        if reachable && serving.is_none() {
+            let listener = rebind(self.addr).await?;
+            *serving = Some(self.serve(listener)?);
+            tracing::info!(name = %self.name, addr = %self.addr, "member-sim reachable again");
+        } else if !reachable {
+            if let Some(handle) = serving.take() {
+                handle.abort().await;
+                tracing::info!(name = %self.name, addr = %self.addr, "member-sim unreachable");
+            }
+        }
+        self.reachable.store(reachable, Ordering::Relaxed);
+        Ok(())
     }
 
-    /// Waits until the server ends.
+    /// Whether it currently accepts connections (see [`RunningMember::set_reachable`]).
+    pub fn is_reachable(&self) -> bool {
+        self.reachable.load(Ordering::Relaxed)
+    }
+
+    fn serve(&self, listener: TcpListener) -> Result<ServerHandle, MemberError> {
+        ServerHandle::spawn(
+            listener,
+            self.pki.tls.clone(),
+            self.server.router(),
+            self.pki.trust.clone(),
+        )
+        .map_err(|source| MemberError::Listen {
+            addr: self.addr,
+            source,
+        })
+    }
+
+    /// Stops serving (letting requests in flight finish for a grace period) and stops the
+    /// simulation, then closes its storage, so the member can be started again on the same
+    /// data directory (and port) in this process.
+    pub async fn stop(self) {
+        self.sim_task.abort();
+        if let Some(handle) = self.serving.into_inner() {
+            handle.stop().await;
+        }
+        let _ = self.sim_task.await;
+        self.storage.release();
+    }
+
+    /// Waits until the server ends (at once when the member is unreachable).
     pub async fn wait(self) {
-        self.handle.wait().await;
+        if let Some(handle) = self.serving.into_inner() {
+            handle.wait().await;
+        }
+    }
+}
+
+/// Binds `addr` again, retrying for a while when the port is in use.
+async fn rebind(addr: SocketAddr) -> Result<TcpListener, MemberError> {
+    let deadline = tokio::time::Instant::now() + REBIND_PATIENCE;
+    loop {
+        match TcpListener::bind(addr).await {
+            Ok(listener) => return Ok(listener),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::AddrInUse
+                    && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(source) => return Err(MemberError::Listen { addr, source }),
+        }
     }
 }
 
@@ -163,6 +347,14 @@ pub fn member_registry() -> Arc<Registry> {
         registry.register(def);
     }
     Arc::new(registry)
+}
+
+/// One registry for every member of the process: members serve no custom resources, so
+/// theirs never changes, and building it per member would cost each its own copy of every
+/// resource definition.
+fn shared_registry() -> Arc<Registry> {
+    static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
+    REGISTRY.get_or_init(member_registry).clone()
 }
 
 /// `pods/log`: simulated containers write nothing, but the pod must exist.
@@ -193,27 +385,49 @@ impl SubresourceHandler for PodLogs {
     }
 }
 
-/// Prepares certificates and storage, bootstraps namespaces and RBAC policy, starts the
-/// simulation, binds, writes the kubeconfigs and serves.
+/// Prepares certificates, the token and storage, bootstraps namespaces and RBAC policy,
+/// starts the simulation, binds, writes the kubeconfigs and serves.
 pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
     std::fs::create_dir_all(&opts.data_dir).map_err(|source| MemberError::CreateDataDir {
         path: opts.data_dir.clone(),
         source,
     })?;
-    let pki = flotilla_pki::ensure_server_pki(&opts.data_dir, &[])?;
-    let storage: Arc<dyn Storage> = if opts.in_memory {
-        Arc::new(MemoryStorage::new())
+    let pki = match &opts.shared_pki {
+        Some(pki) => pki.clone(),
+        None => MemberPki::ensure(&opts.data_dir, &serving_hosts(opts.bind_address))?,
+    };
+    let token = match &opts.token {
+        Some(token) => token.clone(),
+        None => persistent_token(&opts.data_dir)?,
+    };
+    let backend: Arc<dyn Storage> = if opts.in_memory {
+        Arc::new(MemoryStorage::with_history(opts.watch_history))
     } else {
         Arc::new(EmbeddedStorage::open(
             &opts.data_dir,
-            EmbeddedOptions::default(),
+            EmbeddedOptions {
+                history: opts.watch_history,
+                ..EmbeddedOptions::default()
+            },
         )?)
     };
+    let storage = Arc::new(Releasable::new(backend));
+    let started = start_with(opts, pki, token, storage.clone()).await;
+    if started.is_err() {
+        // Background tasks already started hold the storage; let them (and its files) go.
+        storage.release();
+    }
+    started
+}
+
+async fn start_with(
+    opts: MemberOptions,
+    pki: Arc<MemberPki>,
+    token: String,
+    storage: Arc<Releasable>,
+) -> Result<RunningMember, MemberError> {
     let tokens = StaticTokens::parse(
-        &format!(
-            "{},{FLOTILLA_USER},{FLOTILLA_USER},\"system:masters\"",
-            opts.token
-        ),
+        &format!("{token},{FLOTILLA_USER},{FLOTILLA_USER},\"system:masters\""),
         "member-sim token",
     )?;
     let options = ServerOptions {
@@ -221,12 +435,45 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
         rbac: Some(Arc::new(flotilla_rbac::RbacAuthorizer::new())),
         ..ServerOptions::default()
     };
-    let server =
-        ApiServer::with_options(member_registry(), storage, ServerConfig::default(), options);
+    let server = ApiServer::with_options(
+        shared_registry(),
+        storage.clone(),
+        ServerConfig::default(),
+        options,
+    );
     server.add_subresource_handler("", "pods", "log", Arc::new(PodLogs));
     flotilla_host::ensure_system_namespaces(&server).await?;
     flotilla_host::ensure_bootstrap_policy(&server).await?;
     server.start_background().await?;
+
+    let addr = SocketAddr::new(opts.bind_address, opts.secure_port);
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| MemberError::Listen { addr, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| MemberError::Listen { addr, source })?;
+    let url = https_url(addr);
+
+    let kubeconfig = opts.data_dir.join("kubeconfig");
+    let mut kc = Kubeconfig::new_client_cert(
+        &url,
+        &opts.name,
+        "admin",
+        &pki.ca_pem,
+        &pki.admin_cert_pem,
+        &pki.admin_key_pem,
+    );
+    let token_kc = Kubeconfig::new_token(&url, &opts.name, FLOTILLA_USER, &pki.ca_pem, &token);
+    kc.users.extend(token_kc.users.iter().cloned());
+    let mut ctx = token_kc.contexts.clone();
+    for c in &mut ctx {
+        c.name = format!("{}-flotilla", opts.name);
+    }
+    kc.contexts.extend(ctx);
+    kc.write(&kubeconfig)?;
+    let token_kubeconfig = opts.data_dir.join("kubeconfig-flotilla");
+    token_kc.write(&token_kubeconfig)?;
 
     let readiness = sim::NodeReadiness::default();
     let poke = Arc::new(Notify::new());
@@ -246,65 +493,35 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
     .ok_or(MemberError::MissingResource)?;
     let sim_task = tokio::spawn(simulation.run());
 
-    let tls = flotilla_pki::server_config(
-        &pki.apiserver.cert_pem,
-        &pki.apiserver.key_pem,
-        std::slice::from_ref(&pki.ca.cert_pem),
-    )?;
-    let trust = Arc::new(PeerTrust {
-        client_ca: Some(ChainVerifier::new(std::slice::from_ref(&pki.ca.cert_pem))?),
-        request_header_ca: None,
-        front_proxy_names: Vec::new(),
-    });
-    let addr = SocketAddr::new(opts.bind_address, opts.secure_port);
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| MemberError::Listen { addr, source })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|source| MemberError::Listen { addr, source })?;
-    let url = https_url(addr);
-
-    let kubeconfig = opts.data_dir.join("kubeconfig");
-    let mut kc = Kubeconfig::new_client_cert(
-        &url,
-        &opts.name,
-        "admin",
-        &pki.ca.cert_pem,
-        &pki.admin.cert_pem,
-        &pki.admin.key_pem,
-    );
-    let token_kc = Kubeconfig::new_token(
-        &url,
-        &opts.name,
-        FLOTILLA_USER,
-        &pki.ca.cert_pem,
-        &opts.token,
-    );
-    kc.users.extend(token_kc.users.iter().cloned());
-    let mut ctx = token_kc.contexts.clone();
-    for c in &mut ctx {
-        c.name = format!("{}-flotilla", opts.name);
-    }
-    kc.contexts.extend(ctx);
-    kc.write(&kubeconfig)?;
-    let token_kubeconfig = opts.data_dir.join("kubeconfig-flotilla");
-    token_kc.write(&token_kubeconfig)?;
-
-    let handle = ServerHandle::spawn(listener, tls, server.router(), trust)
-        .map_err(|source| MemberError::Listen { addr, source })?;
+    let handle = ServerHandle::spawn(
+        listener,
+        pki.tls.clone(),
+        server.router(),
+        pki.trust.clone(),
+    )
+    .map_err(|source| MemberError::Listen { addr, source });
+    let handle = match handle {
+        Ok(handle) => handle,
+        Err(e) => {
+            sim_task.abort();
+            return Err(e);
+        }
+    };
     tracing::info!(name = %opts.name, %addr, "member-sim serving");
     Ok(RunningMember {
         name: opts.name,
         addr,
         kubeconfig,
         token_kubeconfig,
-        token: opts.token,
-        ca_pem: pki.ca.cert_pem.clone(),
+        token,
+        ca_pem: pki.ca_pem.clone(),
         server,
+        pki,
+        storage,
         readiness,
         poke,
-        handle,
+        serving: tokio::sync::Mutex::new(Some(handle)),
+        reachable: AtomicBool::new(true),
         sim_task,
     })
 }

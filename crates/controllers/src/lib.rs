@@ -1,0 +1,310 @@
+//! The cluster controllers of `flotilla controller-manager`.
+//!
+//! ```text
+//!                host API (Cluster via the aggregated server, Namespaces, Works)
+//!        watch Clusters │                              ▲ finalizer, namespace,
+//!          ┌────────────┴───────────┐                  │ taints, status
+//!          ▼                        ▼                  │
+//!  cluster controller       status controller ─────────┘
+//!  (kube-runtime            one task per Cluster ──▶ member: /readyz, /version, discovery,
+//!   Controller)             + node/pod watches       watches of nodes and pods (compact cache)
+//! ```
+//!
+//! - [`cluster`]: per Cluster the finalizer `karmada.io/cluster-controller`, the execution
+//!   namespace `karmada-es-<cluster>`, cleanup on deletion, and the not-ready / unreachable
+//!   taints that follow the Ready condition.
+//! - [`status`]: per Cluster an independent task refreshing `status` every period: health,
+//!   version, API enablements and the node/pod summaries ([`resources`]).
+//!
+//! [`spawn`] starts both as tokio tasks; [`ControllerManager::stop`] ends them.
+
+pub mod cluster;
+pub mod diff;
+pub mod metrics;
+pub mod quantity;
+pub mod readiness;
+pub mod resources;
+pub mod status;
+pub mod taints;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+pub use metrics::Metrics;
+pub use resources::CapacityRounding;
+
+/// The finalizer the cluster controller keeps on every Cluster until its execution
+/// namespace is cleaned up.
+pub const CLUSTER_FINALIZER: &str = "karmada.io/cluster-controller";
+
+/// Field manager of the status controller's writes.
+pub const STATUS_FIELD_MANAGER: &str = "flotilla-cluster-status";
+
+/// Field manager of the cluster controller's writes.
+pub const CLUSTER_FIELD_MANAGER: &str = "flotilla-cluster-controller";
+
+/// Prefix of execution namespaces.
+pub const EXECUTION_NAMESPACE_PREFIX: &str = "karmada-es-";
+
+/// The namespace holding the Works of `cluster`: `karmada-es-<cluster>`.
+pub fn execution_namespace(cluster: &str) -> String {
+    format!("{EXECUTION_NAMESPACE_PREFIX}{cluster}")
+}
+
+/// Errors of the cluster controllers, named for the action that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the Cluster object has no name")]
+    NoName,
+    #[error("adding the finalizer to cluster {cluster}")]
+    AddFinalizer {
+        cluster: String,
+        source: kube::Error,
+    },
+    #[error("removing the finalizer of cluster {cluster}")]
+    RemoveFinalizer {
+        cluster: String,
+        source: kube::Error,
+    },
+    #[error("creating the execution namespace {namespace}")]
+    CreateNamespace {
+        namespace: String,
+        source: kube::Error,
+    },
+    #[error("the execution namespace {namespace} is still being deleted")]
+    NamespaceTerminating { namespace: String },
+    #[error("reading the execution namespace {namespace}")]
+    ReadNamespace {
+        namespace: String,
+        source: kube::Error,
+    },
+    #[error("deleting the execution namespace {namespace}")]
+    DeleteNamespace {
+        namespace: String,
+        source: kube::Error,
+    },
+    #[error("listing the Works in {namespace}")]
+    ListWorks {
+        namespace: String,
+        source: kube::Error,
+    },
+    #[error("deleting Work {namespace}/{name}")]
+    DeleteWork {
+        namespace: String,
+        name: String,
+        source: kube::Error,
+    },
+    #[error("updating the taints of cluster {cluster}")]
+    UpdateTaints {
+        cluster: String,
+        source: kube::Error,
+    },
+    #[error("writing the status of cluster {cluster}")]
+    WriteStatus {
+        cluster: String,
+        source: kube::Error,
+    },
+    #[error("encoding the status of cluster {cluster}")]
+    EncodeStatus {
+        cluster: String,
+        source: serde_json::Error,
+    },
+    #[error("reading the credentials of cluster {cluster}")]
+    Credentials {
+        cluster: String,
+        source: flotilla_membership::MembershipError,
+    },
+    #[error("cluster {cluster} has no spec.apiEndpoint")]
+    NoEndpoint { cluster: String },
+    #[error("cluster {cluster} has an invalid spec.proxyURL {url:?}")]
+    ProxyUrl { cluster: String, url: String },
+    #[error("building the client of cluster {cluster}")]
+    MemberClient {
+        cluster: String,
+        source: kube::Error,
+    },
+    #[error("{action} of cluster {cluster} timed out after {timeout:?}")]
+    Timeout {
+        action: &'static str,
+        cluster: String,
+        timeout: Duration,
+    },
+}
+
+impl Error {
+    /// A short label for metrics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::NoName => "invalid",
+            Error::AddFinalizer { .. } | Error::RemoveFinalizer { .. } => "finalizer",
+            Error::CreateNamespace { .. }
+            | Error::NamespaceTerminating { .. }
+            | Error::ReadNamespace { .. }
+            | Error::DeleteNamespace { .. } => "namespace",
+            Error::ListWorks { .. } | Error::DeleteWork { .. } => "works",
+            Error::UpdateTaints { .. } => "taints",
+            Error::WriteStatus { .. } | Error::EncodeStatus { .. } => "status_write",
+            Error::Credentials { .. }
+            | Error::NoEndpoint { .. }
+            | Error::ProxyUrl { .. }
+            | Error::MemberClient { .. } => "member_client",
+            Error::Timeout { .. } => "timeout",
+        }
+    }
+}
+
+impl Error {
+    /// A write lost an optimistic-concurrency race (HTTP 409): retried at once on fresh data,
+    /// not worth a warning.
+    pub fn is_conflict(&self) -> bool {
+        let source = match self {
+            Error::AddFinalizer { source, .. }
+            | Error::RemoveFinalizer { source, .. }
+            | Error::UpdateTaints { source, .. }
+            | Error::WriteStatus { source, .. } => source,
+            _ => return false,
+        };
+        matches!(source, kube::Error::Api(s) if s.code == 409)
+    }
+}
+
+/// An error and its sources on one line, for logs.
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+/// How the controllers run. Every field has a default (Karmada's where it has one).
+#[derive(Debug, Clone)]
+pub struct ControllerManagerOptions {
+    /// How often each cluster's status is refreshed.
+    pub status_period: Duration,
+    /// How long probes must fail before a Ready cluster turns Ready=False.
+    pub failure_threshold: Duration,
+    /// Deadline of each probe (health, version, credential read, connection).
+    pub probe_timeout: Duration,
+    /// Discovery is costlier: apiEnablements (and kubernetesVersion) are refreshed this often,
+    /// and whenever a member becomes reachable again.
+    pub api_enablements_period: Duration,
+    /// Also add NoExecute taints (failover) to clusters that are not ready.
+    pub no_execute_taints: bool,
+    /// How often a cluster being deleted is checked for its Works and namespace to be gone.
+    pub deletion_poll: Duration,
+    /// How often the cluster controller re-checks every cluster (namespace still there...).
+    pub resync_period: Duration,
+    /// Delay before retrying a failed reconcile.
+    pub retry_delay: Duration,
+    /// Rounding of free node capacity before grouping (`status.nodeCapacities`).
+    pub capacity_rounding: CapacityRounding,
+}
+
+impl Default for ControllerManagerOptions {
+    fn default() -> Self {
+        Self {
+            status_period: Duration::from_secs(10),
+            failure_threshold: Duration::from_secs(30),
+            probe_timeout: Duration::from_secs(5),
+            api_enablements_period: Duration::from_secs(60),
+            no_execute_taints: true,
+            deletion_poll: Duration::from_secs(1),
+            resync_period: Duration::from_secs(300),
+            retry_delay: Duration::from_secs(2),
+            capacity_rounding: CapacityRounding::default(),
+        }
+    }
+}
+
+/// A task aborted when dropped, so a controller's children end with it.
+pub(crate) struct AbortOnDrop(pub(crate) JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The running controllers.
+pub struct ControllerManager {
+    tasks: Vec<JoinHandle<()>>,
+    metrics: Arc<Metrics>,
+}
+
+/// Starts the cluster controller and the cluster status controller against `host`.
+pub fn spawn(host: kube::Client, opts: ControllerManagerOptions) -> ControllerManager {
+    let metrics = Arc::new(Metrics::new());
+    let opts = Arc::new(opts);
+    let tasks = vec![
+        tokio::spawn(cluster::run(host.clone(), opts.clone(), metrics.clone())),
+        tokio::spawn(status::run(host, opts, metrics.clone())),
+    ];
+    ControllerManager { tasks, metrics }
+}
+
+impl ControllerManager {
+    /// Stops every controller (and the per-cluster tasks and member watches they own).
+    pub async fn stop(self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        for task in self.tasks {
+            // A cancelled task's JoinError is the expected outcome here.
+            let _ = task.await;
+        }
+    }
+
+    /// The controllers' metrics in the Prometheus text format.
+    pub fn metrics_text(&self) -> String {
+        self.metrics.render()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(execution_namespace("member1"), "karmada-es-member1");
+        let d = ControllerManagerOptions::default();
+        assert_eq!(d.status_period, Duration::from_secs(10));
+        assert_eq!(d.failure_threshold, Duration::from_secs(30));
+        assert!(d.no_execute_taints);
+    }
+
+    fn api_error(code: u16) -> kube::Error {
+        let status: kube::core::Status = serde_json::from_value(
+            serde_json::json!({"code": code, "message": "m", "reason": "r"}),
+        )
+        .unwrap();
+        kube::Error::Api(Box::new(status))
+    }
+
+    #[test]
+    fn conflicts_are_told_apart() {
+        let conflict = Error::UpdateTaints {
+            cluster: "m1".into(),
+            source: api_error(409),
+        };
+        assert!(conflict.is_conflict());
+        assert_eq!(conflict.kind(), "taints");
+        let other = Error::UpdateTaints {
+            cluster: "m1".into(),
+            source: api_error(500),
+        };
+        assert!(!other.is_conflict());
+        assert!(!Error::NoName.is_conflict());
+        let chained = error_chain(&other);
+        assert!(
+            chained.starts_with("updating the taints of cluster m1: "),
+            "{chained}"
+        );
+    }
+}

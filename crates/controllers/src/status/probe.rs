@@ -1,0 +1,226 @@
+//! What the status controller asks a member: health (`/readyz`, falling back to `/healthz`
+//! on servers without it), version, and discovery (every group/version and its resources,
+//! subresources left out as Karmada does).
+
+use flotilla_api::cluster::{ApiEnablement, ApiResource};
+use futures::StreamExt;
+use http::StatusCode;
+use kube::client::Body;
+
+use crate::readiness::Observed;
+
+/// How many discovery documents of one member are fetched at once.
+const DISCOVERY_CONCURRENCY: usize = 8;
+
+async fn get_status(client: &kube::Client, path: &str) -> Result<StatusCode, kube::Error> {
+    let request = http::Request::get(path)
+        .body(Body::empty())
+        .map_err(kube::Error::HttpError)?;
+    // Only the status matters; the body (a few bytes) is dropped with the response.
+    Ok(client.send(request).await?.status())
+}
+
+fn classify(status: StatusCode) -> (Observed, String) {
+    if status == StatusCode::OK {
+        (Observed::Healthy, String::new())
+    } else {
+        (
+            Observed::Unhealthy,
+            format!("health endpoint answered {status}"),
+        )
+    }
+}
+
+/// One health probe: what it saw and, when not healthy, why (for logs).
+pub(crate) async fn health(client: &kube::Client) -> (Observed, String) {
+    match get_status(client, "/readyz").await {
+        Ok(StatusCode::NOT_FOUND) => match get_status(client, "/healthz").await {
+            Ok(status) => classify(status),
+            Err(e) => (Observed::Unreachable, crate::error_chain(&e)),
+        },
+        Ok(status) => classify(status),
+        Err(e) => (Observed::Unreachable, crate::error_chain(&e)),
+    }
+}
+
+/// The member's `gitVersion`.
+pub(crate) async fn version(client: &kube::Client) -> Result<String, kube::Error> {
+    Ok(client.apiserver_version().await?.git_version)
+}
+
+/// Every group/version the member serves with its resources, sorted. A group/version whose
+/// document cannot be read is left out (`complete` is then false); only failing to read the
+/// group lists is an error.
+pub(crate) async fn api_enablements(
+    client: &kube::Client,
+) -> Result<(Vec<ApiEnablement>, bool), kube::Error> {
+    let core = client.list_core_api_versions().await?;
+    let groups = client.list_api_groups().await?;
+    let mut wanted: Vec<(String, bool)> = core.versions.into_iter().map(|v| (v, true)).collect();
+    for group in groups.groups {
+        for v in group.versions {
+            wanted.push((v.group_version, false));
+        }
+    }
+    let total = wanted.len();
+    let mut out: Vec<ApiEnablement> = futures::stream::iter(wanted)
+        .map(|(gv, core)| async move {
+            let list = if core {
+                client.list_core_api_resources(&gv).await
+            } else {
+                client.list_api_group_resources(&gv).await
+            };
+            match list {
+                Ok(list) => Some(list),
+                Err(e) => {
+                    tracing::debug!(group_version = %gv, error = %e, "discovery document unreadable");
+                    None
+                }
+            }
+        })
+        .buffer_unordered(DISCOVERY_CONCURRENCY)
+        .filter_map(|list| async move { list })
+        .map(|list| {
+            let mut resources: Vec<ApiResource> = list
+                .resources
+                .into_iter()
+                .filter(|r| !r.name.contains('/'))
+                .map(|r| ApiResource {
+                    name: r.name,
+                    kind: r.kind,
+                })
+                .collect();
+            resources.sort_by(|a, b| a.name.cmp(&b.name));
+            ApiEnablement {
+                group_version: list.group_version,
+                resources,
+            }
+        })
+        .collect()
+        .await;
+    out.sort_by(|a, b| a.group_version.cmp(&b.group_version));
+    let complete = out.len() == total;
+    Ok((out, complete))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::Router;
+    use axum::routing::get;
+    use serde_json::json;
+
+    /// Serves `router` over plain HTTP on a free port; a client for it.
+    async fn serve(router: Router) -> kube::Client {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+        kube::Client::try_from(config).unwrap()
+    }
+
+    #[tokio::test]
+    async fn healthz_is_the_fallback_when_readyz_is_missing() {
+        let client = serve(Router::new().route("/healthz", get(|| async { "ok" }))).await;
+        assert_eq!(health(&client).await.0, Observed::Healthy);
+        let client = serve(Router::new().route(
+            "/readyz",
+            get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "[-]etcd failed") }),
+        ))
+        .await;
+        assert_eq!(health(&client).await.0, Observed::Unhealthy);
+        // Neither endpoint: answered, but not healthy.
+        let client = serve(Router::new()).await;
+        assert_eq!(health(&client).await.0, Observed::Unhealthy);
+    }
+
+    #[tokio::test]
+    async fn a_closed_port_is_unreachable() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let (observed, detail) = health(&client).await;
+        assert_eq!(observed, Observed::Unreachable);
+        assert!(!detail.is_empty());
+    }
+
+    #[tokio::test]
+    async fn discovery_lists_every_group_version_without_subresources() {
+        let router = Router::new()
+            .route(
+                "/api",
+                get(|| async { axum::Json(json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})) }),
+            )
+            .route(
+                "/api/v1",
+                get(|| async {
+                    axum::Json(json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+                        {"name": "pods", "singularName": "pod", "namespaced": true, "kind": "Pod", "verbs": ["get"]},
+                        {"name": "pods/status", "singularName": "", "namespaced": true, "kind": "Pod", "verbs": ["get"]},
+                        {"name": "nodes", "singularName": "node", "namespaced": false, "kind": "Node", "verbs": ["get"]},
+                    ]}))
+                }),
+            )
+            .route(
+                "/apis",
+                get(|| async {
+                    axum::Json(json!({"kind": "APIGroupList", "groups": [
+                        {"name": "apps", "versions": [{"groupVersion": "apps/v1", "version": "v1"}],
+                         "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"}},
+                        {"name": "broken.io", "versions": [{"groupVersion": "broken.io/v1", "version": "v1"}]},
+                    ]}))
+                }),
+            )
+            .route(
+                "/apis/apps/v1",
+                get(|| async {
+                    axum::Json(json!({"kind": "APIResourceList", "groupVersion": "apps/v1", "resources": [
+                        {"name": "deployments", "singularName": "deployment", "namespaced": true, "kind": "Deployment", "verbs": ["get"]},
+                        {"name": "deployments/scale", "singularName": "", "namespaced": true, "kind": "Scale", "verbs": ["get"]},
+                    ]}))
+                }),
+            );
+        let client = serve(router).await;
+        let (enablements, complete) = api_enablements(&client).await.unwrap();
+        assert!(!complete, "broken.io/v1 has no document");
+        assert_eq!(
+            enablements,
+            vec![
+                ApiEnablement {
+                    group_version: "apps/v1".into(),
+                    resources: vec![ApiResource {
+                        name: "deployments".into(),
+                        kind: "Deployment".into(),
+                    }],
+                },
+                ApiEnablement {
+                    group_version: "v1".into(),
+                    resources: vec![
+                        ApiResource {
+                            name: "nodes".into(),
+                            kind: "Node".into(),
+                        },
+                        ApiResource {
+                            name: "pods".into(),
+                            kind: "Pod".into(),
+                        },
+                    ],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn only_200_is_healthy() {
+        assert_eq!(classify(StatusCode::OK).0, Observed::Healthy);
+        assert_eq!(
+            classify(StatusCode::INTERNAL_SERVER_ERROR).0,
+            Observed::Unhealthy
+        );
+        assert_eq!(classify(StatusCode::UNAUTHORIZED).0, Observed::Unhealthy);
+    }
+}

@@ -1,0 +1,690 @@
+//! The cluster controllers against real servers, all in-process and wired as `local-up`
+//! does: the host API server, the aggregated server registered with its APIService, three
+//! simulated members of different sizes joined with `flotilla_membership::join`, and
+//! `flotilla_controllers::spawn` with short periods.
+//!
+//! - status: Ready, version, API enablements, node summary, and resource summary numbers
+//!   recomputed here from the member's own nodes and pods (bound, pending and unschedulable
+//!   pods), node capacities consistent with them;
+//! - lifecycle: execution namespace and finalizer (Pull-mode clusters too, though their
+//!   status is left to their agent); deleting a Cluster removes its Works, then the
+//!   namespace, then the Cluster (a Work held by a finalizer holds everything);
+//! - failure: a stopped member turns Ready=False (ClusterNotReachable) after the failure
+//!   threshold and is tainted, other members keep being refreshed meanwhile, and restarting
+//!   it on the same port and data brings Ready=True back and removes the taints.
+
+// Test code: a panic is how a step reports failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use flotilla_api::Cluster;
+use flotilla_controllers::quantity::{self, Round};
+use flotilla_controllers::resources::ResourceName;
+use flotilla_controllers::{
+    CLUSTER_FINALIZER, ControllerManager, ControllerManagerOptions, execution_namespace,
+};
+use flotilla_membersim::{MemberOptions, RunningMember};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams,
+};
+use serde_json::json;
+
+const THRESHOLD: Duration = Duration::from_secs(2);
+
+async fn client_for(kubeconfig: &Path) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+    let config =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await
+            .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// (name, nodes, cpu per node, memory per node)
+const MEMBERS: [(&str, u32, &str, &str); 3] = [
+    ("member1", 3, "4", "8Gi"),
+    ("member2", 2, "2", "4Gi"),
+    ("member3", 1, "8", "16Gi"),
+];
+
+struct Env {
+    _dir: tempfile::TempDir,
+    host: flotilla_host::RunningHost,
+    aggregated: flotilla_aggregated::RunningAggregated,
+    client: kube::Client,
+    members: BTreeMap<String, (MemberOptions, Option<RunningMember>)>,
+    manager: Option<ControllerManager>,
+}
+
+impl Env {
+    async fn start() -> Env {
+        if std::env::var_os("RUST_LOG").is_some() {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+                .with_test_writer()
+                .try_init();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let host_dir = dir.path().join("host");
+        let mut opts = flotilla_host::HostOptions::new(&host_dir);
+        opts.secure_port = 0;
+        let host = flotilla_host::start(opts).await.unwrap();
+        let client = client_for(&host.kubeconfig).await;
+        let pki = host_dir.join("pki");
+        let aggregated = flotilla_aggregated::start(flotilla_aggregated::AggregatedOptions::new(
+            dir.path().join("aggregated"),
+            client.clone(),
+            std::fs::read_to_string(pki.join("ca.crt")).unwrap(),
+            std::fs::read_to_string(pki.join("front-proxy-ca.crt")).unwrap(),
+        ))
+        .await
+        .unwrap();
+        flotilla_aggregated::register_apiservice(&client, &aggregated.url(), &aggregated.ca_pem)
+            .await
+            .unwrap();
+        let clusters: Api<Cluster> = Api::all(client.clone());
+        eventually("clusters served through the host", || async {
+            clusters.list(&ListParams::default()).await.is_ok()
+        })
+        .await;
+
+        let mut members = BTreeMap::new();
+        for (name, nodes, cpu, memory) in MEMBERS {
+            let mut opts = MemberOptions::new(name, dir.path().join("members").join(name));
+            opts.nodes = nodes;
+            opts.node_cpu = cpu.into();
+            opts.node_memory = memory.into();
+            opts.ready_delay = Duration::from_millis(100);
+            let member = flotilla_membersim::start(opts.clone()).await.unwrap();
+            // Pin what a restart must reuse.
+            opts.secure_port = member.addr.port();
+            opts.token = Some(member.token.clone());
+            flotilla_membership::join(
+                &client,
+                &flotilla_membership::Member {
+                    name: name.into(),
+                    api_endpoint: member.url(),
+                    credentials: flotilla_membership::MemberCredentials::token(
+                        member.token.clone(),
+                        member.ca_pem.clone(),
+                    ),
+                    labels: Default::default(),
+                    region: None,
+                    zone: None,
+                    provider: Some("flotilla-member-sim".into()),
+                },
+            )
+            .await
+            .unwrap();
+            members.insert(name.to_string(), (opts, Some(member)));
+        }
+        let manager = flotilla_controllers::spawn(
+            client.clone(),
+            ControllerManagerOptions {
+                status_period: Duration::from_millis(300),
+                failure_threshold: THRESHOLD,
+                probe_timeout: Duration::from_secs(1),
+                api_enablements_period: Duration::from_secs(5),
+                deletion_poll: Duration::from_millis(200),
+                retry_delay: Duration::from_millis(300),
+                ..Default::default()
+            },
+        );
+        Env {
+            _dir: dir,
+            host,
+            aggregated,
+            client,
+            members,
+            manager: Some(manager),
+        }
+    }
+
+    fn clusters(&self) -> Api<Cluster> {
+        Api::all(self.client.clone())
+    }
+
+    async fn member_client(&self, name: &str) -> kube::Client {
+        let (_, member) = &self.members[name];
+        client_for(&member.as_ref().unwrap().kubeconfig).await
+    }
+
+    async fn stop(mut self) {
+        if let Some(m) = self.manager.take() {
+            m.stop().await;
+        }
+        for (_, (_, member)) in std::mem::take(&mut self.members) {
+            if let Some(m) = member {
+                m.stop().await;
+            }
+        }
+        self.aggregated.stop().await;
+        self.host.stop().await;
+    }
+}
+
+/// Polls `check` until it holds (30 s at most).
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn ready_status(c: &Cluster) -> Option<(String, String)> {
+    let cond = c
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")?;
+    Some((cond.status.clone(), cond.reason.clone()))
+}
+
+fn taints(c: &Cluster) -> Vec<(String, String)> {
+    c.spec
+        .taints
+        .iter()
+        .map(|t| (t.key.clone(), t.effect.clone()))
+        .collect()
+}
+
+/// A resource list as numbers (CPU in millicores, the rest in units).
+fn numbers(
+    list: &BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+) -> BTreeMap<String, i64> {
+    list.iter()
+        .map(|(k, v)| {
+            let name = ResourceName::new(k);
+            (k.clone(), quantity::parse(&name, &v.0, Round::Up).unwrap())
+        })
+        .collect()
+}
+
+fn add(into: &mut BTreeMap<String, i64>, key: &str, value: i64) {
+    *into.entry(key.to_string()).or_default() += value;
+}
+
+async fn deploy(client: &kube::Client, name: &str, replicas: i32, cpu: &str, memory: &str) {
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let d: Deployment = serde_json::from_value(json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{
+                    "name": "app",
+                    "image": "nginx",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                }]},
+            },
+        },
+    }))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &d)
+        .await
+        .unwrap();
+}
+
+/// What the status must say, computed here from the member's own objects.
+struct Expected {
+    allocatable: BTreeMap<String, i64>,
+    allocated: BTreeMap<String, i64>,
+    allocating: BTreeMap<String, i64>,
+    nodes: i32,
+    ready: i32,
+}
+
+async fn expected_from_member(member: &kube::Client) -> Expected {
+    let nodes = Api::<Node>::all(member.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    let pods = Api::<Pod>::all(member.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    let mut allocatable = BTreeMap::new();
+    let mut ready = 0;
+    for n in &nodes {
+        let status = n.status.as_ref().unwrap();
+        for (k, v) in numbers(status.allocatable.as_ref().unwrap()) {
+            add(&mut allocatable, &k, v);
+        }
+        let is_ready = status
+            .conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_ == "Ready" && c.status == "True");
+        ready += i32::from(is_ready);
+    }
+    let mut allocated = BTreeMap::new();
+    let mut allocating = BTreeMap::new();
+    for m in [&mut allocated, &mut allocating] {
+        for k in ["cpu", "memory", "pods"] {
+            m.insert(k.to_string(), 0);
+        }
+    }
+    for p in &pods {
+        let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+        if matches!(phase, Some("Succeeded" | "Failed")) {
+            continue;
+        }
+        let spec = p.spec.as_ref().unwrap();
+        let target = if spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
+            &mut allocated
+        } else {
+            &mut allocating
+        };
+        // The pods here have plain containers with requests only.
+        for c in &spec.containers {
+            let requests = c.resources.as_ref().and_then(|r| r.requests.clone());
+            for (k, v) in numbers(&requests.unwrap_or_default()) {
+                add(target, &k, v);
+            }
+        }
+        add(target, "pods", 1);
+    }
+    Expected {
+        allocatable,
+        allocated,
+        allocating,
+        nodes: i32::try_from(nodes.len()).unwrap(),
+        ready,
+    }
+}
+
+fn matches_expected(c: &Cluster, e: &Expected) -> bool {
+    let Some(status) = &c.status else {
+        return false;
+    };
+    let Some(rs) = &status.resource_summary else {
+        return false;
+    };
+    let ns = status.node_summary.as_ref();
+    numbers(&rs.allocatable) == e.allocatable
+        && numbers(&rs.allocated) == e.allocated
+        && numbers(&rs.allocating) == e.allocating
+        && ns.and_then(|n| n.total_num) == Some(e.nodes)
+        && ns.and_then(|n| n.ready_num) == Some(e.ready)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_reports_health_discovery_and_exact_resource_summaries() {
+    let env = Env::start().await;
+    let clusters = env.clusters();
+    for (name, nodes, _, _) in MEMBERS {
+        eventually(
+            &format!("{name} ready with version and API enablements"),
+            || async {
+                let Ok(c) = clusters.get(name).await else {
+                    return false;
+                };
+                let Some(status) = &c.status else {
+                    return false;
+                };
+                let deployments = status.api_enablements.iter().any(|e| {
+                    e.group_version == "apps/v1"
+                        && e.resources
+                            .iter()
+                            .any(|r| r.name == "deployments" && r.kind == "Deployment")
+                });
+                ready_status(&c) == Some(("True".into(), "ClusterReady".into()))
+                    && status
+                        .kubernetes_version
+                        .as_deref()
+                        .is_some_and(|v| v.starts_with('v'))
+                    && deployments
+                    && status.node_summary.as_ref().and_then(|n| n.total_num)
+                        == Some(i32::try_from(nodes).unwrap())
+            },
+        )
+        .await;
+        let c = clusters.get(name).await.unwrap();
+        let status = c.status.unwrap();
+        let cond = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .unwrap();
+        assert_eq!(
+            cond.message,
+            "cluster is healthy and ready to accept workloads"
+        );
+        // Subresources are not API enablements.
+        assert!(
+            status
+                .api_enablements
+                .iter()
+                .flat_map(|e| &e.resources)
+                .all(|r| !r.name.contains('/'))
+        );
+    }
+
+    // member1 (3 nodes of 4 CPU / 8Gi): 4 replicas fit, one request fits nowhere.
+    let member = env.member_client("member1").await;
+    deploy(&member, "web", 4, "1500m", "1Gi").await;
+    deploy(&member, "huge", 1, "64", "1Gi").await;
+    let pods: Api<Pod> = Api::namespaced(member.clone(), "default");
+    eventually("member1 pods bound and pending", || async {
+        let pods = pods.list(&ListParams::default()).await.unwrap().items;
+        let bound = pods
+            .iter()
+            .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_some())
+            .count();
+        pods.len() == 5 && bound == 4
+    })
+    .await;
+    let expected = expected_from_member(&member).await;
+    assert_eq!(expected.allocatable["cpu"], 12_000);
+    assert_eq!(expected.allocated["cpu"], 6_000);
+    assert_eq!(expected.allocating["cpu"], 64_000);
+    assert_eq!(expected.allocated["pods"], 4);
+    assert_eq!(expected.allocating["pods"], 1);
+    eventually(
+        "member1 resource summary matching its nodes and pods",
+        || async { matches_expected(&clusters.get("member1").await.unwrap(), &expected) },
+    )
+    .await;
+
+    // Node capacities: every ready node counted once, each group's free capacity within its
+    // nodes' allocatable, and in total no more than the cluster has left.
+    let c = clusters.get("member1").await.unwrap();
+    let status = c.status.unwrap();
+    let groups = &status.node_capacities;
+    assert_eq!(groups.iter().map(|g| g.count).sum::<i32>(), 3, "{groups:?}");
+    let mut free_total = BTreeMap::new();
+    for g in groups {
+        for (k, v) in numbers(&g.available) {
+            assert!(v <= numbers(&status.resource_summary.as_ref().unwrap().allocatable)[&k] / 3);
+            add(&mut free_total, &k, v * i64::from(g.count));
+        }
+    }
+    for k in ["cpu", "memory", "pods"] {
+        let left = expected.allocatable[k] - expected.allocated[k];
+        assert!(
+            free_total.get(k).copied().unwrap_or(0) <= left,
+            "{k}: {groups:?}"
+        );
+    }
+    // 1.5 CPU per replica on 4-CPU nodes: at most two per node, so 4 replicas leave 1 CPU
+    // on two nodes and 2.5 or 4 on the third; whatever the placement, 6 CPU are free.
+    assert_eq!(free_total["cpu"], 6_000, "{groups:?}");
+
+    // The other members have no pods: nothing allocated, capacity is all free.
+    let m3 = clusters.get("member3").await.unwrap();
+    let m3 = m3.status.unwrap();
+    let rs = m3.resource_summary.unwrap();
+    assert_eq!(numbers(&rs.allocatable)["cpu"], 8_000);
+    assert_eq!(numbers(&rs.allocated)["pods"], 0);
+    assert_eq!(m3.node_capacities.len(), 1);
+    assert_eq!(m3.node_capacities[0].count, 1);
+    assert_eq!(m3.node_capacities[0].available["cpu"].0, "8");
+    assert_eq!(m3.node_capacities[0].available["memory"].0, "16Gi");
+
+    let metrics = env.manager.as_ref().unwrap().metrics_text();
+    assert!(
+        metrics.contains("flotilla_cluster_controllers_reconciles_total"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(
+            "flotilla_cluster_controllers_probe_duration_seconds_count{outcome=\"healthy\"}"
+        ),
+        "{metrics}"
+    );
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
+    let env = Env::start().await;
+    let clusters = env.clusters();
+    let namespaces: Api<Namespace> = Api::all(env.client.clone());
+    // A Pull-mode cluster gets its namespace and finalizer, but its status belongs to the
+    // agent inside it: the status controller leaves it alone.
+    let pull: Cluster = serde_json::from_value(json!({
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": "agent1"},
+        "spec": {"syncMode": "Pull"},
+    }))
+    .unwrap();
+    clusters
+        .create(&PostParams::default(), &pull)
+        .await
+        .unwrap();
+    for name in MEMBERS.iter().map(|m| m.0).chain(["agent1"]) {
+        eventually(
+            &format!("{name} finalizer and execution namespace"),
+            || async {
+                let c = clusters.get(name).await.unwrap();
+                let finalized = c
+                    .metadata
+                    .finalizers
+                    .iter()
+                    .flatten()
+                    .any(|f| f == CLUSTER_FINALIZER);
+                finalized
+                    && namespaces
+                        .get_opt(&execution_namespace(name))
+                        .await
+                        .unwrap()
+                        .is_some()
+            },
+        )
+        .await;
+    }
+
+    for (name, ..) in MEMBERS {
+        eventually(&format!("{name} ready"), || async {
+            ready_status(&clusters.get(name).await.unwrap()).is_some()
+        })
+        .await;
+    }
+    let agent = clusters.get("agent1").await.unwrap();
+    assert!(
+        agent
+            .status
+            .as_ref()
+            .is_none_or(|s| s.conditions.is_empty()),
+        "{:?}",
+        agent.status
+    );
+
+    // A Work held by someone else's finalizer holds the namespace and the Cluster.
+    let ns = execution_namespace("member2");
+    let works_resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("work.karmada.io", "v1alpha1", "Work"),
+        "works",
+    );
+    let works: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), &ns, &works_resource);
+    let work: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "work.karmada.io/v1alpha1",
+        "kind": "Work",
+        "metadata": {"name": "web-5d8f", "namespace": ns, "finalizers": ["test.flotilla.io/hold"]},
+        "spec": {"workload": {"manifests": []}},
+    }))
+    .unwrap();
+    works.create(&PostParams::default(), &work).await.unwrap();
+    clusters
+        .delete("member2", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the Work marked for deletion", || async {
+        works
+            .get("web-5d8f")
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let held = clusters.get("member2").await.unwrap();
+    assert!(held.metadata.deletion_timestamp.is_some());
+    assert!(
+        held.metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == CLUSTER_FINALIZER)
+    );
+    let ns_obj = namespaces.get(&ns).await.unwrap();
+    assert!(
+        ns_obj.metadata.deletion_timestamp.is_none(),
+        "the namespace waits for its Works"
+    );
+
+    // Release the Work: then the namespace goes, then the Cluster.
+    works
+        .patch(
+            "web-5d8f",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    let order = std::sync::Mutex::new(Vec::new());
+    eventually("member2 fully removed", || async {
+        let work_gone = works.get_opt("web-5d8f").await.unwrap().is_none();
+        let ns_gone = namespaces.get_opt(&ns).await.unwrap().is_none();
+        let cluster_gone = clusters.get_opt("member2").await.unwrap().is_none();
+        order
+            .lock()
+            .unwrap()
+            .push((work_gone, ns_gone, cluster_gone));
+        cluster_gone
+    })
+    .await;
+    for (work_gone, ns_gone, cluster_gone) in order.into_inner().unwrap() {
+        assert!(!ns_gone || work_gone, "namespace removed before the Work");
+        assert!(
+            !cluster_gone || (ns_gone && work_gone),
+            "cluster removed too early"
+        );
+    }
+    // The others are untouched.
+    for name in ["member1", "member3", "agent1"] {
+        assert!(
+            namespaces
+                .get_opt(&execution_namespace(name))
+                .await
+                .unwrap()
+                .is_some()
+        );
+    }
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_member_is_tainted_then_recovers_while_others_keep_updating() {
+    let mut env = Env::start().await;
+    let clusters = env.clusters();
+    for (name, ..) in MEMBERS {
+        eventually(&format!("{name} ready"), || async {
+            let c = clusters.get(name).await.unwrap();
+            ready_status(&c) == Some(("True".into(), "ClusterReady".into()))
+                && c.status
+                    .as_ref()
+                    .is_some_and(|s| s.resource_summary.is_some())
+        })
+        .await;
+    }
+    let member2 = env.member_client("member2").await;
+
+    let (opts, running) = env.members.get_mut("member1").unwrap();
+    let opts = opts.clone();
+    // stop() drains open connections (watches) before it returns; the member refuses new
+    // ones from its start, so the threshold counts from here.
+    let stopped = Instant::now();
+    running.take().unwrap().stop().await;
+
+    // Ready holds through the threshold, then flips with the not-ready taints.
+    eventually("member1 not reachable", || async {
+        let c = clusters.get("member1").await.unwrap();
+        match ready_status(&c) {
+            Some((s, _)) if s == "True" => false,
+            other => {
+                assert_eq!(other, Some(("False".into(), "ClusterNotReachable".into())));
+                true
+            }
+        }
+    })
+    .await;
+    let flipped = stopped.elapsed();
+    assert!(
+        flipped >= THRESHOLD,
+        "flipped after {flipped:?}, before the threshold"
+    );
+    assert!(
+        flipped < THRESHOLD + Duration::from_secs(10),
+        "flipped after {flipped:?}"
+    );
+    eventually("member1 tainted", || async {
+        let c = clusters.get("member1").await.unwrap();
+        let t = taints(&c);
+        t.contains(&("cluster.karmada.io/not-ready".into(), "NoSchedule".into()))
+            && t.contains(&("cluster.karmada.io/not-ready".into(), "NoExecute".into()))
+    })
+    .await;
+    let c = clusters.get("member1").await.unwrap();
+    let no_execute = c
+        .spec
+        .taints
+        .iter()
+        .find(|t| t.effect == "NoExecute")
+        .unwrap();
+    assert!(no_execute.time_added.is_some());
+
+    // Meanwhile member2 is still followed.
+    deploy(&member2, "api", 2, "300m", "128Mi").await;
+    eventually(
+        "member2 allocation followed while member1 is down",
+        || async {
+            let c = clusters.get("member2").await.unwrap();
+            c.status.and_then(|s| s.resource_summary).is_some_and(|rs| {
+                let n = numbers(&rs.allocated);
+                n.get("cpu") == Some(&600) && n.get("pods") == Some(&2)
+            })
+        },
+    )
+    .await;
+    let m2 = clusters.get("member2").await.unwrap();
+    assert_eq!(
+        ready_status(&m2),
+        Some(("True".into(), "ClusterReady".into()))
+    );
+    assert!(taints(&m2).is_empty());
+
+    // Back on the same port with the same data and token: Ready again, taints gone.
+    let member = flotilla_membersim::start(opts.clone()).await.unwrap();
+    assert_eq!(member.addr.port(), opts.secure_port);
+    env.members.get_mut("member1").unwrap().1 = Some(member);
+    eventually("member1 ready again and untainted", || async {
+        let c = clusters.get("member1").await.unwrap();
+        ready_status(&c) == Some(("True".into(), "ClusterReady".into())) && taints(&c).is_empty()
+    })
+    .await;
+    env.stop().await;
+}

@@ -1,0 +1,152 @@
+//! Measures (ignored by default; run with `--ignored --nocapture`) what watching members
+//! costs: N small simulated members joined, the controllers spawned, and the process RSS
+//! compared before and after every member's status carries its pods. The members run in
+//! the same process, so the figure also holds their side of the watches: an upper bound.
+
+// Test code: a panic is how a step reports failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use flotilla_api::Cluster;
+use flotilla_controllers::ControllerManagerOptions;
+use flotilla_membersim::{MemberOptions, MemberPki};
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, ListParams, PostParams};
+use serde_json::json;
+
+const MEMBERS: usize = 30;
+const REPLICAS: i64 = 20;
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+async fn client_for(kubeconfig: &Path) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+    let config =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await
+            .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "measurement; run explicitly"]
+async fn rss_per_watched_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let host_dir = dir.path().join("host");
+    let mut opts = flotilla_host::HostOptions::new(&host_dir);
+    opts.secure_port = 0;
+    let host = flotilla_host::start(opts).await.unwrap();
+    let client = client_for(&host.kubeconfig).await;
+    let pki = host_dir.join("pki");
+    let aggregated = flotilla_aggregated::start(flotilla_aggregated::AggregatedOptions::new(
+        dir.path().join("aggregated"),
+        client.clone(),
+        std::fs::read_to_string(pki.join("ca.crt")).unwrap(),
+        std::fs::read_to_string(pki.join("front-proxy-ca.crt")).unwrap(),
+    ))
+    .await
+    .unwrap();
+    flotilla_aggregated::register_apiservice(&client, &aggregated.url(), &aggregated.ca_pem)
+        .await
+        .unwrap();
+    let clusters: Api<Cluster> = Api::all(client.clone());
+    while clusters.list(&ListParams::default()).await.is_err() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let shared = MemberPki::ensure(&dir.path().join("member-pki"), &[]).unwrap();
+    let mut members = Vec::new();
+    for i in 0..MEMBERS {
+        let name = format!("m{i}");
+        let mut opts = MemberOptions::new(&name, dir.path().join(&name));
+        opts.in_memory = true;
+        opts.nodes = 2;
+        opts.ready_delay = Duration::from_millis(50);
+        opts.shared_pki = Some(shared.clone());
+        let member = flotilla_membersim::start(opts).await.unwrap();
+        flotilla_membership::join(
+            &client,
+            &flotilla_membership::Member {
+                name: name.clone(),
+                api_endpoint: member.url(),
+                credentials: flotilla_membership::MemberCredentials::token(
+                    member.token.clone(),
+                    member.ca_pem.clone(),
+                ),
+                labels: Default::default(),
+                region: None,
+                zone: None,
+                provider: None,
+            },
+        )
+        .await
+        .unwrap();
+        let mc = client_for(&member.kubeconfig).await;
+        let d: Deployment = serde_json::from_value(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"},
+            "spec": {"replicas": REPLICAS, "selector": {"matchLabels": {"a": "w"}},
+                     "template": {"metadata": {"labels": {"a": "w"}}, "spec": {"containers": [
+                         {"name": "c", "image": "x", "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}}
+        }))
+        .unwrap();
+        Api::<Deployment>::namespaced(mc, "default")
+            .create(&PostParams::default(), &d)
+            .await
+            .unwrap();
+        members.push(member);
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let before = rss_kib();
+    let started = Instant::now();
+    let manager = flotilla_controllers::spawn(
+        client.clone(),
+        ControllerManagerOptions {
+            status_period: Duration::from_secs(1),
+            ..Default::default()
+        },
+    );
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let list = clusters.list(&ListParams::default()).await.unwrap();
+        let done = list
+            .items
+            .iter()
+            .filter(|c| {
+                c.status
+                    .as_ref()
+                    .and_then(|s| s.resource_summary.as_ref())
+                    .and_then(|r| r.allocated.get("pods"))
+                    .is_some_and(|q| q.0 == REPLICAS.to_string())
+            })
+            .count();
+        if done == MEMBERS {
+            break;
+        }
+        assert!(Instant::now() < deadline, "only {done} members summarized");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let converged = started.elapsed();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = rss_kib();
+    println!(
+        "{MEMBERS} members x ({REPLICAS} pods, 2 nodes): all summarized in {converged:?}; \
+         RSS {before} KiB -> {after} KiB: {} KiB per watched member (upper bound: includes \
+         the in-process members' side)",
+        after.saturating_sub(before) / MEMBERS as u64
+    );
+    println!("{}", manager.metrics_text());
+    manager.stop().await;
+    for m in members {
+        m.stop().await;
+    }
+    aggregated.stop().await;
+    host.stop().await;
+}

@@ -1,0 +1,212 @@
+//! Many simulated members in one process ([`start_many`]) for scale tests, and the
+//! `--unreachable-file` switch `flotilla member-sim` polls for failover tests.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+
+use crate::{
+    DEFAULT_WATCH_HISTORY, MemberError, MemberOptions, MemberPki, RunningMember, serving_hosts,
+};
+
+/// How often [`follow_unreachable_file`] looks at its file.
+const UNREACHABLE_POLL: Duration = Duration::from_millis(500);
+
+/// How to run `count` simulated members named `<name_prefix>1` .. `<name_prefix><count>`,
+/// each on its own port (picked by the OS) with its files under `<data_dir>/<name>/`.
+#[derive(Debug, Clone)]
+pub struct ManyOptions {
+    pub name_prefix: String,
+    pub count: u32,
+    /// Holds the shared certificates (`pki/`) and a directory per member.
+    pub data_dir: PathBuf,
+    pub bind_address: IpAddr,
+    /// Keep every member's objects in memory (the default: scale runs need no durability).
+    pub in_memory: bool,
+    /// Per member: node count and per-node capacity.
+    pub nodes: u32,
+    pub node_cpu: String,
+    pub node_memory: String,
+    pub node_pods: u32,
+    pub ready_delay: Duration,
+    /// Watch events each member keeps.
+    pub watch_history: usize,
+    /// How many members start at once.
+    pub parallelism: usize,
+}
+
+impl ManyOptions {
+    pub fn new(name_prefix: impl Into<String>, count: u32, data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            name_prefix: name_prefix.into(),
+            count,
+            data_dir: data_dir.into(),
+            bind_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            in_memory: true,
+            nodes: 3,
+            node_cpu: "4".into(),
+            node_memory: "8Gi".into(),
+            node_pods: 110,
+            ready_delay: Duration::from_millis(500),
+            watch_history: DEFAULT_WATCH_HISTORY,
+            parallelism: 8,
+        }
+    }
+
+    /// The options of member `i` (1-based).
+    pub fn member(&self, i: u32, pki: &Arc<MemberPki>) -> MemberOptions {
+        let name = format!("{}{i}", self.name_prefix);
+        let mut opts = MemberOptions::new(&name, self.data_dir.join(&name));
+        opts.bind_address = self.bind_address;
+        opts.in_memory = self.in_memory;
+        opts.nodes = self.nodes;
+        opts.node_cpu = self.node_cpu.clone();
+        opts.node_memory = self.node_memory.clone();
+        opts.node_pods = self.node_pods;
+        opts.ready_delay = self.ready_delay;
+        opts.watch_history = self.watch_history;
+        opts.shared_pki = Some(pki.clone());
+        opts
+    }
+}
+
+/// Members started by [`start_many`], in name order.
+pub struct RunningMembers {
+    members: Vec<RunningMember>,
+    /// The certificates every member serves with (`<data_dir>/pki/`).
+    pub pki: Arc<MemberPki>,
+}
+
+impl RunningMembers {
+    pub fn members(&self) -> &[RunningMember] {
+        &self.members
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, RunningMember> {
+        self.members.iter()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&RunningMember> {
+        self.members.iter().find(|m| m.name == name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Stops every member (concurrently).
+    pub async fn stop_all(self) {
+        futures::future::join_all(self.members.into_iter().map(RunningMember::stop)).await;
+    }
+}
+
+impl<'a> IntoIterator for &'a RunningMembers {
+    type Item = &'a RunningMember;
+    type IntoIter = std::slice::Iter<'a, RunningMember>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.members.iter()
+    }
+}
+
+/// Starts `opts.count` members sharing one set of certificates (made once, under
+/// `<data_dir>/pki/`) and one resource registry. Each still has its own storage, token,
+/// port, simulation and kubeconfigs (`<data_dir>/<name>/kubeconfig`). When one fails to
+/// start, those already started are stopped and the first error is returned.
+pub async fn start_many(opts: ManyOptions) -> Result<RunningMembers, MemberError> {
+    std::fs::create_dir_all(&opts.data_dir).map_err(|source| MemberError::CreateDataDir {
+        path: opts.data_dir.clone(),
+        source,
+    })?;
+    let pki = MemberPki::ensure(&opts.data_dir, &serving_hosts(opts.bind_address))?;
+    // Each start runs as its own task so starts use every worker thread.
+    let results: Vec<_> = futures::stream::iter(1..=opts.count)
+        .map(|i| tokio::spawn(crate::start(opts.member(i, &pki))))
+        .buffered(opts.parallelism.max(1))
+        .collect()
+        .await;
+    let mut members = Vec::with_capacity(results.len());
+    let mut first_error = None;
+    for result in results {
+        match result {
+            Ok(Ok(member)) => members.push(member),
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+            // Cancelled: only when the runtime shuts down under us.
+            Err(_) => {}
+        }
+    }
+    let started = RunningMembers { members, pki };
+    match first_error {
+        Some(e) => {
+            started.stop_all().await;
+            Err(e)
+        }
+        None => Ok(started),
+    }
+}
+
+/// Whether the contents of an unreachable file cut `name` off: an empty file cuts off
+/// every member, otherwise the members named on its lines (blank lines and `#` comments
+/// ignored).
+pub(crate) fn names_unreachable(contents: &str, name: &str) -> bool {
+    let mut names = contents
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .peekable();
+    names.peek().is_none() || names.any(|n| n == name)
+}
+
+/// Keeps `members` unreachable while `path` exists (all of them when it is empty, else the
+/// ones it names, one per line) and reachable otherwise, looking every 500 ms. Runs until
+/// dropped.
+pub async fn follow_unreachable_file(path: &Path, members: &[&RunningMember]) {
+    loop {
+        let contents = match tokio::fs::read_to_string(path).await {
+            Ok(contents) => Some(contents),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                // Leave things as they are rather than guess.
+                tracing::warn!(path = %path.display(), error = %e, "reading the unreachable file");
+                tokio::time::sleep(UNREACHABLE_POLL).await;
+                continue;
+            }
+        };
+        for member in members {
+            let reachable = contents
+                .as_deref()
+                .is_none_or(|c| !names_unreachable(c, &member.name));
+            if member.is_reachable() != reachable {
+                if let Err(e) = member.set_reachable(reachable).await {
+                    tracing::warn!(name = %member.name, error = %e, "changing reachability");
+                }
+            }
+        }
+        tokio::time::sleep(UNREACHABLE_POLL).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_unreachable;
+
+    #[test]
+    fn unreachable_file_contents() {
+        assert!(names_unreachable("", "member1"));
+        assert!(names_unreachable("\n  \n", "member1"));
+        assert!(names_unreachable("# all of them\n", "member1"));
+        assert!(names_unreachable("member2\nmember1\n", "member1"));
+        assert!(!names_unreachable("member2\n", "member1"));
+        assert!(!names_unreachable("member10\n", "member1"));
+    }
+}

@@ -16,5 +16,6 @@ pub mod proxy;
 pub mod server;
 
 pub use server::{
-    AggregatedOptions, RunningAggregated, authentication_config, register_apiservice, start,
+    AggregatedError, AggregatedOptions, RunningAggregated, authentication_config,
+    register_apiservice, start, start_registered,
 };

@@ -42,6 +42,13 @@ pub enum AggregatedError {
     AuthenticationConfig(#[source] kube::Error),
     #[error("kube-system/extension-apiserver-authentication has no {0}")]
     MissingAuthenticationKey(&'static str),
+    #[error("reading the host's CA {path}")]
+    ReadHostCa {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the host does not serve Clusters through the APIService within {0:?}")]
+    NotServed(std::time::Duration),
 }
 
 /// How to run the aggregated API server.
@@ -226,4 +233,39 @@ pub async fn register_apiservice(
     .await
     .map_err(AggregatedError::Register)?;
     Ok(())
+}
+
+/// The all-in-one wiring (local-up, in-process tests): starts the aggregated server with its
+/// storage in `data_dir`, trusting the client and front-proxy CAs of the Flotilla host whose
+/// certificates are in `host_pki_dir`, registers its APIService on the host, and waits until
+/// the host serves Clusters through it.
+pub async fn start_registered(
+    host: &kube::Client,
+    host_pki_dir: &std::path::Path,
+    data_dir: impl Into<PathBuf>,
+) -> Result<RunningAggregated, AggregatedError> {
+    let read = |file: &str| {
+        let path = host_pki_dir.join(file);
+        std::fs::read_to_string(&path)
+            .map_err(|source| AggregatedError::ReadHostCa { path, source })
+    };
+    let opts = AggregatedOptions::new(
+        data_dir,
+        host.clone(),
+        read("ca.crt")?,
+        read("front-proxy-ca.crt")?,
+    );
+    let running = start(opts).await?;
+    register_apiservice(host, &running.url(), &running.ca_pem).await?;
+    let clusters: Api<flotilla_api::Cluster> = Api::all(host.clone());
+    let timeout = std::time::Duration::from_secs(30);
+    let deadline = tokio::time::Instant::now() + timeout;
+    while clusters.list(&Default::default()).await.is_err() {
+        if tokio::time::Instant::now() > deadline {
+            running.stop().await;
+            return Err(AggregatedError::NotServed(timeout));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Ok(running)
 }

@@ -77,18 +77,13 @@ impl Env {
         opts.secure_port = 0;
         let host = flotilla_host::start(opts).await.unwrap();
         let client = client_for(&host.kubeconfig).await;
-        let pki = host_dir.join("pki");
-        let aggregated = flotilla_aggregated::start(flotilla_aggregated::AggregatedOptions::new(
+        let aggregated = flotilla_aggregated::start_registered(
+            &client,
+            &host_dir.join("pki"),
             dir.path().join("aggregated"),
-            client.clone(),
-            std::fs::read_to_string(pki.join("ca.crt")).unwrap(),
-            std::fs::read_to_string(pki.join("front-proxy-ca.crt")).unwrap(),
-        ))
+        )
         .await
         .unwrap();
-        flotilla_aggregated::register_apiservice(&client, &aggregated.url(), &aggregated.ca_pem)
-            .await
-            .unwrap();
         let clusters: Api<Cluster> = Api::all(client.clone());
         eventually("clusters served through the host", || async {
             clusters.list(&ListParams::default()).await.is_ok()
@@ -106,23 +101,11 @@ impl Env {
             // Pin what a restart must reuse.
             opts.secure_port = member.addr.port();
             opts.token = Some(member.token.clone());
-            flotilla_membership::join(
-                &client,
-                &flotilla_membership::Member {
-                    name: name.into(),
-                    api_endpoint: member.url(),
-                    credentials: flotilla_membership::MemberCredentials::token(
-                        member.token.clone(),
-                        member.ca_pem.clone(),
-                    ),
-                    labels: Default::default(),
-                    region: None,
-                    zone: None,
-                    provider: Some("flotilla-member-sim".into()),
-                },
-            )
-            .await
-            .unwrap();
+            let credentials =
+                flotilla_membership::MemberCredentials::token(&member.token, &member.ca_pem);
+            let mut join = flotilla_membership::Member::new(name, member.url(), credentials);
+            join.provider = Some("flotilla-member-sim".into());
+            flotilla_membership::join(&client, &join).await.unwrap();
             members.insert(name.to_string(), (opts, Some(member)));
         }
         let manager = flotilla_controllers::spawn(

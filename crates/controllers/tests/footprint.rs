@@ -46,22 +46,14 @@ async fn rss_per_watched_member() {
     opts.secure_port = 0;
     let host = flotilla_host::start(opts).await.unwrap();
     let client = client_for(&host.kubeconfig).await;
-    let pki = host_dir.join("pki");
-    let aggregated = flotilla_aggregated::start(flotilla_aggregated::AggregatedOptions::new(
+    let aggregated = flotilla_aggregated::start_registered(
+        &client,
+        &host_dir.join("pki"),
         dir.path().join("aggregated"),
-        client.clone(),
-        std::fs::read_to_string(pki.join("ca.crt")).unwrap(),
-        std::fs::read_to_string(pki.join("front-proxy-ca.crt")).unwrap(),
-    ))
+    )
     .await
     .unwrap();
-    flotilla_aggregated::register_apiservice(&client, &aggregated.url(), &aggregated.ca_pem)
-        .await
-        .unwrap();
     let clusters: Api<Cluster> = Api::all(client.clone());
-    while clusters.list(&ListParams::default()).await.is_err() {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let shared = MemberPki::ensure(&dir.path().join("member-pki"), &[]).unwrap();
     let mut members = Vec::new();
     for i in 0..MEMBERS {
@@ -72,20 +64,11 @@ async fn rss_per_watched_member() {
         opts.ready_delay = Duration::from_millis(50);
         opts.shared_pki = Some(shared.clone());
         let member = flotilla_membersim::start(opts).await.unwrap();
+        let credentials =
+            flotilla_membership::MemberCredentials::token(&member.token, &member.ca_pem);
         flotilla_membership::join(
             &client,
-            &flotilla_membership::Member {
-                name: name.clone(),
-                api_endpoint: member.url(),
-                credentials: flotilla_membership::MemberCredentials::token(
-                    member.token.clone(),
-                    member.ca_pem.clone(),
-                ),
-                labels: Default::default(),
-                region: None,
-                zone: None,
-                provider: None,
-            },
+            &flotilla_membership::Member::new(&name, member.url(), credentials),
         )
         .await
         .unwrap();

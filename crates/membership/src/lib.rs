@@ -139,6 +139,25 @@ pub struct Member {
     pub provider: Option<String>,
 }
 
+impl Member {
+    /// A member with no labels, region, zone or provider.
+    pub fn new(
+        name: impl Into<String>,
+        api_endpoint: impl Into<String>,
+        credentials: MemberCredentials,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            api_endpoint: api_endpoint.into(),
+            credentials,
+            labels: BTreeMap::new(),
+            region: None,
+            zone: None,
+            provider: None,
+        }
+    }
+}
+
 fn clusters(host: &kube::Client) -> Api<DynamicObject> {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster"),

@@ -9,7 +9,7 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::{Kubectl, kubectl_binary, start_local_up};
+use support::{Kubectl, eventually, kubectl_binary, start_local_up};
 
 fn cluster_names(k: &Kubectl) -> Vec<String> {
     let list = k.get_json(&["clusters"]);
@@ -38,6 +38,23 @@ fn node_names(k: &Kubectl, cluster: &str) -> Vec<String> {
         .collect()
 }
 
+/// Waits until `kubectl get clusters` shows three Ready Push clusters with versions.
+fn wait_all_ready(k: &Kubectl) -> String {
+    eventually(Duration::from_secs(60), "three Ready clusters", || {
+        let table = k.ok(&["get", "clusters"]);
+        let rows: Vec<Vec<&str>> = table
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let ready = rows
+            .iter()
+            .filter(|r| r.len() == 5 && r[1].starts_with('v') && r[2] == "Push" && r[3] == "True")
+            .count();
+        if ready == 3 { Ok(table) } else { Err(table) }
+    })
+}
+
 #[test]
 fn local_up_joins_members_and_keeps_them_across_restarts() {
     let dir = tempfile::tempdir().unwrap();
@@ -50,10 +67,19 @@ fn local_up_joins_members_and_keeps_them_across_restarts() {
     );
 
     assert_eq!(cluster_names(&k), vec!["member1", "member2", "member3"]);
-    let table = k.ok(&["get", "clusters"]);
-    assert!(
-        table.starts_with("NAME") && table.contains("VERSION") && table.contains("MODE"),
+    // The cluster status controller fills VERSION and READY for every member.
+    let table = wait_all_ready(&k);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "VERSION", "MODE", "READY", "AGE"],
         "{table}"
+    );
+    let wide = k.ok(&["get", "clusters", "-o", "wide"]);
+    assert!(
+        wide.lines().next().unwrap().contains("API-ENDPOINT")
+            && wide.contains("https://127.0.0.1:"),
+        "{wide}"
     );
     assert_eq!(
         node_names(&k, "member2").len(),
@@ -108,4 +134,5 @@ fn local_up_joins_members_and_keeps_them_across_restarts() {
         2,
         "member3 reachable again through its new endpoint"
     );
+    wait_all_ready(&k);
 }

@@ -36,17 +36,34 @@ enum Command {
     AggregatedApiserver(AggregatedArgs),
     /// Run a simulated member cluster (API server with simulated nodes and workloads).
     MemberSim(MemberSimArgs),
+    /// Run the controllers (cluster execution namespaces, taints and status).
+    ControllerManager(crate::components::ControllerManagerArgs),
+    /// Run the scheduler (places ResourceBindings on member clusters).
+    Scheduler(crate::components::SchedulerArgs),
 }
 
 #[derive(Args, Debug)]
 struct MemberSimArgs {
-    /// The cluster's name (nodes are <name>-node-<i>).
-    #[arg(long)]
+    /// The cluster's name (nodes are <name>-node-<i>); with --clusters K > 1, the prefix of
+    /// the names <name>1 .. <name>K.
+    #[arg(long, default_value = "member")]
     name: String,
-    /// Directory for storage, certificates and the kubeconfigs.
+    /// Directory for storage, certificates and the kubeconfigs (with --clusters K > 1:
+    /// shared certificates in <data-dir>/pki, each cluster's files in <data-dir>/<name>).
     #[arg(long)]
     data_dir: PathBuf,
-    /// Port to serve HTTPS on (0 picks a free one).
+    /// How many simulated clusters this process runs, each on its own port.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    clusters: u32,
+    /// Keep objects in memory only (lost on exit).
+    #[arg(long)]
+    in_memory: bool,
+    /// While this file exists the cluster is unreachable (connections refused, open ones
+    /// dropped); when it lists names (one per line), only those clusters are. Checked every
+    /// 500 ms.
+    #[arg(long)]
+    unreachable_file: Option<PathBuf>,
+    /// Port to serve HTTPS on (0 picks a free one; must be 0 with --clusters > 1).
     #[arg(long, default_value_t = 0)]
     secure_port: u16,
     #[arg(long, default_value = "127.0.0.1")]
@@ -146,6 +163,10 @@ struct LocalUpArgs {
     /// Static bearer tokens for the host, one `token,user,uid,"group1,group2"` line each.
     #[arg(long)]
     token_auth_file: Option<PathBuf>,
+    #[command(flatten)]
+    clusters: crate::components::ClusterControllerFlags,
+    #[command(flatten)]
+    scheduler: crate::components::SchedulerFlags,
 }
 
 pub fn main() -> ExitCode {
@@ -200,17 +221,19 @@ async fn run(command: Command) -> anyhow::Result<()> {
             serve_host(opts).await
         }
         Command::AggregatedApiserver(args) => run_aggregated(args).await,
+        Command::ControllerManager(args) => crate::components::run_controller_manager(args).await,
+        Command::Scheduler(args) => crate::components::run_scheduler(args).await,
+        Command::MemberSim(args) if args.clusters > 1 => run_member_sims(args).await,
         Command::MemberSim(args) => {
             let mut opts = flotilla_membersim::MemberOptions::new(&args.name, &args.data_dir);
             opts.secure_port = args.secure_port;
             opts.bind_address = args.bind_address;
+            opts.in_memory = args.in_memory;
             opts.nodes = args.nodes;
             opts.node_cpu = args.node_cpu;
             opts.node_memory = args.node_memory;
             opts.node_pods = args.node_pods;
-            if let Some(token) = args.token {
-                opts.token = token;
-            }
+            opts.token = args.token;
             let member = flotilla_membersim::start(opts)
                 .await
                 .with_context(|| format!("starting member-sim {}", args.name))?;
@@ -222,7 +245,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
                 member.url()
             );
             println!("export KUBECONFIG={}", kubeconfig.display());
-            shutdown_signal().await;
+            until_shutdown(args.unreachable_file.as_deref(), &[&member]).await;
             eprintln!("shutting down");
             member.stop().await;
             Ok(())
@@ -231,12 +254,60 @@ async fn run(command: Command) -> anyhow::Result<()> {
             let mut opts = HostOptions::new(&args.data_dir);
             opts.secure_port = args.port;
             opts.token_auth_file = args.token_auth_file;
-            serve_local_up(opts, args.members).await
+            let components = LocalComponents {
+                controllers: args.clusters.options(),
+                scheduler: args.scheduler.options(),
+            };
+            serve_local_up(opts, args.members, components).await
         }
     }
 }
 
-async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
+/// `flotilla member-sim --clusters K` with K > 1: K members sharing one process.
+async fn run_member_sims(args: MemberSimArgs) -> anyhow::Result<()> {
+    if args.secure_port != 0 {
+        anyhow::bail!(
+            "--secure-port must be 0 with --clusters > 1 (each cluster gets a free port)"
+        );
+    }
+    if args.token.is_some() {
+        anyhow::bail!("--token applies to one cluster; with --clusters > 1 each gets its own");
+    }
+    let mut opts = flotilla_membersim::ManyOptions::new(&args.name, args.clusters, &args.data_dir);
+    opts.bind_address = args.bind_address;
+    opts.in_memory = args.in_memory;
+    opts.nodes = args.nodes;
+    opts.node_cpu = args.node_cpu;
+    opts.node_memory = args.node_memory;
+    opts.node_pods = args.node_pods;
+    let members = flotilla_membersim::start_many(opts)
+        .await
+        .with_context(|| format!("starting {} member-sims", args.clusters))?;
+    for member in &members {
+        println!("member-sim {} ready at {}", member.name, member.url());
+    }
+    let all: Vec<_> = members.iter().collect();
+    until_shutdown(args.unreachable_file.as_deref(), &all).await;
+    eprintln!("shutting down");
+    members.stop_all().await;
+    Ok(())
+}
+
+/// Waits for SIGINT/SIGTERM, meanwhile following `--unreachable-file` when given.
+async fn until_shutdown(
+    unreachable_file: Option<&std::path::Path>,
+    members: &[&flotilla_membersim::RunningMember],
+) {
+    match unreachable_file {
+        Some(path) => tokio::select! {
+            _ = shutdown_signal() => {}
+            _ = flotilla_membersim::follow_unreachable_file(path, members) => {}
+        },
+        None => shutdown_signal().await,
+    }
+}
+
+pub(crate) async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
     let kc = kube::config::Kubeconfig::read_from(kubeconfig)
         .with_context(|| format!("reading the kubeconfig {}", kubeconfig.display()))?;
     let config =
@@ -246,19 +317,26 @@ async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Clien
     kube::Client::try_from(config).context("building a client for the host")
 }
 
+/// A client for the host from `kubeconfig`, else the in-cluster service account.
+pub(crate) async fn connect_host(
+    kubeconfig: Option<&std::path::Path>,
+) -> anyhow::Result<kube::Client> {
+    match kubeconfig {
+        Some(path) => host_client(path).await,
+        None => {
+            let config = kube::Config::incluster()
+                .context("no --kubeconfig and not running in a cluster")?;
+            kube::Client::try_from(config).context("building a client for the host")
+        }
+    }
+}
+
 fn read(path: &std::path::Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
 }
 
 async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
-    let host = match &args.kubeconfig {
-        Some(path) => host_client(path).await?,
-        None => {
-            let config = kube::Config::incluster()
-                .context("no --kubeconfig and not running in a cluster")?;
-            kube::Client::try_from(config).context("building a client for the host")?
-        }
-    };
+    let host = connect_host(args.kubeconfig.as_deref()).await?;
     let (client_ca, request_header_ca, mut names) =
         match (&args.client_ca_file, &args.requestheader_client_ca_file) {
             (Some(c), Some(r)) => (read(c)?, read(r)?, Vec::new()),
@@ -296,9 +374,20 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The in-process components of local-up besides the servers.
+struct LocalComponents {
+    controllers: flotilla_controllers::ControllerManagerOptions,
+    scheduler: flotilla_scheduler_runtime::SchedulerOptions,
+}
+
 /// local-up: the host, behind it through an APIService over loopback TLS (as in a split
-/// deployment) the aggregated API server, and N simulated member clusters joined to it.
-async fn serve_local_up(opts: HostOptions, member_count: u32) -> anyhow::Result<()> {
+/// deployment) the aggregated API server, the controller-manager's controllers, the
+/// scheduler, and N simulated member clusters joined to it.
+async fn serve_local_up(
+    opts: HostOptions,
+    member_count: u32,
+    components: LocalComponents,
+) -> anyhow::Result<()> {
     let data_dir = opts.data_dir.clone();
     eprintln!("starting the host API server in {}", data_dir.display());
     let host = flotilla_host::start(opts)
@@ -306,19 +395,16 @@ async fn serve_local_up(opts: HostOptions, member_count: u32) -> anyhow::Result<
         .with_context(|| format!("starting the API server in {}", data_dir.display()))?;
     eprintln!("starting the aggregated API server (cluster.karmada.io)");
     let client = host_client(&host.kubeconfig).await?;
-    let pki = data_dir.join("pki");
-    let agg_opts = flotilla_aggregated::AggregatedOptions::new(
+    let aggregated = flotilla_aggregated::start_registered(
+        &client,
+        &data_dir.join("pki"),
         data_dir.join("aggregated"),
-        client.clone(),
-        read(&pki.join("ca.crt"))?,
-        read(&pki.join("front-proxy-ca.crt"))?,
-    );
-    let aggregated = flotilla_aggregated::start(agg_opts)
-        .await
-        .context("starting the aggregated API server")?;
-    flotilla_aggregated::register_apiservice(&client, &aggregated.url(), &aggregated.ca_pem)
-        .await
-        .context("registering v1alpha1.cluster.karmada.io on the host")?;
+    )
+    .await
+    .context("starting the aggregated API server behind v1alpha1.cluster.karmada.io")?;
+    eprintln!("starting the controller-manager and the scheduler");
+    let controllers = flotilla_controllers::spawn(client.clone(), components.controllers);
+    let scheduler = flotilla_scheduler_runtime::spawn(client.clone(), components.scheduler);
     let mut members = Vec::new();
     for i in 1..=member_count {
         let name = format!("member{i}");
@@ -343,22 +429,20 @@ async fn serve_local_up(opts: HostOptions, member_count: u32) -> anyhow::Result<
         let member_kubeconfig = data_dir.join("members").join(format!("{name}.kubeconfig"));
         std::fs::copy(&member.kubeconfig, &member_kubeconfig)
             .with_context(|| format!("writing {}", member_kubeconfig.display()))?;
-        let join = flotilla_membership::Member {
-            name: name.clone(),
-            api_endpoint: member.url(),
-            credentials: flotilla_membership::MemberCredentials::token(
-                member.token.clone(),
-                member.ca_pem.clone(),
-            ),
-            labels: Default::default(),
-            region: None,
-            zone: None,
-            provider: Some("flotilla-member-sim".into()),
-        };
+        let mut join = flotilla_membership::Member::new(
+            &name,
+            member.url(),
+            flotilla_membership::MemberCredentials::token(&member.token, &member.ca_pem),
+        );
+        join.provider = Some("flotilla-member-sim".into());
         flotilla_membership::join(&client, &join)
             .await
             .with_context(|| format!("joining member cluster {name}"))?;
         members.push(member);
+    }
+    if !members.is_empty() {
+        eprintln!("waiting for the member clusters to report Ready");
+        wait_members_ready(&client, members.len(), std::time::Duration::from_secs(60)).await;
     }
     let kubeconfig = std::fs::canonicalize(&host.kubeconfig).unwrap_or(host.kubeconfig.clone());
     println!(
@@ -370,12 +454,45 @@ async fn serve_local_up(opts: HostOptions, member_count: u32) -> anyhow::Result<
     println!("export KUBECONFIG={}", kubeconfig.display());
     shutdown_signal().await;
     eprintln!("shutting down");
+    scheduler.stop().await;
+    controllers.stop().await;
     for m in members {
         m.stop().await;
     }
     aggregated.stop().await;
     host.stop().await;
     Ok(())
+}
+
+/// Waits (bounded) until `count` Clusters report Ready=True, so that "ready" means usable;
+/// a member that stays unready is reported and does not block the start.
+async fn wait_members_ready(client: &kube::Client, count: usize, timeout: std::time::Duration) {
+    let clusters: kube::Api<flotilla_api::Cluster> = kube::Api::all(client.clone());
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let ready = match clusters.list(&Default::default()).await {
+            Ok(list) => list
+                .items
+                .iter()
+                .filter(|c| {
+                    c.status.as_ref().is_some_and(|s| {
+                        s.conditions
+                            .iter()
+                            .any(|c| c.type_ == "Ready" && c.status == "True")
+                    })
+                })
+                .count(),
+            Err(_) => 0,
+        };
+        if ready >= count {
+            return;
+        }
+        if tokio::time::Instant::now() > deadline {
+            eprintln!("warning: only {ready} of {count} member clusters are Ready so far");
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 async fn serve_host(opts: HostOptions) -> anyhow::Result<()> {
@@ -392,7 +509,7 @@ async fn serve_host(opts: HostOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -19,7 +19,7 @@ const HOST_TIMEOUT: Duration = Duration::from_secs(10);
 #[command(
     name = "flotillactl",
     version,
-    about = "Operate a Flotilla control plane: join and unjoin member clusters"
+    about = "Operate a Flotilla control plane: join and unjoin member clusters, trigger rescheduling"
 )]
 struct Cli {
     /// Kubeconfig of the Flotilla host API server (default: $KUBECONFIG, else ~/.kube/config).
@@ -40,6 +40,104 @@ enum Command {
     /// Remove a member cluster: delete its Cluster, wait for its Works to be cleaned up, then
     /// delete its credentials Secret.
     Unjoin(UnjoinArgs),
+    /// Schedule a workload afresh (sets its binding's spec.rescheduleTriggeredAt), e.g. to
+    /// spread replicas back onto a recovered cluster; the scheduler otherwise never moves
+    /// placed replicas.
+    Reschedule(RescheduleArgs),
+}
+
+#[derive(Args, Debug)]
+struct RescheduleArgs {
+    /// What to reschedule: KIND/NAME of the template (e.g. deployment/nginx), or
+    /// rb/NAME (ResourceBinding) or crb/NAME (ClusterResourceBinding).
+    target: String,
+    /// Namespace of the template or ResourceBinding.
+    #[arg(short = 'n', long, default_value = "default")]
+    namespace: String,
+}
+
+/// The binding a reschedule target names: (namespace or None for a ClusterResourceBinding,
+/// binding name). A template's binding is `<name>-<kind lowercased>`, as the detector names it.
+fn binding_for(target: &str, namespace: &str) -> anyhow::Result<(Option<String>, String)> {
+    let (kind, name) = target
+        .split_once('/')
+        .filter(|(k, n)| !k.is_empty() && !n.is_empty() && !n.contains('/'))
+        .ok_or_else(|| {
+            anyhow::anyhow!("expected KIND/NAME (e.g. deployment/nginx, rb/NAME), got {target:?}")
+        })?;
+    let kind = kind.to_ascii_lowercase();
+    let namespaced = |n: &str| Ok((Some(namespace.to_string()), n.to_string()));
+    let cluster = |n: &str| Ok((None, n.to_string()));
+    match kind.as_str() {
+        "rb" | "resourcebinding" | "resourcebindings" => namespaced(name),
+        "crb" | "clusterresourcebinding" | "clusterresourcebindings" => cluster(name),
+        _ => {
+            let (singular, cluster_scoped) = match kind.as_str() {
+                "deploy" | "deployment" | "deployments" => ("deployment", false),
+                "sts" | "statefulset" | "statefulsets" => ("statefulset", false),
+                "ds" | "daemonset" | "daemonsets" => ("daemonset", false),
+                "rs" | "replicaset" | "replicasets" => ("replicaset", false),
+                "job" | "jobs" => ("job", false),
+                "cj" | "cronjob" | "cronjobs" => ("cronjob", false),
+                "svc" | "service" | "services" => ("service", false),
+                "cm" | "configmap" | "configmaps" => ("configmap", false),
+                "secret" | "secrets" => ("secret", false),
+                "ns" | "namespace" | "namespaces" => ("namespace", true),
+                "clusterrole" | "clusterroles" => ("clusterrole", true),
+                "clusterrolebinding" | "clusterrolebindings" => ("clusterrolebinding", true),
+                "crd" | "customresourcedefinition" | "customresourcedefinitions" => {
+                    ("customresourcedefinition", true)
+                }
+                // Any other kind, written as its Kind (e.g. MyApp/x): namespaced.
+                other => (other, false),
+            };
+            let binding = format!("{name}-{singular}");
+            if cluster_scoped {
+                cluster(&binding)
+            } else {
+                namespaced(&binding)
+            }
+        }
+    }
+}
+
+async fn reschedule(
+    kubeconfig: Option<PathBuf>,
+    context: Option<String>,
+    args: RescheduleArgs,
+) -> anyhow::Result<()> {
+    use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+    use kube::core::GroupVersionKind;
+    let (namespace, name) = binding_for(&args.target, &args.namespace)?;
+    let host = host_client(kubeconfig, context).await?;
+    let (kind, plural) = match namespace {
+        Some(_) => ("ResourceBinding", "resourcebindings"),
+        None => ("ClusterResourceBinding", "clusterresourcebindings"),
+    };
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("work.karmada.io", "v1alpha2", kind),
+        plural,
+    );
+    let api: Api<DynamicObject> = match &namespace {
+        Some(ns) => Api::namespaced_with(host, ns, &resource),
+        None => Api::all_with(host, &resource),
+    };
+    let now = k8s_openapi::jiff::Timestamp::now().to_string();
+    let patch = serde_json::json!({"spec": {"rescheduleTriggeredAt": now}});
+    let shown = match &namespace {
+        Some(ns) => format!("{kind} {ns}/{name}"),
+        None => format!("{kind} {name}"),
+    };
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| match e {
+            kube::Error::Api(s) if s.code == 404 => {
+                anyhow::anyhow!("{shown} not found (is the workload propagated by a policy?)")
+            }
+            other => anyhow::Error::new(other).context(format!("updating {shown}")),
+        })?;
+    println!("{shown} rescheduling triggered at {now}");
+    Ok(())
 }
 
 #[derive(Args, Debug)]
@@ -138,6 +236,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Join(args) => join(cli.kubeconfig, cli.context, args).await,
         Command::Unjoin(args) => unjoin(cli.kubeconfig, cli.context, args).await,
+        Command::Reschedule(args) => reschedule(cli.kubeconfig, cli.context, args).await,
     }
 }
 
@@ -335,6 +434,30 @@ async fn unjoin(
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn reschedule_targets_name_the_binding() {
+        let b = |t: &str| binding_for(t, "web").unwrap();
+        assert_eq!(
+            b("deployment/nginx"),
+            (Some("web".into()), "nginx-deployment".into())
+        );
+        assert_eq!(
+            b("deploy/nginx"),
+            (Some("web".into()), "nginx-deployment".into())
+        );
+        assert_eq!(b("sts/db"), (Some("web".into()), "db-statefulset".into()));
+        assert_eq!(
+            b("rb/x-deployment"),
+            (Some("web".into()), "x-deployment".into())
+        );
+        assert_eq!(b("crb/ns1-namespace"), (None, "ns1-namespace".into()));
+        assert_eq!(b("namespace/ns1"), (None, "ns1-namespace".into()));
+        assert_eq!(b("MyApp/a"), (Some("web".into()), "a-myapp".into()));
+        for bad in ["nginx", "/x", "deploy/", "a/b/c"] {
+            assert!(binding_for(bad, "web").is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn the_command_line_is_consistent() {

@@ -706,6 +706,7 @@ impl<'a> Objects<'a> {
                 .get(&key)
                 .await
                 .map_err(|e| storage_error(def, name, e))?;
+            let creating = current.is_none();
             let result = match (current, patch) {
                 (None, Patch::Apply { body, force }) => {
                     self.apply_create(namespace, name, body, *force, opts).await
@@ -739,6 +740,16 @@ impl<'a> Objects<'a> {
                         && e.reason == "Conflict"
                         && attempts < 8
                         && !patch.has_precondition() =>
+                {
+                    continue;
+                }
+                // Two applies creating the same object race: the loser applies onto the
+                // winner's object instead of failing, as kube-apiserver's retried update does.
+                Err(e)
+                    if creating
+                        && e.code == 409
+                        && e.reason == "AlreadyExists"
+                        && attempts < 8 =>
                 {
                     continue;
                 }

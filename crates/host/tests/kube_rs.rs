@@ -555,6 +555,44 @@ fn applied_fields(d: &Deployment, manager: &str) -> Option<Value> {
         .map(|f| f.0.clone())
 }
 
+/// Many appliers creating the same objects at once (every joining member applies the
+/// credentials namespace): each apply succeeds, the losers of the create race applying onto
+/// the winner's object, and every manager ends up owning its fields.
+#[tokio::test]
+async fn concurrent_applies_creating_one_object_all_succeed() {
+    let t = common::start().await;
+    for round in 0..5 {
+        let name = format!("race-{round}");
+        let applies = (0..16).map(|i| {
+            let api: Api<ConfigMap> = Api::namespaced(t.client.clone(), "default");
+            let name = name.clone();
+            async move {
+                let body = json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name},
+                    "data": {format!("k{i}"): "v"},
+                });
+                api.patch(
+                    &name,
+                    &PatchParams::apply(&format!("m{i}")),
+                    &Patch::Apply(body),
+                )
+                .await
+            }
+        });
+        for result in futures::future::join_all(applies).await {
+            result.unwrap();
+        }
+        let api: Api<ConfigMap> = Api::namespaced(t.client.clone(), "default");
+        let cm = api.get(&name).await.unwrap();
+        assert_eq!(
+            cm.data.unwrap_or_default().len(),
+            16,
+            "every applier's key is kept"
+        );
+    }
+}
+
 #[tokio::test]
 async fn server_side_apply_conflict_and_force() {
     let t = common::start().await;

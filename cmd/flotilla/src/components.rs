@@ -1,0 +1,273 @@
+//! The controller-manager and scheduler commands: each connects to the host with a
+//! kubeconfig, optionally competes for a Lease, runs its component from the library crates,
+//! and serves `/metrics`, `/healthz` and `/readyz` over plain HTTP on a local address.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+
+/// Durations in flags: `10s`, `500ms`, `1m30s`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("invalid duration {text:?}: {e}"))
+}
+
+/// Flags of the cluster controllers (shared by `controller-manager` and `local-up`).
+#[derive(Args, Debug, Clone)]
+pub struct ClusterControllerFlags {
+    /// How often each member cluster's status is refreshed.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub cluster_status_update_frequency: Duration,
+    /// How long probes of a member must fail before it is marked not Ready.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub cluster_failure_threshold: Duration,
+    /// Deadline of one health probe of a member.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub cluster_probe_timeout: Duration,
+    /// How often each member's API discovery (status.apiEnablements) is refreshed.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub cluster_api_enablements_period: Duration,
+}
+
+impl ClusterControllerFlags {
+    pub fn options(&self) -> flotilla_controllers::ControllerManagerOptions {
+        flotilla_controllers::ControllerManagerOptions {
+            status_period: self.cluster_status_update_frequency,
+            failure_threshold: self.cluster_failure_threshold,
+            probe_timeout: self.cluster_probe_timeout,
+            api_enablements_period: self.cluster_api_enablements_period,
+            ..Default::default()
+        }
+    }
+}
+
+/// Flags of the scheduler (shared by `scheduler` and `local-up`).
+#[derive(Args, Debug, Clone)]
+pub struct SchedulerFlags {
+    /// Bindings with this spec.schedulerName (or none) are scheduled.
+    #[arg(long, default_value = "default-scheduler")]
+    pub scheduler_name: String,
+    /// How long bindings tolerate a member's not-ready/unreachable NoExecute taint when their
+    /// placement says nothing (Karmada's default is 300 s).
+    #[arg(long, default_value = "300s", value_parser = parse_duration)]
+    pub default_toleration_seconds: Duration,
+    /// Longest time an evicted placement is kept while its replacement comes up.
+    #[arg(long, default_value = "600s", value_parser = parse_duration)]
+    pub eviction_grace_period: Duration,
+}
+
+impl SchedulerFlags {
+    pub fn options(&self) -> flotilla_scheduler_runtime::SchedulerOptions {
+        flotilla_scheduler_runtime::SchedulerOptions {
+            scheduler_name: self.scheduler_name.clone(),
+            default_toleration_seconds: self.default_toleration_seconds.as_secs(),
+            eviction_grace_period: self.eviction_grace_period,
+            ..Default::default()
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ComponentArgs {
+    /// Kubeconfig of the host API server (default: KUBECONFIG, else the in-cluster service
+    /// account).
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// Compete for a Lease in kube-system so that only one replica acts.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub leader_elect: bool,
+    /// Plain-HTTP address for /metrics, /healthz and /readyz (empty disables it).
+    #[arg(long)]
+    pub metrics_bind_address: Option<SocketAddr>,
+}
+
+#[derive(Args, Debug)]
+pub struct ControllerManagerArgs {
+    #[command(flatten)]
+    pub component: ComponentArgs,
+    #[command(flatten)]
+    pub clusters: ClusterControllerFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct SchedulerArgs {
+    #[command(flatten)]
+    pub component: ComponentArgs,
+    #[command(flatten)]
+    pub scheduler: SchedulerFlags,
+}
+
+type MetricsSource = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// Serves `/metrics` from `source` and the health endpoints until the task is aborted.
+async fn serve_metrics(
+    addr: SocketAddr,
+    source: Arc<parking_lot::Mutex<Option<MetricsSource>>>,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    use axum::routing::get;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("listening on {addr} for metrics"))?;
+    let metrics = move || {
+        let source = source.clone();
+        async move {
+            let text = source.lock().as_ref().map(|f| f()).unwrap_or_default();
+            (
+                [(
+                    http::header::CONTENT_TYPE,
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                )],
+                text,
+            )
+        }
+    };
+    let app = axum::Router::new()
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(|| async { "ok" }));
+    eprintln!("serving /metrics on http://{addr}");
+    Ok(tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "metrics server failed");
+        }
+    }))
+}
+
+/// `flotilla controller-manager`.
+pub async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<()> {
+    let host = crate::cli::connect_host(args.component.kubeconfig.as_deref()).await?;
+    let opts = args.clusters.options();
+    run_component(
+        host.clone(),
+        &args.component,
+        "flotilla-controller-manager",
+        move || {
+            let cm = flotilla_controllers::spawn(host.clone(), opts.clone());
+            let cm = Arc::new(tokio::sync::Mutex::new(Some(cm)));
+            let metrics_cm = cm.clone();
+            let metrics: MetricsSource = Arc::new(move || {
+                metrics_cm
+                    .try_lock()
+                    .ok()
+                    .and_then(|g| g.as_ref().map(|c| c.metrics_text()))
+                    .unwrap_or_default()
+            });
+            let stop = Box::pin(async move {
+                if let Some(c) = cm.lock().await.take() {
+                    c.stop().await;
+                }
+            });
+            (metrics, stop as StopFuture)
+        },
+    )
+    .await
+}
+
+/// `flotilla scheduler`.
+pub async fn run_scheduler(args: SchedulerArgs) -> anyhow::Result<()> {
+    let host = crate::cli::connect_host(args.component.kubeconfig.as_deref()).await?;
+    let mut opts = args.scheduler.options();
+    if args.component.leader_elect {
+        opts.leader = Some(flotilla_leader::LeaderOptions::new(
+            "kube-system",
+            "flotilla-scheduler",
+            &flotilla_leader::default_identity(),
+        ));
+    }
+    let scheduler = Arc::new(flotilla_scheduler_runtime::spawn(host, opts));
+    let source: Arc<parking_lot::Mutex<Option<MetricsSource>>> = Arc::default();
+    let for_metrics = scheduler.clone();
+    *source.lock() = Some(Arc::new(move || for_metrics.metrics_text()));
+    let server = match args.component.metrics_bind_address {
+        Some(addr) => Some(serve_metrics(addr, source).await?),
+        None => None,
+    };
+    println!("Flotilla scheduler running");
+    crate::cli::shutdown_signal().await;
+    eprintln!("shutting down");
+    if let Some(s) = server {
+        s.abort();
+    }
+    match Arc::try_unwrap(scheduler) {
+        Ok(s) => s.stop().await,
+        Err(_) => tracing::warn!("scheduler still referenced at shutdown"),
+    }
+    Ok(())
+}
+
+type StopFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// Runs a component while this process leads (or always, without leader election), until
+/// SIGINT/SIGTERM. `start` starts it and returns its metrics source and a stop future.
+async fn run_component(
+    host: kube::Client,
+    args: &ComponentArgs,
+    lease: &str,
+    start: impl Fn() -> (MetricsSource, StopFuture),
+) -> anyhow::Result<()> {
+    let source: Arc<parking_lot::Mutex<Option<MetricsSource>>> = Arc::default();
+    let server = match args.metrics_bind_address {
+        Some(addr) => Some(serve_metrics(addr, source.clone()).await?),
+        None => None,
+    };
+    let shutdown = crate::cli::shutdown_signal();
+    tokio::pin!(shutdown);
+    if !args.leader_elect {
+        let (metrics, stop) = start();
+        *source.lock() = Some(metrics);
+        println!("Flotilla {lease} running");
+        shutdown.await;
+        eprintln!("shutting down");
+        stop.await;
+    } else {
+        let elector = flotilla_leader::LeaderElector::new(
+            host,
+            flotilla_leader::LeaderOptions::new(
+                "kube-system",
+                lease,
+                &flotilla_leader::default_identity(),
+            ),
+        );
+        loop {
+            let mut leadership = tokio::select! {
+                l = elector.acquire() => l,
+                _ = &mut shutdown => break,
+            };
+            let (metrics, stop) = start();
+            *source.lock() = Some(metrics);
+            println!("Flotilla {lease} running (leader)");
+            let lost = tokio::select! {
+                _ = leadership.lost() => true,
+                _ = &mut shutdown => false,
+            };
+            stop.await;
+            *source.lock() = None;
+            if lost {
+                eprintln!("lost leadership; waiting to lead again");
+                continue;
+            }
+            eprintln!("shutting down");
+            leadership.release().await;
+            break;
+        }
+    }
+    if let Some(s) = server {
+        s.abort();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_in_flag_syntax() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("ten").is_err());
+    }
+}

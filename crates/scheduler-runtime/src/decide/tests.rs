@@ -1,0 +1,504 @@
+// Test code: a panic is how a step reports failure.
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use flotilla_api::binding::{AggregatedStatusItem, ObjectReference, ReplicaRequirements};
+use flotilla_api::policy::{
+    ClusterFailoverBehavior, DynamicWeightFactor, FailoverBehavior, Placement,
+    ReplicaDivisionPreference, ReplicaSchedulingStrategy, ReplicaSchedulingType,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+fn ts(secs: i64) -> Timestamp {
+    Timestamp::from_second(secs).unwrap()
+}
+
+fn snap(name: &str, cpu_milli: i64, taints: Vec<Taint>) -> Arc<ClusterSnapshot> {
+    Arc::new(ClusterSnapshot {
+        name: name.into(),
+        taints,
+        ready: true,
+        has_resource_summary: true,
+        free: ResourceVector::new()
+            .with("cpu", cpu_milli)
+            .with("pods", 100),
+        api_enablements: flotilla_scheduler::ApiSet::new([("apps/v1", "Deployment")]),
+        ..ClusterSnapshot::default()
+    })
+}
+
+fn no_execute(key: &str, added: i64) -> Taint {
+    Taint {
+        key: key.into(),
+        effect: "NoExecute".into(),
+        time_added: Some(Time(ts(added))),
+        value: None,
+    }
+}
+
+fn dynamic() -> Placement {
+    Placement {
+        replica_scheduling: Some(ReplicaSchedulingStrategy {
+            replica_scheduling_type: Some(ReplicaSchedulingType::Divided),
+            replica_division_preference: Some(ReplicaDivisionPreference::Weighted),
+            weight_preference: Some(flotilla_api::policy::ClusterPreferences {
+                static_weight_list: vec![],
+                dynamic_weight: Some(DynamicWeightFactor::AvailableReplicas),
+            }),
+        }),
+        ..Placement::default()
+    }
+}
+
+fn binding(replicas: i32, placement: Placement) -> Binding {
+    Binding {
+        key: BindingKey::Namespaced {
+            namespace: "default".into(),
+            name: "x-deployment".into(),
+        },
+        metadata: ObjectMeta {
+            name: Some("x-deployment".into()),
+            namespace: Some("default".into()),
+            uid: Some("uid-1".into()),
+            generation: Some(1),
+            resource_version: Some("10".into()),
+            ..ObjectMeta::default()
+        },
+        spec: ResourceBindingSpec {
+            resource: ObjectReference {
+                api_version: "apps/v1".into(),
+                kind: "Deployment".into(),
+                namespace: Some("default".into()),
+                name: "x".into(),
+                ..ObjectReference::default()
+            },
+            propagate_deps: None,
+            replica_requirements: Some(ReplicaRequirements {
+                resource_request: [("cpu".to_string(), Quantity("1".into()))].into(),
+                ..ReplicaRequirements::default()
+            }),
+            replicas,
+            clusters: vec![],
+            placement: Some(placement),
+            graceful_eviction_tasks: vec![],
+            required_by: vec![],
+            scheduler_name: None,
+            failover: None,
+            conflict_resolution: None,
+            reschedule_triggered_at: None,
+            suspension: None,
+            preserve_resources_on_deletion: None,
+        },
+        status: ResourceBindingStatus::default(),
+    }
+}
+
+/// Marks `b` as scheduled at generation 1 onto `clusters` at time `at`.
+fn scheduled(mut b: Binding, clusters: &[(&str, i32)], at: i64) -> Binding {
+    b.spec.clusters = clusters
+        .iter()
+        .map(|(n, r)| TargetCluster {
+            name: (*n).into(),
+            replicas: *r,
+        })
+        .collect();
+    b.status.scheduler_observed_generation = b.metadata.generation;
+    b.status.last_scheduled_time = Some(Time(ts(at)));
+    b.status.conditions = vec![Condition {
+        type_: BINDING_SCHEDULED.into(),
+        status: "True".into(),
+        reason: REASON_SUCCESS.into(),
+        message: SCHEDULED_MESSAGE.into(),
+        last_transition_time: Time(ts(at)),
+        observed_generation: b.metadata.generation,
+    }];
+    b
+}
+
+fn opts() -> PlanOptions {
+    PlanOptions {
+        scheduler_name: "default-scheduler".into(),
+        default_toleration_seconds: 300,
+        eviction_grace_period: Duration::from_secs(600),
+    }
+}
+
+fn targets(plan: &Plan) -> Vec<(String, i32)> {
+    plan.clusters
+        .iter()
+        .map(|t| (t.name.clone(), t.replicas))
+        .collect()
+}
+
+#[test]
+fn responsibility_follows_scheduler_name_placement_and_suspension() {
+    let mut b = binding(3, dynamic());
+    assert!(is_responsible(&b, "default-scheduler"));
+    b.spec.scheduler_name = Some("other".into());
+    assert!(!is_responsible(&b, "default-scheduler"));
+    b.spec.scheduler_name = Some(String::new());
+    assert!(is_responsible(&b, "default-scheduler"));
+    b.spec.suspension = Some(flotilla_api::binding::BindingSuspension {
+        scheduling: Some(true),
+        ..Default::default()
+    });
+    assert!(!is_responsible(&b, "default-scheduler"));
+    let mut b = binding(3, dynamic());
+    b.spec.placement = None;
+    assert!(!is_responsible(&b, "default-scheduler"));
+}
+
+#[test]
+fn triggers() {
+    let b = binding(3, dynamic());
+    assert_eq!(schedule_trigger(&b), Some(Trigger::First));
+    let mut b = scheduled(b, &[("a", 3)], 100);
+    assert_eq!(schedule_trigger(&b), None);
+    b.metadata.generation = Some(2);
+    assert_eq!(schedule_trigger(&b), Some(Trigger::SpecChanged));
+    b.status.scheduler_observed_generation = Some(2);
+    b.spec.reschedule_triggered_at = Some(Time(ts(100)));
+    assert_eq!(
+        schedule_trigger(&b),
+        None,
+        "not newer than the last schedule"
+    );
+    b.spec.reschedule_triggered_at = Some(Time(ts(101)));
+    assert_eq!(schedule_trigger(&b), Some(Trigger::Fresh));
+    b.spec.reschedule_triggered_at = None;
+    b.status.conditions[0].status = "False".into();
+    assert_eq!(schedule_trigger(&b), Some(Trigger::Retry));
+    assert!(is_waiting(&b));
+}
+
+#[test]
+fn default_tolerations_are_added_only_for_uncovered_keys() {
+    let t = effective_tolerations(&[], 300);
+    assert_eq!(t.len(), 2);
+    assert!(t.iter().all(|t| t.toleration_seconds == Some(300)));
+    let own = Toleration {
+        key: Some(TAINT_UNREACHABLE.into()),
+        operator: Some("Exists".into()),
+        effect: Some("NoExecute".into()),
+        toleration_seconds: Some(10),
+        value: None,
+    };
+    let t = effective_tolerations(std::slice::from_ref(&own), 300);
+    assert_eq!(t.len(), 2);
+    assert!(t.contains(&own));
+    assert!(t.iter().any(|t| t.key.as_deref() == Some(TAINT_NOT_READY)));
+}
+
+#[test]
+fn eviction_deadlines() {
+    let tol = effective_tolerations(&[], 300);
+    let now = ts(1_000);
+    // Tolerated for 300 s from timeAdded.
+    assert_eq!(
+        eviction_due(&tol, &[no_execute(TAINT_NOT_READY, 900)], now),
+        Some(Duration::from_secs(200))
+    );
+    assert_eq!(
+        eviction_due(&tol, &[no_execute(TAINT_NOT_READY, 600)], now),
+        Some(Duration::ZERO)
+    );
+    // An untolerated NoExecute taint: at once.
+    assert_eq!(
+        eviction_due(&tol, &[no_execute("custom", 1_000)], now),
+        Some(Duration::ZERO)
+    );
+    // NoSchedule never evicts; a toleration without seconds tolerates forever.
+    let mut ns = no_execute("custom", 0);
+    ns.effect = "NoSchedule".into();
+    assert_eq!(eviction_due(&tol, &[ns], now), None);
+    let forever = vec![Toleration {
+        key: Some("custom".into()),
+        operator: Some("Exists".into()),
+        ..Toleration::default()
+    }];
+    assert_eq!(
+        eviction_due(&forever, &[no_execute("custom", 0)], now),
+        None
+    );
+}
+
+#[test]
+fn first_schedule_divides_by_free_capacity_and_reports_success() {
+    let b = binding(5, dynamic());
+    let clusters = vec![snap("a", 6_000, vec![]), snap("b", 4_000, vec![])];
+    let plan = plan(&b, &clusters, &Reservations::default(), &opts(), ts(1_000));
+    assert_eq!(plan.trigger, Some(Trigger::First));
+    assert_eq!(targets(&plan), [("a".into(), 3), ("b".into(), 2)]);
+    assert!(plan.spec_changed(&b));
+    assert_eq!(plan.scheduled_time, Some(ts(1_000)));
+    let patch = status_patch(
+        &b.status,
+        Some(2),
+        plan.result.as_ref().unwrap(),
+        plan.scheduled_time,
+        ts(1_000),
+    )
+    .unwrap();
+    assert_eq!(patch["status"]["schedulerObservedGeneration"], 2);
+    assert_eq!(patch["status"]["conditions"][0]["reason"], "Success");
+    assert_eq!(patch["status"]["lastScheduledTime"], "1970-01-01T00:16:40Z");
+    assert_eq!(
+        result_text(&plan.clusters),
+        "{a:3, b:2}",
+        "the event's result text"
+    );
+}
+
+#[test]
+fn reservations_are_respected() {
+    let b = binding(5, dynamic());
+    let clusters = vec![snap("a", 6_000, vec![]), snap("b", 4_000, vec![])];
+    let mut res = Reservations::default();
+    res.reserve("a", &ResourceVector::new().with("cpu", 1000), 6);
+    let plan = plan(&b, &clusters, &res, &opts(), ts(1_000));
+    assert!(matches!(
+        plan.result,
+        Some(Err(ScheduleError::Unschedulable { .. }))
+    ));
+    // 5 of the 6 cores of a stay reserved: 1 replica fits there.
+    res.release("a", &ResourceVector::new().with("cpu", 1000), 1);
+    let plan = plan_ok(&b, &clusters, &res);
+    assert_eq!(targets(&plan), [("a".into(), 1), ("b".into(), 4)]);
+}
+
+fn plan_ok(b: &Binding, clusters: &[Arc<ClusterSnapshot>], res: &Reservations) -> Plan {
+    let p = plan(b, clusters, res, &opts(), ts(1_000));
+    assert!(matches!(p.result, Some(Ok(_))), "{:?}", p.result);
+    p
+}
+
+#[test]
+fn nothing_to_do_for_a_scheduled_binding() {
+    let b = scheduled(binding(5, dynamic()), &[("a", 3), ("b", 2)], 900);
+    let clusters = vec![snap("a", 6_000, vec![]), snap("b", 4_000, vec![])];
+    let plan = plan(&b, &clusters, &Reservations::default(), &opts(), ts(1_000));
+    assert!(plan.result.is_none());
+    assert!(!plan.spec_changed(&b));
+    assert_eq!(plan.recheck, None);
+}
+
+#[test]
+fn unschedulable_status_keeps_the_old_time_and_is_not_rewritten() {
+    let b = binding(50, dynamic());
+    let clusters = vec![snap("a", 6_000, vec![])];
+    let plan = plan(&b, &clusters, &Reservations::default(), &opts(), ts(1_000));
+    let result = plan.result.unwrap();
+    assert!(result.is_err());
+    assert!(plan.scheduled_time.is_none());
+    let patch = status_patch(&b.status, Some(1), &result, None, ts(1_000)).unwrap();
+    let cond = &patch["status"]["conditions"][0];
+    assert_eq!(cond["status"], "False");
+    assert_eq!(cond["reason"], "Unschedulable");
+    assert!(patch["status"].get("lastScheduledTime").is_none());
+    // Applying the patch and trying again: nothing to write.
+    let status: ResourceBindingStatus = serde_json::from_value(patch["status"].clone()).unwrap();
+    assert_eq!(
+        status_patch(&status, Some(1), &result, None, ts(1_005)),
+        None
+    );
+}
+
+#[test]
+fn expired_no_execute_taint_moves_replicas_with_an_eviction_task() {
+    let b = scheduled(binding(5, dynamic()), &[("a", 3), ("b", 2)], 900);
+    let clusters = vec![
+        snap("a", 6_000, vec![no_execute(TAINT_NOT_READY, 600)]),
+        snap("b", 10_000, vec![]),
+        snap("c", 10_000, vec![]),
+    ];
+    let plan = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(plan.evicted_now, ["a"]);
+    assert_eq!(plan.tasks.len(), 1);
+    let task = &plan.tasks[0];
+    assert_eq!(task.from_cluster, "a");
+    assert_eq!(task.reason, "TaintUntolerated");
+    assert_eq!(task.producer, "flotilla-scheduler");
+    assert_eq!(task.replicas, Some(3));
+    assert_eq!(task.clusters_before_failover, ["a", "b"]);
+    // b keeps its 2; the 3 from a are divided over b and c; a is not a target any more.
+    let t = targets(&plan);
+    assert!(t.iter().all(|(n, _)| n != "a"), "{t:?}");
+    assert_eq!(t.iter().map(|(_, r)| r).sum::<i32>(), 5);
+    assert!(t.iter().any(|(n, r)| n == "b" && *r >= 2));
+    // The task lasts until the grace period (nothing healthy reported yet).
+    assert_eq!(plan.recheck, Some(Duration::from_secs(600)));
+}
+
+#[test]
+fn taint_within_toleration_only_schedules_a_recheck() {
+    let b = scheduled(binding(5, dynamic()), &[("a", 3), ("b", 2)], 900);
+    let clusters = vec![
+        snap("a", 6_000, vec![no_execute(TAINT_UNREACHABLE, 950)]),
+        snap("b", 10_000, vec![]),
+    ];
+    let plan = plan(&b, &clusters, &Reservations::default(), &opts(), ts(1_000));
+    assert!(plan.result.is_none());
+    assert!(!plan.spec_changed(&b));
+    assert_eq!(plan.recheck, Some(Duration::from_secs(250)));
+}
+
+#[test]
+fn purge_directly_leaves_without_a_task() {
+    let mut b = scheduled(binding(2, dynamic()), &[("a", 2)], 900);
+    b.spec.failover = Some(FailoverBehavior {
+        application: None,
+        cluster: Some(ClusterFailoverBehavior {
+            purge_mode: Some(PurgeMode::Directly),
+            state_preservation: None,
+        }),
+    });
+    let clusters = vec![
+        snap("a", 6_000, vec![no_execute("custom", 0)]),
+        snap("b", 10_000, vec![]),
+    ];
+    let plan = plan_ok(&b, &clusters, &Reservations::default());
+    assert!(plan.tasks.is_empty());
+    assert_eq!(targets(&plan), [("b".into(), 2)]);
+}
+
+#[test]
+fn gone_clusters_are_dropped_and_rescheduled() {
+    let b = scheduled(binding(4, dynamic()), &[("a", 2), ("gone", 2)], 900);
+    let clusters = vec![snap("a", 10_000, vec![]), snap("b", 10_000, vec![])];
+    let plan = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(plan.gone, ["gone"]);
+    let t = targets(&plan);
+    assert_eq!(t.iter().map(|(_, r)| r).sum::<i32>(), 4);
+    assert!(t.iter().all(|(n, _)| n != "gone"));
+}
+
+#[test]
+fn eviction_tasks_end_when_targets_are_healthy_or_grace_passes() {
+    let mut b = scheduled(binding(2, dynamic()), &[("b", 2)], 900);
+    b.spec.graceful_eviction_tasks = vec![GracefulEvictionTask {
+        from_cluster: "a".into(),
+        reason: EVICTION_REASON_TAINT.into(),
+        producer: EVICTION_PRODUCER.into(),
+        creation_timestamp: Some(Time(ts(900))),
+        ..GracefulEvictionTask::default()
+    }];
+    let grace = Duration::from_secs(600);
+    let c = check_evictions(
+        &b.spec.graceful_eviction_tasks,
+        &b.spec.clusters,
+        &b.status,
+        grace,
+        ts(1_000),
+    );
+    assert_eq!(c.keep.len(), 1);
+    assert_eq!(c.recheck, Some(Duration::from_secs(500)));
+    let c = check_evictions(
+        &b.spec.graceful_eviction_tasks,
+        &b.spec.clusters,
+        &b.status,
+        grace,
+        ts(1_500),
+    );
+    assert_eq!(c.finished, ["a"]);
+    b.status.aggregated_status = vec![AggregatedStatusItem {
+        cluster_name: "b".into(),
+        status: None,
+        applied: Some(true),
+        applied_message: None,
+        health: Some(ResourceHealth::Unhealthy),
+    }];
+    let c = check_evictions(
+        &b.spec.graceful_eviction_tasks,
+        &b.spec.clusters,
+        &b.status,
+        grace,
+        ts(1_000),
+    );
+    assert!(
+        c.finished.is_empty(),
+        "unhealthy replacement keeps the old copy"
+    );
+    b.status.aggregated_status[0].health = Some(ResourceHealth::Healthy);
+    let clusters = vec![snap("a", 10_000, vec![]), snap("b", 10_000, vec![])];
+    let plan = plan(&b, &clusters, &Reservations::default(), &opts(), ts(1_000));
+    assert!(plan.tasks.is_empty());
+    assert!(plan.spec_changed(&b));
+    assert!(plan.result.is_none(), "ending a task is not a reschedule");
+    // While the task exists, its cluster is not a target even when it has room.
+    b.spec.graceful_eviction_tasks[0].from_cluster = "a".into();
+    b.status.aggregated_status.clear();
+    b.metadata.generation = Some(2);
+    b.spec.replicas = 6;
+    let plan = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(targets(&plan), [("b".into(), 6)]);
+}
+
+#[test]
+fn recovery_keeps_placement_and_fresh_reschedule_redivides() {
+    // After failover everything sits on b; a has recovered (no taint) and has room.
+    let mut b = scheduled(binding(4, dynamic()), &[("b", 4)], 900);
+    let clusters = vec![snap("a", 10_000, vec![]), snap("b", 10_000, vec![])];
+    let p = plan(&b, &clusters, &Reservations::default(), &opts(), ts(1_000));
+    assert!(p.result.is_none(), "recovery alone moves nothing");
+    b.spec.reschedule_triggered_at = Some(Time(ts(1_001)));
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(p.trigger, Some(Trigger::Fresh));
+    assert_eq!(targets(&p), [("a".into(), 2), ("b".into(), 2)]);
+    // The trigger is in the future of `now`: lastScheduledTime is raised to consume it.
+    assert_eq!(p.scheduled_time, Some(ts(1_001)));
+}
+
+#[test]
+fn scale_up_keeps_existing_replicas() {
+    let mut b = scheduled(binding(4, dynamic()), &[("a", 1), ("b", 3)], 900);
+    b.spec.replicas = 8;
+    b.metadata.generation = Some(2);
+    let clusters = vec![snap("a", 4_000, vec![]), snap("b", 4_000, vec![])];
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    let t = targets(&p);
+    assert_eq!(t, [("a".into(), 3), ("b".into(), 5)]);
+    assert_eq!(
+        added_replicas(&b.spec.clusters, &p.clusters),
+        [("a".to_string(), 2), ("b".to_string(), 2)]
+    );
+}
+
+#[test]
+fn bad_request_is_an_invalid_placement() {
+    let mut b = binding(2, dynamic());
+    b.spec.replica_requirements = Some(ReplicaRequirements {
+        resource_request: [("cpu".to_string(), Quantity("lots".into()))].into(),
+        ..ReplicaRequirements::default()
+    });
+    let p = plan(
+        &b,
+        &[snap("a", 1000, vec![])],
+        &Reservations::default(),
+        &opts(),
+        ts(1),
+    );
+    let err = p.result.unwrap().unwrap_err();
+    assert_eq!(err.reason(), "SchedulerError");
+    assert!(err.message().contains("lots"), "{err}");
+}
+
+#[test]
+fn condition_transition_time_is_kept_when_status_does_not_change() {
+    let b = scheduled(binding(2, dynamic()), &[("a", 2)], 900);
+    let ok: Result<ScheduleResult, ScheduleError> = Ok(ScheduleResult::default());
+    // Generation moved on: rewrite, but the True->True transition keeps its time.
+    let p = status_patch(&b.status, Some(2), &ok, Some(ts(1_000)), ts(1_000)).unwrap();
+    assert_eq!(
+        p["status"]["conditions"][0]["lastTransitionTime"],
+        "1970-01-01T00:15:00Z"
+    );
+    let err: Result<ScheduleResult, ScheduleError> = Err(ScheduleError::NoClusterFit {
+        message: "0/1 clusters are available".into(),
+    });
+    let p = status_patch(&b.status, Some(2), &err, None, ts(1_000)).unwrap();
+    assert_eq!(
+        p["status"]["conditions"][0]["lastTransitionTime"],
+        "1970-01-01T00:16:40Z"
+    );
+    assert_eq!(p["status"]["conditions"][0]["reason"], "NoClusterFit");
+}

@@ -1,0 +1,598 @@
+//! The running loop: leader election around it, three watchers (Clusters, ResourceBindings,
+//! ClusterResourceBindings) feeding the cluster index, the binding cache and the work queue,
+//! and the workers that plan each binding and write the result.
+//!
+//! Writes per scheduled binding: one JSON merge patch of the spec (`clusters`,
+//! `gracefulEvictionTasks`, guarded by `resourceVersion`), then one merge patch of the
+//! `status` subresource; each only when it changes something. The objects those writes
+//! return are remembered until the watch delivers something at least as new, so a worker
+//! never decides on a cache that lags behind its own writes.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::{Cluster, ClusterResourceBinding, ResourceBinding};
+use flotilla_leader::LeaderElector;
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use parking_lot::{Mutex, RwLock};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::clusters::{ClusterChange, ClusterIndex, ReservationBook};
+use crate::decide::{self, Binding, BindingKey, PlanOptions};
+use crate::events::{EventRecorder, EventRequest};
+use crate::metrics::{Metrics, Outcome};
+use crate::queue::WorkQueue;
+use crate::{
+    EVENT_EVICT, EVENT_SCHEDULE_FAILED, EVENT_SCHEDULE_SUCCEED, Error, FIELD_MANAGER,
+    SchedulerOptions,
+};
+
+/// Extra wait after a toleration or grace deadline, so the recheck lands after it.
+const RECHECK_SLACK: Duration = Duration::from_millis(50);
+
+/// Runs until `stop` turns true: directly, or whenever this process holds the Lease.
+pub(crate) async fn run(
+    host: kube::Client,
+    opts: SchedulerOptions,
+    metrics: Arc<Metrics>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let Some(leader_opts) = opts.leader.clone() else {
+        metrics.set_active(true);
+        let mut stop2 = stop.clone();
+        run_engine(host, opts, metrics.clone(), async move {
+            let _ = stop2.wait_for(|s| *s).await;
+        })
+        .await;
+        metrics.set_active(false);
+        return;
+    };
+    let elector = LeaderElector::new(host.clone(), leader_opts);
+    loop {
+        let mut leadership = tokio::select! {
+            l = elector.acquire() => l,
+            _ = stop.wait_for(|s| *s) => return,
+        };
+        tracing::info!("acquired the scheduler Lease; scheduling");
+        metrics.set_active(true);
+        let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        {
+            let stopped = stopped.clone();
+            let mut stop2 = stop.clone();
+            let leadership = &mut leadership;
+            run_engine(host.clone(), opts.clone(), metrics.clone(), async move {
+                tokio::select! {
+                    _ = leadership.lost() => {}
+                    _ = stop2.wait_for(|s| *s) => {
+                        stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+            })
+            .await;
+        }
+        metrics.set_active(false);
+        if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            leadership.release().await;
+            return;
+        }
+        tracing::warn!("lost the scheduler Lease; stopped scheduling, competing again");
+    }
+}
+
+/// State shared by the watchers and the workers of one engine run.
+struct Shared {
+    client: kube::Client,
+    plan_opts: PlanOptions,
+    metrics: Arc<Metrics>,
+    clusters: ClusterIndex,
+    bindings: RwLock<HashMap<BindingKey, Arc<Binding>>>,
+    /// Objects returned by our own writes, newer than the cache until the watch catches up.
+    written: Mutex<HashMap<BindingKey, Arc<Binding>>>,
+    book: Mutex<ReservationBook>,
+    queue: Arc<WorkQueue<BindingKey>>,
+    events: EventRecorder,
+    clusters_synced: watch::Sender<bool>,
+}
+
+async fn run_engine(
+    client: kube::Client,
+    opts: SchedulerOptions,
+    metrics: Arc<Metrics>,
+    until: impl Future<Output = ()>,
+) {
+    let (events, event_task) = if opts.events {
+        let (recorder, task) = EventRecorder::start(
+            client.clone(),
+            opts.scheduler_name.clone(),
+            opts.event_dedupe_window,
+        );
+        (recorder, Some(task))
+    } else {
+        (EventRecorder::disabled(), None)
+    };
+    let shared = Arc::new(Shared {
+        client: client.clone(),
+        plan_opts: PlanOptions {
+            scheduler_name: opts.scheduler_name.clone(),
+            default_toleration_seconds: opts.default_toleration_seconds,
+            eviction_grace_period: opts.eviction_grace_period,
+        },
+        metrics,
+        clusters: ClusterIndex::new(),
+        bindings: RwLock::new(HashMap::new()),
+        written: Mutex::new(HashMap::new()),
+        book: Mutex::new(ReservationBook::new(opts.reservation_ttl)),
+        queue: WorkQueue::new(opts.backoff_base, opts.backoff_max),
+        events,
+        clusters_synced: watch::channel(false).0,
+    });
+    let mut watchers: Vec<JoinHandle<()>> = vec![
+        tokio::spawn(watch_clusters(shared.clone())),
+        tokio::spawn(watch_bindings(
+            shared.clone(),
+            stream_of::<ResourceBinding>(&client),
+        )),
+        tokio::spawn(watch_bindings(
+            shared.clone(),
+            stream_of::<ClusterResourceBinding>(&client),
+        )),
+    ];
+    let workers: Vec<JoinHandle<()>> = (0..opts.workers.max(1))
+        .map(|_| tokio::spawn(worker(shared.clone())))
+        .collect();
+    until.await;
+    shared.queue.shut_down();
+    for w in &watchers {
+        w.abort();
+    }
+    for w in watchers.drain(..) {
+        let _ = w.await;
+    }
+    for w in workers {
+        let _ = w.await;
+    }
+    // The recorder's last clone goes with `shared`; the writer then drains its backlog.
+    drop(shared);
+    if let Some(task) = event_task {
+        let _ = task.await;
+    }
+}
+
+fn stream_of<K>(
+    client: &kube::Client,
+) -> impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + use<K>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + 'static,
+{
+    let api: Api<K> = Api::all(client.clone());
+    watcher(api, watcher::Config::default()).default_backoff()
+}
+
+async fn watch_clusters(shared: Arc<Shared>) {
+    let api: Api<Cluster> = Api::all(shared.client.clone());
+    let mut stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .boxed();
+    let mut listing: Option<HashSet<String>> = None;
+    let mut changes: Vec<(String, ClusterChange)> = Vec::new();
+    while let Some(event) = stream.next().await {
+        let event = match event {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(error = %e, "watching Clusters");
+                continue;
+            }
+        };
+        let now = Timestamp::now();
+        match event {
+            watcher::Event::Init => listing = Some(HashSet::new()),
+            watcher::Event::InitApply(c) => {
+                let name = c.metadata.name.clone().unwrap_or_default();
+                let change = shared.clusters.apply(&c, now);
+                changes.push((name.clone(), change));
+                if let Some(l) = listing.as_mut() {
+                    l.insert(name);
+                }
+            }
+            watcher::Event::InitDone => {
+                if let Some(seen) = listing.take() {
+                    for name in shared.clusters.names() {
+                        if !seen.contains(&name) && shared.clusters.remove(&name) {
+                            changes.push((name, removed()));
+                        }
+                    }
+                }
+                for (name, change) in std::mem::take(&mut changes) {
+                    cluster_changed(&shared, &name, change);
+                }
+                let _ = shared.clusters_synced.send(true);
+            }
+            watcher::Event::Apply(c) => {
+                let name = c.metadata.name.clone().unwrap_or_default();
+                let change = shared.clusters.apply(&c, now);
+                cluster_changed(&shared, &name, change);
+            }
+            watcher::Event::Delete(c) => {
+                let name = c.metadata.name.clone().unwrap_or_default();
+                if shared.clusters.remove(&name) {
+                    cluster_changed(&shared, &name, removed());
+                }
+            }
+        }
+    }
+}
+
+/// The change of a cluster that went away: it matters to the bindings on it.
+fn removed() -> ClusterChange {
+    ClusterChange {
+        matters: true,
+        taints: true,
+        usage_grew: true,
+    }
+}
+
+/// Queues the bindings a cluster change can affect: those waiting for capacity or a cluster,
+/// and (when taints changed or the cluster went) those placed on it.
+fn cluster_changed(shared: &Shared, name: &str, change: ClusterChange) {
+    if change.usage_grew {
+        shared.book.lock().clear(name);
+    }
+    if !change.matters {
+        return;
+    }
+    let bindings = shared.bindings.read();
+    for (key, b) in bindings.iter() {
+        let placed_here = change.taints && b.spec.clusters.iter().any(|t| t.name == name);
+        if placed_here || decide::is_waiting(b) {
+            shared.queue.add(key.clone());
+        }
+    }
+    shared.metrics.queue_depth(shared.queue.len());
+}
+
+async fn watch_bindings<K>(
+    shared: Arc<Shared>,
+    stream: impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send,
+) where
+    K: Into<Binding>,
+{
+    let mut stream = std::pin::pin!(stream);
+    let mut listing: Option<HashSet<BindingKey>> = None;
+    let mut kind: Option<&'static str> = None;
+    while let Some(event) = stream.next().await {
+        let event = match event {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(error = %e, "watching bindings");
+                continue;
+            }
+        };
+        match event {
+            watcher::Event::Init => listing = Some(HashSet::new()),
+            watcher::Event::InitApply(obj) => {
+                let b: Binding = obj.into();
+                kind = Some(b.key.kind());
+                if let Some(l) = listing.as_mut() {
+                    l.insert(b.key.clone());
+                }
+                // After a (re)list everything is looked at once: failover deadlines and
+                // eviction tasks may have passed while nobody watched.
+                binding_seen(&shared, b, true);
+            }
+            watcher::Event::InitDone => {
+                if let (Some(seen), Some(kind)) = (listing.take(), kind) {
+                    let mut bindings = shared.bindings.write();
+                    bindings.retain(|k, _| k.kind() != kind || seen.contains(k));
+                }
+            }
+            watcher::Event::Apply(obj) => binding_seen(&shared, obj.into(), false),
+            watcher::Event::Delete(obj) => {
+                let b: Binding = obj.into();
+                kind = Some(b.key.kind());
+                shared.bindings.write().remove(&b.key);
+                shared.written.lock().remove(&b.key);
+            }
+        }
+    }
+}
+
+fn binding_seen(shared: &Shared, b: Binding, relisted: bool) {
+    let key = b.key.clone();
+    let responsible = decide::is_responsible(&b, &shared.plan_opts.scheduler_name);
+    let interesting = responsible
+        && (relisted
+            || decide::schedule_trigger(&b).is_some()
+            || !b.spec.graceful_eviction_tasks.is_empty());
+    {
+        let mut written = shared.written.lock();
+        if let Some(w) = written.get(&key) {
+            if newer_or_same(&b, w) {
+                written.remove(&key);
+            }
+        }
+    }
+    shared.bindings.write().insert(key.clone(), Arc::new(b));
+    if interesting {
+        shared.queue.add(key);
+        shared.metrics.queue_depth(shared.queue.len());
+    }
+}
+
+/// Whether `a` is at least as new as `b` (by numeric resourceVersion; unknown: yes).
+fn newer_or_same(a: &Binding, b: &Binding) -> bool {
+    match (a.revision(), b.revision()) {
+        (Some(x), Some(y)) => x >= y,
+        _ => true,
+    }
+}
+
+async fn worker(shared: Arc<Shared>) {
+    let mut synced = shared.clusters_synced.subscribe();
+    // Deciding before the first Cluster list would find no cluster at all.
+    if synced.wait_for(|s| *s).await.is_err() {
+        return;
+    }
+    while let Some(key) = shared.queue.pop().await {
+        shared.metrics.queue_depth(shared.queue.len());
+        process(&shared, &key).await;
+        shared.queue.done(&key);
+    }
+}
+
+/// The freshest copy of a binding: the cache, or our own last write when newer.
+fn current(shared: &Shared, key: &BindingKey) -> Option<Arc<Binding>> {
+    let cached = shared.bindings.read().get(key).cloned()?;
+    let written = shared.written.lock().get(key).cloned();
+    match written {
+        Some(w) if !newer_or_same(&cached, &w) => Some(w),
+        _ => Some(cached),
+    }
+}
+
+async fn process(shared: &Arc<Shared>, key: &BindingKey) {
+    let started = Instant::now();
+    let Some(binding) = current(shared, key) else {
+        shared.queue.forget(key);
+        return;
+    };
+    let now = Timestamp::now();
+    let snapshot = shared.clusters.snapshot();
+    let (plan, reserved) = {
+        let mut book = shared.book.lock();
+        let algo = Instant::now();
+        let plan = decide::plan(
+            &binding,
+            &snapshot,
+            book.current(algo),
+            &shared.plan_opts,
+            now,
+        );
+        shared.metrics.algorithm(algo.elapsed().as_secs_f64());
+        let mut reserved = Vec::new();
+        if let Some(Ok(result)) = &plan.result {
+            reserved = decide::added_replicas(&binding.spec.clusters, &result.clusters);
+            for (cluster, n) in &reserved {
+                book.reserve(cluster, &plan.per_replica, *n, algo);
+            }
+        }
+        (plan, reserved)
+    };
+    let release = |shared: &Shared| {
+        let mut book = shared.book.lock();
+        for (cluster, n) in &reserved {
+            book.release(cluster, &plan.per_replica, *n);
+        }
+    };
+
+    let mut latest = binding.clone();
+    if plan.spec_changed(&binding) {
+        match write_spec(shared, &binding, &plan).await {
+            Ok(b) => latest = Arc::new(b),
+            Err(e) => {
+                release(shared);
+                tracing::warn!(binding = %key, error = %e, "writing the schedule result");
+                shared
+                    .metrics
+                    .attempt(Outcome::Error, started.elapsed().as_secs_f64());
+                shared.queue.retry(key.clone());
+                return;
+            }
+        }
+        shared.written.lock().insert(key.clone(), latest.clone());
+        for cluster in &plan.evicted_now {
+            shared.metrics.evicted();
+            shared.events.record(EventRequest {
+                involved: binding_ref(&binding),
+                type_: "Warning",
+                reason: EVENT_EVICT,
+                message: format!(
+                    "Evicting the workload from cluster {cluster}: it has a NoExecute taint the placement does not tolerate"
+                ),
+            });
+        }
+    }
+
+    if let Some(recheck) = plan.recheck {
+        shared.queue.add_after(key.clone(), recheck + RECHECK_SLACK);
+    }
+    let Some(result) = &plan.result else {
+        shared.queue.forget(key);
+        return;
+    };
+    if let Some(patch) = decide::status_patch(
+        &latest.status,
+        latest.metadata.generation,
+        result,
+        plan.scheduled_time,
+        now,
+    ) {
+        match write_status(shared, &latest, patch).await {
+            Ok(b) => {
+                latest = Arc::new(b);
+                shared.written.lock().insert(key.clone(), latest.clone());
+            }
+            Err(e) => {
+                tracing::warn!(binding = %key, error = %e, "writing the scheduling status");
+                shared
+                    .metrics
+                    .attempt(Outcome::Error, started.elapsed().as_secs_f64());
+                shared.queue.retry(key.clone());
+                return;
+            }
+        }
+        record_outcome(shared, &latest, result);
+    }
+    match result {
+        Ok(_) => {
+            shared
+                .metrics
+                .attempt(Outcome::Scheduled, started.elapsed().as_secs_f64());
+            shared.queue.forget(key);
+        }
+        Err(e) => {
+            shared
+                .metrics
+                .attempt(Outcome::Unschedulable, started.elapsed().as_secs_f64());
+            let delay = shared.queue.retry(key.clone());
+            tracing::debug!(binding = %key, reason = e.reason(), ?delay, "unschedulable; retrying");
+        }
+    }
+}
+
+fn record_outcome(
+    shared: &Shared,
+    binding: &Binding,
+    result: &Result<flotilla_scheduler::ScheduleResult, flotilla_scheduler::ScheduleError>,
+) {
+    let (type_, reason, message) = match result {
+        Ok(r) => (
+            "Normal",
+            EVENT_SCHEDULE_SUCCEED,
+            format!(
+                "{} Result: {}",
+                decide::SCHEDULED_MESSAGE,
+                decide::result_text(&r.clusters)
+            ),
+        ),
+        Err(e) => ("Warning", EVENT_SCHEDULE_FAILED, e.message().to_owned()),
+    };
+    for involved in [binding_ref(binding), template_ref(binding)] {
+        shared.events.record(EventRequest {
+            involved,
+            type_,
+            reason,
+            message: message.clone(),
+        });
+    }
+}
+
+fn binding_ref(b: &Binding) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("work.karmada.io/v1alpha2".into()),
+        kind: Some(b.key.kind().into()),
+        namespace: b.key.namespace().map(str::to_owned),
+        name: Some(b.key.name().to_owned()),
+        uid: b.metadata.uid.clone(),
+        ..ObjectReference::default()
+    }
+}
+
+fn template_ref(b: &Binding) -> ObjectReference {
+    let r = &b.spec.resource;
+    ObjectReference {
+        api_version: Some(r.api_version.clone()),
+        kind: Some(r.kind.clone()),
+        namespace: r.namespace.clone(),
+        name: Some(r.name.clone()),
+        uid: r.uid.clone(),
+        ..ObjectReference::default()
+    }
+}
+
+fn patch_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..Default::default()
+    }
+}
+
+fn null_if_empty<T: serde::Serialize>(v: &[T]) -> Value {
+    if v.is_empty() { Value::Null } else { json!(v) }
+}
+
+async fn write_spec(shared: &Shared, b: &Binding, plan: &decide::Plan) -> Result<Binding, Error> {
+    let patch = json!({
+        "metadata": {"resourceVersion": b.metadata.resource_version},
+        "spec": {
+            "clusters": null_if_empty(&plan.clusters),
+            "gracefulEvictionTasks": null_if_empty(&plan.tasks),
+        },
+    });
+    let err = |source| Error::WriteSpec {
+        binding: b.key.to_string(),
+        source,
+    };
+    let pp = patch_params();
+    match &b.key {
+        BindingKey::Namespaced { namespace, name } => {
+            let api: Api<ResourceBinding> = Api::namespaced(shared.client.clone(), namespace);
+            api.patch(name, &pp, &Patch::Merge(patch))
+                .await
+                .map(Binding::from)
+                .map_err(err)
+        }
+        BindingKey::Cluster { name } => {
+            let api: Api<ClusterResourceBinding> = Api::all(shared.client.clone());
+            api.patch(name, &pp, &Patch::Merge(patch))
+                .await
+                .map(Binding::from)
+                .map_err(err)
+        }
+    }
+}
+
+async fn write_status(shared: &Shared, b: &Binding, mut patch: Value) -> Result<Binding, Error> {
+    // The conditions list is replaced as a whole: guard it against a concurrent writer of
+    // another condition (FullyApplied) with the resourceVersion we read.
+    if let Some(obj) = patch.as_object_mut() {
+        obj.insert(
+            "metadata".into(),
+            json!({"resourceVersion": b.metadata.resource_version}),
+        );
+    }
+    let err = |source| Error::WriteStatus {
+        binding: b.key.to_string(),
+        source,
+    };
+    let pp = patch_params();
+    match &b.key {
+        BindingKey::Namespaced { namespace, name } => {
+            let api: Api<ResourceBinding> = Api::namespaced(shared.client.clone(), namespace);
+            api.patch_status(name, &pp, &Patch::Merge(patch))
+                .await
+                .map(Binding::from)
+                .map_err(err)
+        }
+        BindingKey::Cluster { name } => {
+            let api: Api<ClusterResourceBinding> = Api::all(shared.client.clone());
+            api.patch_status(name, &pp, &Patch::Merge(patch))
+                .await
+                .map(Binding::from)
+                .map_err(err)
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! The scheduling loop of Flotilla (`flotilla scheduler`): the IO around the pure core in
+//! `flotilla-scheduler`.
+//!
+//! ```text
+//!  watch ResourceBindings ─┐                        ┌─> schedule() under the reservations lock
+//!  watch ClusterRBs ───────┼─> binding cache ─> work queue (coalescing, backoff) ─> N workers
+//!  watch Clusters ─> snapshot index (Arc<ClusterSnapshot>) ─┘                        │
+//!                                 spec.clusters + gracefulEvictionTasks (merge patch)┤
+//!                                 status: Scheduled, observedGeneration (merge patch)┤
+//!                                 core/v1 Events on binding and template (deduped) ──┘
+//! ```
+//!
+//! - [`decide`]: pure decisions: does a binding need scheduling, which clusters must it leave
+//!   (NoExecute failover), which eviction tasks are finished, what status to write;
+//! - [`queue`]: the coalescing work queue with per-key exponential backoff;
+//! - [`clusters`]: the cluster snapshot index and the reservation bookkeeping;
+//! - [`engine`]: watchers, workers and the writes;
+//! - [`events`]: core/v1 Event recorder with deduplication;
+//! - [`metrics`]: Prometheus counters and the latency histogram.
+//!
+//! Policies are not watched here: a binding carries its placement (the detector copies it from
+//! the matching PropagationPolicy), so a policy change reaches the scheduler as a binding spec
+//! change (a new generation).
+//!
+//! With [`SchedulerOptions::leader`] set, the loop runs only while this process holds the
+//! Lease; on loss it stops (watchers and workers) and competes again.
+
+pub mod clusters;
+pub mod decide;
+pub mod engine;
+pub mod events;
+pub mod metrics;
+pub mod queue;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// Field manager of every write of the scheduler.
+pub const FIELD_MANAGER: &str = "flotilla-scheduler";
+/// `producer` of the graceful eviction tasks the scheduler adds.
+pub const EVICTION_PRODUCER: &str = "flotilla-scheduler";
+/// `reason` of graceful eviction tasks added for an untolerated NoExecute taint.
+pub const EVICTION_REASON_TAINT: &str = "TaintUntolerated";
+/// Event reason: scheduled.
+pub const EVENT_SCHEDULE_SUCCEED: &str = "ScheduleBindingSucceed";
+/// Event reason: scheduling failed.
+pub const EVENT_SCHEDULE_FAILED: &str = "ScheduleBindingFailed";
+/// Event reason: replicas moved away from a tainted cluster.
+pub const EVENT_EVICT: &str = "EvictWorkloadFromCluster";
+/// Taint key Karmada puts on a cluster whose Ready condition is False.
+pub const TAINT_NOT_READY: &str = "cluster.karmada.io/not-ready";
+/// Taint key Karmada puts on a cluster whose Ready condition is Unknown.
+pub const TAINT_UNREACHABLE: &str = "cluster.karmada.io/unreachable";
+
+/// Errors of the scheduling loop (each is logged and retried by the loop itself; they are
+/// public so callers of the building blocks can match on them).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Writing a binding's spec (clusters, eviction tasks).
+    #[error("writing the schedule result of {binding}")]
+    WriteSpec {
+        binding: String,
+        source: kube::Error,
+    },
+    /// Writing a binding's status.
+    #[error("writing the status of {binding}")]
+    WriteStatus {
+        binding: String,
+        source: kube::Error,
+    },
+    /// Writing an Event.
+    #[error("writing an event about {object}")]
+    WriteEvent { object: String, source: kube::Error },
+}
+
+/// How the scheduler runs.
+#[derive(Debug, Clone)]
+pub struct SchedulerOptions {
+    /// Only bindings whose `spec.schedulerName` is empty or this are scheduled.
+    pub scheduler_name: String,
+    /// Toleration seconds of the default `not-ready` / `unreachable` NoExecute tolerations
+    /// added to placements that have none for those keys (Karmada's 300).
+    pub default_toleration_seconds: u64,
+    /// How long an old placement is kept at most while the new one comes up.
+    pub eviction_grace_period: Duration,
+    /// Leader election; `None` schedules unconditionally.
+    pub leader: Option<flotilla_leader::LeaderOptions>,
+    /// Concurrent workers (each handles one binding at a time).
+    pub workers: usize,
+    /// First retry delay after a failure; doubles per consecutive failure.
+    pub backoff_base: Duration,
+    /// Largest retry delay.
+    pub backoff_max: Duration,
+    /// Reservations of a cluster are dropped after this long without a new reservation
+    /// (by then the member's reported usage includes them).
+    pub reservation_ttl: Duration,
+    /// Identical events within this window bump `count` instead of adding an event.
+    pub event_dedupe_window: Duration,
+    /// Write core/v1 Events (on by default; off only to measure their cost).
+    pub events: bool,
+}
+
+impl Default for SchedulerOptions {
+    fn default() -> Self {
+        Self {
+            scheduler_name: "default-scheduler".into(),
+            default_toleration_seconds: 300,
+            eviction_grace_period: Duration::from_secs(600),
+            leader: None,
+            workers: 32,
+            backoff_base: Duration::from_millis(250),
+            backoff_max: Duration::from_secs(30),
+            reservation_ttl: Duration::from_secs(30),
+            event_dedupe_window: Duration::from_secs(600),
+            events: true,
+        }
+    }
+}
+
+/// A running scheduler; [`stop`](RunningScheduler::stop) ends it.
+pub struct RunningScheduler {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+    metrics: Arc<metrics::Metrics>,
+}
+
+/// Starts the scheduler on a tokio runtime: it runs until [`RunningScheduler::stop`].
+pub fn spawn(host: kube::Client, opts: SchedulerOptions) -> RunningScheduler {
+    let (stop, stop_rx) = watch::channel(false);
+    let metrics = Arc::new(metrics::Metrics::new());
+    let task = tokio::spawn(engine::run(host, opts, metrics.clone(), stop_rx));
+    RunningScheduler {
+        stop,
+        task,
+        metrics,
+    }
+}
+
+impl RunningScheduler {
+    /// Stops watching and scheduling, waits for in-flight writes, and releases the Lease.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+
+    /// Prometheus text exposition: schedule attempts by result, scheduling latency, queue
+    /// depth, leadership.
+    pub fn metrics_text(&self) -> String {
+        self.metrics.render()
+    }
+
+    /// Whether this instance is currently scheduling (always true without leader election
+    /// once started).
+    pub fn is_active(&self) -> bool {
+        self.metrics.is_active()
+    }
+}

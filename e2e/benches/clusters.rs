@@ -70,8 +70,16 @@ fn spawn_ready(args: &[&str], log: &Path, lines: usize) -> (Proc, Vec<(String, S
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
             if let Some((before, after)) = line.split_once(" ready at ") {
-                let name = before.split_whitespace().last().unwrap_or_default().to_string();
-                let url = after.split_whitespace().next().unwrap_or_default().to_string();
+                let name = before
+                    .split_whitespace()
+                    .last()
+                    .unwrap_or_default()
+                    .to_string();
+                let url = after
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
                 let _ = tx.send((name, url));
             }
         }
@@ -104,7 +112,9 @@ async fn client(kubeconfig: &Path, context: Option<&str>) -> kube::Client {
         context: context.map(str::to_string),
         ..Default::default()
     };
-    let config = kube::Config::from_custom_kubeconfig(kc, &opts).await.unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &opts)
+        .await
+        .unwrap();
     kube::Client::try_from(config).unwrap()
 }
 
@@ -144,9 +154,12 @@ fn ready_and_pods(c: &flotilla_api::Cluster) -> (bool, i64) {
         .resource_summary
         .as_ref()
         .map(|s| {
-            let n = |l: &BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>| {
-                l.get("pods").and_then(|q| q.0.parse::<i64>().ok()).unwrap_or(0)
-            };
+            let n =
+                |l: &BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>| {
+                    l.get("pods")
+                        .and_then(|q| q.0.parse::<i64>().ok())
+                        .unwrap_or(0)
+                };
             n(&s.allocated) + n(&s.allocating)
         })
         .unwrap_or(0);
@@ -168,7 +181,9 @@ async fn main() {
     let period = "10s";
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    println!("cluster controllers at scale: {count} member-sims x {nodes} nodes, status period {period}");
+    println!(
+        "cluster controllers at scale: {count} member-sims x {nodes} nodes, status period {period}"
+    );
 
     let host_dir = d.join("host");
     let host_dir_s = host_dir.to_str().unwrap().to_string();
@@ -297,7 +312,12 @@ async fn main() {
         .unwrap()
         .items
         .iter()
-        .map(|c| (c.metadata.name.clone().unwrap_or_default(), ready_and_pods(c).1))
+        .map(|c| {
+            (
+                c.metadata.name.clone().unwrap_or_default(),
+                ready_and_pods(c).1,
+            )
+        })
         .collect();
     let t0 = Instant::now();
     futures::stream::iter(urls.iter().cloned())

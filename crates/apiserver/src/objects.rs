@@ -746,10 +746,7 @@ impl<'a> Objects<'a> {
                 // Two applies creating the same object race: the loser applies onto the
                 // winner's object instead of failing, as kube-apiserver's retried update does.
                 Err(e)
-                    if creating
-                        && e.code == 409
-                        && e.reason == "AlreadyExists"
-                        && attempts < 8 =>
+                    if creating && e.code == 409 && e.reason == "AlreadyExists" && attempts < 8 =>
                 {
                     continue;
                 }

@@ -57,23 +57,10 @@ async fn lands_by_free_capacity_runs_and_fails_over_when_a_member_stops() {
         opts.node_cpu = cpu.into();
         opts.ready_delay = Duration::from_millis(100);
         let member = flotilla_membersim::start(opts).await.unwrap();
-        flotilla_membership::join(
-            &env.client,
-            &flotilla_membership::Member {
-                name: name.into(),
-                api_endpoint: member.url(),
-                credentials: flotilla_membership::MemberCredentials::token(
-                    member.token.clone(),
-                    member.ca_pem.clone(),
-                ),
-                labels: Default::default(),
-                region: None,
-                zone: None,
-                provider: None,
-            },
-        )
-        .await
-        .unwrap();
+        let credentials =
+            flotilla_membership::MemberCredentials::token(&member.token, &member.ca_pem);
+        let join = flotilla_membership::Member::new(name, member.url(), credentials);
+        flotilla_membership::join(&env.client, &join).await.unwrap();
         members.insert(name, member);
     }
     let controllers = flotilla_controllers::spawn(

@@ -37,27 +37,13 @@ impl Env {
         opts.secure_port = 0;
         let host = flotilla_host::start(opts).await.unwrap();
         let client = client_for(&host.kubeconfig).await;
-        let pki = host_dir.join("pki");
-        let aggregated = flotilla_aggregated::start(flotilla_aggregated::AggregatedOptions::new(
+        let aggregated = flotilla_aggregated::start_registered(
+            &client,
+            &host_dir.join("pki"),
             dir.path().join("aggregated"),
-            client.clone(),
-            std::fs::read_to_string(pki.join("ca.crt")).unwrap(),
-            std::fs::read_to_string(pki.join("front-proxy-ca.crt")).unwrap(),
-        ))
+        )
         .await
         .unwrap();
-        flotilla_aggregated::register_apiservice(&client, &aggregated.url(), &aggregated.ca_pem)
-            .await
-            .unwrap();
-        let clusters: Api<Cluster> = Api::all(client.clone());
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            match clusters.list(&ListParams::default()).await {
-                Ok(_) => break,
-                Err(e) if Instant::now() > deadline => panic!("clusters never served: {e}"),
-                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-            }
-        }
         Env {
             client,
             host,

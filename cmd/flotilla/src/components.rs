@@ -142,7 +142,7 @@ pub async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Resu
     run_component(
         host.clone(),
         &args.component,
-        "flotilla-controller-manager",
+        "controller-manager",
         move || {
             let cm = flotilla_controllers::spawn(host.clone(), opts.clone());
             let cm = Arc::new(tokio::sync::Mutex::new(Some(cm)));
@@ -200,11 +200,12 @@ pub async fn run_scheduler(args: SchedulerArgs) -> anyhow::Result<()> {
 type StopFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 /// Runs a component while this process leads (or always, without leader election), until
-/// SIGINT/SIGTERM. `start` starts it and returns its metrics source and a stop future.
+/// SIGINT/SIGTERM. `start` starts it and returns its metrics source and a stop future. The
+/// Lease is `kube-system/flotilla-<component>`.
 async fn run_component(
     host: kube::Client,
     args: &ComponentArgs,
-    lease: &str,
+    component: &str,
     start: impl Fn() -> (MetricsSource, StopFuture),
 ) -> anyhow::Result<()> {
     let source: Arc<parking_lot::Mutex<Option<MetricsSource>>> = Arc::default();
@@ -217,7 +218,7 @@ async fn run_component(
     if !args.leader_elect {
         let (metrics, stop) = start();
         *source.lock() = Some(metrics);
-        println!("Flotilla {lease} running");
+        println!("Flotilla {component} running");
         shutdown.await;
         eprintln!("shutting down");
         stop.await;
@@ -226,10 +227,11 @@ async fn run_component(
             host,
             flotilla_leader::LeaderOptions::new(
                 "kube-system",
-                lease,
+                &format!("flotilla-{component}"),
                 &flotilla_leader::default_identity(),
             ),
         );
+        eprintln!("waiting to lead (Lease kube-system/flotilla-{component})");
         loop {
             let mut leadership = tokio::select! {
                 l = elector.acquire() => l,
@@ -237,7 +239,7 @@ async fn run_component(
             };
             let (metrics, stop) = start();
             *source.lock() = Some(metrics);
-            println!("Flotilla {lease} running (leader)");
+            println!("Flotilla {component} running (leader)");
             let lost = tokio::select! {
                 _ = leadership.lost() => true,
                 _ = &mut shutdown => false,

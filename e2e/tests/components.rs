@@ -1,0 +1,182 @@
+//! The split deployment: `flotilla apiserver`, `flotilla aggregated-apiserver`, two
+//! `flotilla controller-manager` replicas and a `flotilla scheduler`, each its own process as
+//! on a real host cluster. Only the Lease holder acts; when it is killed the standby takes
+//! over; members joined with flotillactl get their status; bindings get scheduled; each
+//! component serves /metrics.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use support::{
+    Kubectl, Streaming, eventually, flotilla_bin, flotillactl_bin, kubectl_binary, run_bounded,
+    start_aggregated_apiserver, start_apiserver, start_member_sim,
+};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `flotilla <args> --kubeconfig K`; its stdout lines arrive on the returned stream.
+fn component(kubeconfig: &Path, args: &[&str]) -> Streaming {
+    let mut cmd = Command::new(flotilla_bin());
+    cmd.args(args)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .stdin(Stdio::null());
+    Streaming::spawn(cmd)
+}
+
+fn metrics(port: u16) -> String {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-sS", &format!("http://127.0.0.1:{port}/metrics")]);
+    let out = run_bounded(&mut cmd, WAIT, "curl /metrics");
+    assert!(out.status.success(), "{}", out.stderr);
+    out.stdout
+}
+
+#[test]
+fn components_as_separate_processes_with_leader_election() {
+    let dir = tempfile::tempdir().unwrap();
+    let host_dir = dir.path().join("host");
+    let host = start_apiserver(&host_dir);
+    let _aggregated = start_aggregated_apiserver(&host_dir, &dir.path().join("aggregated"));
+    let k = Kubectl::new(
+        kubectl_binary("kubectl"),
+        &host.kubeconfig,
+        &dir.path().join("cache"),
+    );
+
+    let member = start_member_sim("edge", &dir.path().join("edge"), 2);
+    let mut join = Command::new(flotillactl_bin());
+    join.arg("--kubeconfig")
+        .arg(&host.kubeconfig)
+        .args(["join", "edge", "--cluster-kubeconfig"])
+        .arg(&member.kubeconfig)
+        .args(["--cluster-context", "edge-flotilla"]);
+    let out = run_bounded(&mut join, WAIT, "flotillactl join");
+    assert!(out.status.success(), "{}{}", out.stdout, out.stderr);
+
+    let (port_a, port_b, port_s) = (free_port(), free_port(), free_port());
+    let cm_args = |port: u16| {
+        vec![
+            "controller-manager".to_string(),
+            "--cluster-status-update-frequency".into(),
+            "1s".into(),
+            "--metrics-bind-address".into(),
+            format!("127.0.0.1:{port}"),
+        ]
+    };
+    let args_a = cm_args(port_a);
+    let args_a: Vec<&str> = args_a.iter().map(String::as_str).collect();
+    let mut a = component(&host.kubeconfig, &args_a);
+    a.wait_for_line(WAIT, "controller-manager A leads", |l| {
+        l.contains("controller-manager running (leader)")
+    });
+    let args_b = cm_args(port_b);
+    let args_b: Vec<&str> = args_b.iter().map(String::as_str).collect();
+    let mut b = component(&host.kubeconfig, &args_b);
+    let scheduler_args = [
+        "scheduler",
+        "--metrics-bind-address",
+        &format!("127.0.0.1:{port_s}"),
+    ];
+    let mut scheduler = component(&host.kubeconfig, &scheduler_args);
+    scheduler.wait_for_line(WAIT, "the scheduler runs", |l| {
+        l.contains("scheduler running")
+    });
+
+    // A leads: the member gets its status, the execution namespace exists.
+    eventually(WAIT, "edge Ready", || {
+        let c = k.get_json(&["cluster", "edge"]);
+        let ready = c["status"]["conditions"].as_array().is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        });
+        if ready {
+            Ok(())
+        } else {
+            Err(c["status"].to_string())
+        }
+    });
+    k.ok(&["get", "namespace", "karmada-es-edge"]);
+    let text = metrics(port_a);
+    assert!(text.contains("flotilla_"), "{text}");
+    let lease = k.get_json(&["lease", "-n", "kube-system", "flotilla-controller-manager"]);
+    let holder_a = lease["spec"]["holderIdentity"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The scheduler process places a binding on the member.
+    k.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=2",
+    ]);
+    let rb = dir.path().join("rb.json");
+    std::fs::write(
+        &rb,
+        r#"{"apiVersion":"work.karmada.io/v1alpha2","kind":"ResourceBinding",
+"metadata":{"name":"web-deployment","namespace":"default"},
+"spec":{"resource":{"apiVersion":"apps/v1","kind":"Deployment","namespace":"default","name":"web"},
+"replicas":2,"placement":{"clusterAffinity":{"clusterNames":["edge"]}}}}"#,
+    )
+    .unwrap();
+    k.ok(&["apply", "-f", rb.to_str().unwrap()]);
+    eventually(WAIT, "the binding placed on edge", || {
+        let rb = k.get_json(&["resourcebinding", "web-deployment"]);
+        let clusters = &rb["spec"]["clusters"];
+        if clusters == &serde_json::json!([{"name": "edge", "replicas": 2}]) {
+            Ok(())
+        } else {
+            Err(rb.to_string())
+        }
+    });
+    assert!(metrics(port_s).contains("flotilla_scheduler"));
+
+    // Kill the leader: B takes over once the Lease expires, and keeps the status fresh.
+    drop(a);
+    b.wait_for_line(Duration::from_secs(45), "controller-manager B leads", |l| {
+        l.contains("controller-manager running (leader)")
+    });
+    let lease = k.get_json(&["lease", "-n", "kube-system", "flotilla-controller-manager"]);
+    let holder_b = lease["spec"]["holderIdentity"].as_str().unwrap();
+    assert_ne!(holder_b, holder_a);
+    assert!(metrics(port_b).contains("flotilla_"));
+    let mk = Kubectl::new(
+        kubectl_binary("kubectl"),
+        &member.kubeconfig,
+        &dir.path().join("cache-member"),
+    );
+    mk.ok(&[
+        "create",
+        "deployment",
+        "probe",
+        "--image=nginx",
+        "--replicas=3",
+    ]);
+    eventually(WAIT, "B reports the member's new pods", || {
+        let c = k.get_json(&["cluster", "edge"]);
+        let pods = &c["status"]["resourceSummary"]["allocated"]["pods"];
+        if pods.as_str() == Some("3") {
+            Ok(())
+        } else {
+            Err(c["status"]["resourceSummary"].to_string())
+        }
+    });
+    drop(b);
+    drop(scheduler);
+}

@@ -15,6 +15,9 @@ use serde_json::{Map, Value, json};
 
 use crate::request::{FieldValidation, parse_resource_version};
 
+/// How many times a patch without a precondition is re-applied after losing a write race.
+const PATCH_ATTEMPTS: u32 = 128;
+
 /// Who is writing and how: the options every write shares.
 #[derive(Debug, Clone)]
 pub struct WriteOptions {
@@ -734,19 +737,25 @@ impl<'a> Objects<'a> {
                     self.write_update(&old, new, subresource, opts, false).await
                 }
             };
+            // A patch without a precondition is re-applied to the newer object, as
+            // kube-apiserver's update loop does: each round some writer wins, so a writer
+            // among N concurrent ones loses at most N-1 times. The bound only stops a livelock.
             match result {
                 Err(e)
                     if e.code == 409
                         && e.reason == "Conflict"
-                        && attempts < 8
+                        && attempts < PATCH_ATTEMPTS
                         && !patch.has_precondition() =>
                 {
                     continue;
                 }
                 // Two applies creating the same object race: the loser applies onto the
-                // winner's object instead of failing, as kube-apiserver's retried update does.
+                // winner's object instead of failing.
                 Err(e)
-                    if creating && e.code == 409 && e.reason == "AlreadyExists" && attempts < 8 =>
+                    if creating
+                        && e.code == 409
+                        && e.reason == "AlreadyExists"
+                        && attempts < PATCH_ATTEMPTS =>
                 {
                     continue;
                 }

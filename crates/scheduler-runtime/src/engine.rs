@@ -542,25 +542,42 @@ async fn write_spec(shared: &Shared, b: &Binding, plan: &decide::Plan) -> Result
             "gracefulEvictionTasks": null_if_empty(&plan.tasks),
         },
     });
-    let err = |source| Error::WriteSpec {
-        binding: b.key.to_string(),
-        source,
-    };
+    merge_patch(shared, &b.key, &patch, false)
+        .await
+        .map_err(|source| Error::WriteSpec {
+            binding: b.key.to_string(),
+            source,
+        })
+}
+
+/// One JSON merge patch of a ResourceBinding or ClusterResourceBinding (its `status`
+/// subresource when `status`), returning the written binding.
+async fn merge_patch(
+    shared: &Shared,
+    key: &BindingKey,
+    patch: &Value,
+    status: bool,
+) -> Result<Binding, kube::Error> {
     let pp = patch_params();
-    match &b.key {
+    let patch = Patch::Merge(patch);
+    match key {
         BindingKey::Namespaced { namespace, name } => {
             let api: Api<ResourceBinding> = Api::namespaced(shared.client.clone(), namespace);
-            api.patch(name, &pp, &Patch::Merge(patch))
-                .await
-                .map(Binding::from)
-                .map_err(err)
+            let written = if status {
+                api.patch_status(name, &pp, &patch).await
+            } else {
+                api.patch(name, &pp, &patch).await
+            };
+            written.map(Binding::from)
         }
         BindingKey::Cluster { name } => {
             let api: Api<ClusterResourceBinding> = Api::all(shared.client.clone());
-            api.patch(name, &pp, &Patch::Merge(patch))
-                .await
-                .map(Binding::from)
-                .map_err(err)
+            let written = if status {
+                api.patch_status(name, &pp, &patch).await
+            } else {
+                api.patch(name, &pp, &patch).await
+            };
+            written.map(Binding::from)
         }
     }
 }
@@ -574,25 +591,10 @@ async fn write_status(shared: &Shared, b: &Binding, mut patch: Value) -> Result<
             json!({"resourceVersion": b.metadata.resource_version}),
         );
     }
-    let err = |source| Error::WriteStatus {
-        binding: b.key.to_string(),
-        source,
-    };
-    let pp = patch_params();
-    match &b.key {
-        BindingKey::Namespaced { namespace, name } => {
-            let api: Api<ResourceBinding> = Api::namespaced(shared.client.clone(), namespace);
-            api.patch_status(name, &pp, &Patch::Merge(patch))
-                .await
-                .map(Binding::from)
-                .map_err(err)
-        }
-        BindingKey::Cluster { name } => {
-            let api: Api<ClusterResourceBinding> = Api::all(shared.client.clone());
-            api.patch_status(name, &pp, &Patch::Merge(patch))
-                .await
-                .map(Binding::from)
-                .map_err(err)
-        }
-    }
+    merge_patch(shared, &b.key, &patch, true)
+        .await
+        .map_err(|source| Error::WriteStatus {
+            binding: b.key.to_string(),
+            source,
+        })
 }

@@ -179,13 +179,47 @@ where
         + 'static,
 {
     let api: Api<K> = Api::all(client.clone());
-    watcher(api, watcher::Config::default()).default_backoff()
+    watcher(api, watcher::Config::default()).backoff(WatchBackoff::default())
+}
+
+/// Retry delays of the watches: 250 ms doubling to 5 s. kube-runtime's default grows to
+/// 30 s, so a few failed attempts (e.g. the Cluster API briefly unavailable behind its
+/// APIService) would leave the scheduler blind for half a minute after it recovers.
+#[derive(Clone, Copy, Debug)]
+struct WatchBackoff {
+    next: Duration,
+}
+
+impl WatchBackoff {
+    const MIN: Duration = Duration::from_millis(250);
+    const MAX: Duration = Duration::from_secs(5);
+}
+
+impl Default for WatchBackoff {
+    fn default() -> Self {
+        Self { next: Self::MIN }
+    }
+}
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        let delay = self.next;
+        self.next = (self.next * 2).min(Self::MAX);
+        Some(delay)
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = Self::MIN;
+    }
 }
 
 async fn watch_clusters(shared: Arc<Shared>) {
     let api: Api<Cluster> = Api::all(shared.client.clone());
     let mut stream = watcher(api, watcher::Config::default())
-        .default_backoff()
+        .backoff(WatchBackoff::default())
         .boxed();
     let mut listing: Option<HashSet<String>> = None;
     let mut changes: Vec<(String, ClusterChange)> = Vec::new();
@@ -219,6 +253,7 @@ async fn watch_clusters(shared: Arc<Shared>) {
                 for (name, change) in std::mem::take(&mut changes) {
                     cluster_changed(&shared, &name, change);
                 }
+                tracing::debug!(clusters = shared.clusters.names().len(), "Clusters listed");
                 let _ = shared.clusters_synced.send(true);
             }
             watcher::Event::Apply(c) => {
@@ -325,6 +360,7 @@ fn binding_seen(shared: &Shared, b: Binding, relisted: bool) {
             }
         }
     }
+    tracing::debug!(binding = %key, revision = ?b.revision(), relisted, interesting, "binding seen");
     shared.bindings.write().insert(key.clone(), Arc::new(b));
     if interesting {
         shared.queue.add(key);
@@ -558,6 +594,26 @@ async fn merge_patch(
     patch: &Value,
     status: bool,
 ) -> Result<Binding, kube::Error> {
+    // A write that hangs (seen under heavy load, cause not yet found) must not hold the
+    // binding's worker for the client's 295 s read timeout: give up and retry with backoff.
+    match tokio::time::timeout(WRITE_TIMEOUT, merge_patch_once(shared, key, patch, status)).await {
+        Ok(result) => result,
+        Err(_) => Err(kube::Error::Service(Box::new(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within {WRITE_TIMEOUT:?}"),
+        )))),
+    }
+}
+
+/// How long one write of a binding may take before it is retried.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+async fn merge_patch_once(
+    shared: &Shared,
+    key: &BindingKey,
+    patch: &Value,
+    status: bool,
+) -> Result<Binding, kube::Error> {
     let pp = patch_params();
     let patch = Patch::Merge(patch);
     match key {
@@ -597,4 +653,19 @@ async fn write_status(shared: &Shared, b: &Binding, mut patch: Value) -> Result<
             binding: b.key.to_string(),
             source,
         })
+}
+
+#[cfg(test)]
+mod watch_backoff_tests {
+    use super::*;
+    use kube::runtime::utils::Backoff;
+
+    #[test]
+    fn doubles_to_five_seconds_and_resets() {
+        let mut b = WatchBackoff::default();
+        let delays: Vec<u128> = b.by_ref().take(7).map(|d| d.as_millis()).collect();
+        assert_eq!(delays, [250, 500, 1000, 2000, 4000, 5000, 5000]);
+        b.reset();
+        assert_eq!(b.next(), Some(Duration::from_millis(250)));
+    }
 }

@@ -31,6 +31,12 @@ pub async fn client_for(kubeconfig: &Path) -> kube::Client {
 
 impl Env {
     pub async fn start() -> Env {
+        if std::env::var_os("RUST_LOG").is_some() {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+                .with_test_writer()
+                .try_init();
+        }
         let dir = tempfile::tempdir().unwrap();
         let host_dir = dir.path().join("host");
         let mut opts = flotilla_host::HostOptions::new(&host_dir);
@@ -168,7 +174,7 @@ impl Env {
         what: &str,
         check: impl Fn(&ResourceBinding) -> bool,
     ) -> ResourceBinding {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let rb = self.bindings().get(name).await.unwrap();
             if check(&rb) {
@@ -195,7 +201,7 @@ impl Env {
 
     /// Polls until an event with `reason` about `kind/name` exists.
     pub async fn wait_event(&self, kind: &str, name: &str, reason: &str) -> Event {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let events = self.events_for("default", kind, name).await;
             if let Some(e) = events

@@ -440,7 +440,7 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
             Ok(b) => latest = Arc::new(b),
             Err(e) => {
                 release(shared);
-                tracing::warn!(binding = %key, error = %e, "writing the schedule result");
+                tracing::warn!(binding = %key, error = %e, cause = ?std::error::Error::source(&e), "writing the schedule result");
                 shared
                     .metrics
                     .attempt(Outcome::Error, started.elapsed().as_secs_f64());
@@ -482,7 +482,7 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
                 shared.written.lock().insert(key.clone(), latest.clone());
             }
             Err(e) => {
-                tracing::warn!(binding = %key, error = %e, "writing the scheduling status");
+                tracing::warn!(binding = %key, error = %e, cause = ?std::error::Error::source(&e), "writing the scheduling status");
                 shared
                     .metrics
                     .attempt(Outcome::Error, started.elapsed().as_secs_f64());

@@ -25,14 +25,19 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(90);
 /// The `flotilla` binary under test: `$FLOTILLA_BIN`, else `<workspace>/target/debug/flotilla`.
 /// Panics (never skips) when it is missing, since an e2e run without the binary proves nothing.
 pub fn flotilla_bin() -> PathBuf {
-    let path = match std::env::var_os("FLOTILLA_BIN") {
+    workspace_bin("flotilla", "FLOTILLA_BIN")
+}
+
+/// The binary `name` under test: `$env_var`, else `<workspace>/target/debug/<name>`.
+fn workspace_bin(name: &str, env_var: &str) -> PathBuf {
+    let path = match std::env::var_os(env_var) {
         Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/flotilla"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../target/debug/{name}")),
     };
     assert!(
         path.is_file(),
-        "the flotilla binary was not found at {}: run `cargo build --bin flotilla` first \
-         (or set FLOTILLA_BIN to its path)",
+        "the {name} binary was not found at {}: run `cargo build --bin {name}` first \
+         (or set {env_var} to its path)",
         path.display()
     );
     path
@@ -585,17 +590,7 @@ pub fn curl(
 /// The `flotillactl` binary under test: `$FLOTILLACTL_BIN`, else
 /// `<workspace>/target/debug/flotillactl`. Panics (never skips) when it is missing.
 pub fn flotillactl_bin() -> PathBuf {
-    let path = match std::env::var_os("FLOTILLACTL_BIN") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/flotillactl"),
-    };
-    assert!(
-        path.is_file(),
-        "the flotillactl binary was not found at {}: run `cargo build --bin flotillactl` first \
-         (or set FLOTILLACTL_BIN to its path)",
-        path.display()
-    );
-    path
+    workspace_bin("flotillactl", "FLOTILLACTL_BIN")
 }
 
 /// Starts `flotilla member-sim --name NAME --data-dir D --nodes N`, waits for its

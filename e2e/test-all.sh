@@ -10,10 +10,14 @@ if ! command -v kubectl >/dev/null 2>&1; then
   exit 1
 fi
 
-# The e2e tests run the binaries as separate processes (kill -9, restarts), so build them first.
-cargo build --locked --bin flotilla --bin flotillactl
+# The e2e tests run the `flotilla` and `flotillactl` binaries as processes (kill -9, restarts).
+# `cargo test` builds them before running any test (cmd/*/tests make it), with the same
+# features as the tests, so dependencies are compiled once.
 export FLOTILLA_BIN="$PWD/target/debug/flotilla"
 export FLOTILLACTL_BIN="$PWD/target/debug/flotillactl"
+# Incremental caches only help repeated local builds; on a clean checkout they are gigabytes
+# of disk for nothing. Set CARGO_INCREMENTAL=1 to keep them.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 # Two test threads per binary: the machine has 2 cores and the e2e tests start servers.
 cargo test --locked --workspace --no-fail-fast -- --test-threads=2

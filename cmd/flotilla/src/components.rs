@@ -29,6 +29,22 @@ pub struct ClusterControllerFlags {
     /// How often each member's API discovery (status.apiEnablements) is refreshed.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub cluster_api_enablements_period: Duration,
+    /// Duration of the heartbeat Lease kept per Push cluster in karmada-cluster.
+    #[arg(long, default_value = "40s", value_parser = parse_duration)]
+    pub cluster_lease_duration: Duration,
+    /// The heartbeat Lease is renewed every duration × this fraction.
+    #[arg(long, default_value_t = 0.25)]
+    pub cluster_lease_renew_interval_fraction: f64,
+    /// How often cluster heartbeats are checked.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub cluster_monitor_period: Duration,
+    /// How long a cluster may go without a heartbeat before Ready turns Unknown.
+    #[arg(long, default_value = "40s", value_parser = parse_duration)]
+    pub cluster_monitor_grace_period: Duration,
+    /// The grace for a cluster that never had a Ready condition, and for every cluster
+    /// when the controller-manager starts (or becomes leader).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub cluster_startup_grace_period: Duration,
 }
 
 impl ClusterControllerFlags {
@@ -38,6 +54,11 @@ impl ClusterControllerFlags {
             failure_threshold: self.cluster_failure_threshold,
             probe_timeout: self.cluster_probe_timeout,
             api_enablements_period: self.cluster_api_enablements_period,
+            lease_duration: self.cluster_lease_duration,
+            lease_renew_fraction: self.cluster_lease_renew_interval_fraction,
+            monitor_period: self.cluster_monitor_period,
+            monitor_grace_period: self.cluster_monitor_grace_period,
+            startup_grace_period: self.cluster_startup_grace_period,
             ..Default::default()
         }
     }

@@ -2,8 +2,11 @@
 //! and the execution namespace `karmada-es-<cluster>`; the not-ready / unreachable taints
 //! following the Ready condition the status controller writes ([`crate::taints`]); and, once
 //! the Cluster is being deleted, cleanup in order — delete its Works, wait until they are
-//! gone (their own finalizers may hold them), delete the namespace, wait, then release the
-//! Cluster by removing the finalizer.
+//! gone (their own finalizers may hold them), delete the namespace, wait, delete the
+//! cluster's heartbeat Lease, then release the Cluster by removing the finalizer.
+//!
+//! Beside the reconciler runs the health monitor ([`crate::monitor`]), which turns Ready
+//! Unknown for clusters whose status nobody posts any more.
 //!
 //! Writes are JSON merge patches carrying the resourceVersion read, so a concurrent change
 //! (someone else's finalizer or taint) makes the write fail with a conflict and the
@@ -30,8 +33,8 @@ use tracing::{Instrument, debug, info, info_span, warn};
 use crate::readiness::CONDITION_READY;
 use crate::taints::desired_taints;
 use crate::{
-    CLUSTER_FIELD_MANAGER, CLUSTER_FINALIZER, ControllerManagerOptions, Error, Metrics,
-    error_chain, execution_namespace,
+    AbortOnDrop, CLUSTER_FIELD_MANAGER, CLUSTER_FINALIZER, ControllerManagerOptions, Error,
+    Metrics, error_chain, execution_namespace,
 };
 
 const CONTROLLER: &str = "cluster";
@@ -73,7 +76,19 @@ pub(crate) async fn run(
         metrics,
         namespaces_seen: Mutex::new(HashMap::new()),
     });
-    Controller::new(api, watcher::Config::default())
+    let controller = Controller::new(api, watcher::Config::default());
+    // The health monitor judges from the controller's own cache of Clusters; it ends with
+    // this task.
+    let _monitor = AbortOnDrop(tokio::spawn(
+        crate::monitor::run(
+            ctx.host.clone(),
+            controller.store(),
+            ctx.opts.clone(),
+            ctx.metrics.clone(),
+        )
+        .instrument(info_span!("cluster_monitor")),
+    ));
+    controller
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
             if let Err(e) = result {
@@ -293,6 +308,11 @@ async fn finalize(cluster: &Cluster, name: &str, ctx: &Context) -> Result<Action
             }
         }
         return Ok(Action::requeue(ctx.opts.deletion_poll));
+    }
+    // Last, the heartbeat Lease (nothing else removes it: owner references are not acted
+    // on everywhere). The status controller never recreates the Lease of a deleted Cluster.
+    if crate::lease::delete(&ctx.host, name).await? {
+        info!("deleted the cluster's heartbeat Lease");
     }
     let finalizers: Vec<&String> = cluster
         .metadata

@@ -14,13 +14,21 @@
 //!   namespace `karmada-es-<cluster>`, cleanup on deletion, and the not-ready / unreachable
 //!   taints that follow the Ready condition.
 //! - [`status`]: per Cluster an independent task refreshing `status` every period: health,
-//!   version, API enablements and the node/pod summaries ([`resources`]).
+//!   version, API enablements ([`conditions`]: CompleteAPIEnablements) and the node/pod
+//!   summaries ([`resources`], [`modeling`] for allocatableModelings); beside it, per Push
+//!   cluster, the heartbeat Lease in `karmada-cluster` ([`lease`]).
+//! - [`monitor`]: in the cluster controller, Ready=Unknown for clusters whose heartbeat
+//!   (Lease renewal or Ready change) is older than the grace period.
 //!
 //! [`spawn`] starts both as tokio tasks; [`ControllerManager::stop`] ends them.
 
 pub mod cluster;
+pub mod conditions;
 pub mod diff;
+pub mod lease;
 pub mod metrics;
+pub mod modeling;
+pub mod monitor;
 pub mod quantity;
 pub mod readiness;
 pub mod resources;
@@ -125,6 +133,16 @@ pub enum Error {
         cluster: String,
         source: kube::Error,
     },
+    #[error("renewing the heartbeat Lease of cluster {cluster}")]
+    RenewLease {
+        cluster: String,
+        source: kube::Error,
+    },
+    #[error("deleting the heartbeat Lease of cluster {cluster}")]
+    DeleteLease {
+        cluster: String,
+        source: kube::Error,
+    },
     #[error("{action} of cluster {cluster} timed out after {timeout:?}")]
     Timeout {
         action: &'static str,
@@ -150,6 +168,7 @@ impl Error {
             | Error::NoEndpoint { .. }
             | Error::ProxyUrl { .. }
             | Error::MemberClient { .. } => "member_client",
+            Error::RenewLease { .. } | Error::DeleteLease { .. } => "lease",
             Error::Timeout { .. } => "timeout",
         }
     }
@@ -204,6 +223,37 @@ pub struct ControllerManagerOptions {
     pub retry_delay: Duration,
     /// Rounding of free node capacity before grouping (`status.nodeCapacities`).
     pub capacity_rounding: CapacityRounding,
+    /// `leaseDurationSeconds` of the heartbeat Lease the status controller keeps per Push
+    /// cluster in `karmada-cluster` (Karmada: `--cluster-lease-duration`, 40 s).
+    pub lease_duration: Duration,
+    /// The Lease is renewed every `lease_duration × lease_renew_fraction` (Karmada:
+    /// `--cluster-lease-renew-interval-fraction`, 0.25).
+    pub lease_renew_fraction: f64,
+    /// How often the health monitor checks every cluster's heartbeat (Karmada:
+    /// `--cluster-monitor-period`, 5 s).
+    pub monitor_period: Duration,
+    /// A cluster whose heartbeat (Lease renewal or Ready change) is older than this turns
+    /// Ready=Unknown (Karmada: `--cluster-monitor-grace-period`, 40 s).
+    pub monitor_grace_period: Duration,
+    /// The grace given instead to a cluster that never had a Ready condition, and to every
+    /// cluster on the monitor's first sight of it (Karmada: `--cluster-startup-grace-period`,
+    /// 60 s).
+    pub startup_grace_period: Duration,
+}
+
+impl ControllerManagerOptions {
+    /// How often the heartbeat Lease is renewed: `lease_duration × lease_renew_fraction`,
+    /// the fraction clamped to (0, 1] and the result to at least 10 ms.
+    pub fn lease_renew_interval(&self) -> Duration {
+        let fraction = if self.lease_renew_fraction.is_finite() && self.lease_renew_fraction > 0.0 {
+            self.lease_renew_fraction.min(1.0)
+        } else {
+            1.0
+        };
+        self.lease_duration
+            .mul_f64(fraction)
+            .max(Duration::from_millis(10))
+    }
 }
 
 impl Default for ControllerManagerOptions {
@@ -218,6 +268,11 @@ impl Default for ControllerManagerOptions {
             resync_period: Duration::from_secs(300),
             retry_delay: Duration::from_secs(2),
             capacity_rounding: CapacityRounding::default(),
+            lease_duration: Duration::from_secs(40),
+            lease_renew_fraction: 0.25,
+            monitor_period: Duration::from_secs(5),
+            monitor_grace_period: Duration::from_secs(40),
+            startup_grace_period: Duration::from_secs(60),
         }
     }
 }
@@ -277,6 +332,29 @@ mod tests {
         assert_eq!(d.status_period, Duration::from_secs(10));
         assert_eq!(d.failure_threshold, Duration::from_secs(30));
         assert!(d.no_execute_taints);
+        assert_eq!(d.lease_duration, Duration::from_secs(40));
+        assert_eq!(d.lease_renew_interval(), Duration::from_secs(10));
+        assert_eq!(d.monitor_period, Duration::from_secs(5));
+        assert_eq!(d.monitor_grace_period, Duration::from_secs(40));
+        assert_eq!(d.startup_grace_period, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn renew_interval_clamps_odd_fractions() {
+        let mut o = ControllerManagerOptions {
+            lease_duration: Duration::from_secs(8),
+            lease_renew_fraction: 0.5,
+            ..Default::default()
+        };
+        assert_eq!(o.lease_renew_interval(), Duration::from_secs(4));
+        o.lease_renew_fraction = 0.0;
+        assert_eq!(o.lease_renew_interval(), Duration::from_secs(8));
+        o.lease_renew_fraction = f64::NAN;
+        assert_eq!(o.lease_renew_interval(), Duration::from_secs(8));
+        o.lease_renew_fraction = 3.0;
+        assert_eq!(o.lease_renew_interval(), Duration::from_secs(8));
+        o.lease_duration = Duration::ZERO;
+        assert_eq!(o.lease_renew_interval(), Duration::from_millis(10));
     }
 
     fn api_error(code: u16) -> kube::Error {

@@ -98,6 +98,11 @@ impl Resources {
             .unwrap_or(0)
     }
 
+    /// Whether `name` is present (even with 0).
+    pub fn has(&self, name: &ResourceName) -> bool {
+        self.0.binary_search_by(|(n, _)| n.cmp(name)).is_ok()
+    }
+
     fn entry(&mut self, name: &ResourceName) -> &mut i64 {
         let i = match self.0.binary_search_by(|(n, _)| n.cmp(name)) {
             Ok(i) => i,
@@ -316,6 +321,9 @@ pub struct Summary {
     pub allocated: Resources,
     pub allocating: Resources,
     pub node_capacities: Vec<NodeCapacityGroup>,
+    /// Free capacity of each schedulable node (allocatable minus its pods' requests, `pods`
+    /// included), in no particular order: what resource modeling grades.
+    pub free: Vec<Resources>,
 }
 
 /// Sums nodes and pods (see the module docs for the rules).
@@ -378,6 +386,7 @@ pub fn summarize<'a>(
         allocated,
         allocating,
         node_capacities: group_capacities(&free, rounding),
+        free,
     }
 }
 

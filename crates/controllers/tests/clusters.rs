@@ -11,7 +11,11 @@
 //!   namespace, then the Cluster (a Work held by a finalizer holds everything);
 //! - failure: a stopped member turns Ready=False (ClusterNotReachable) after the failure
 //!   threshold and is tainted, other members keep being refreshed meanwhile, and restarting
-//!   it on the same port and data brings Ready=True back and removes the taints.
+//!   it on the same port and data brings Ready=True back and removes the taints;
+//! - heartbeat: Push clusters' Leases in karmada-cluster advance and keep them Ready; a
+//!   Pull cluster without an agent, and one whose agent stops renewing, turn Ready=Unknown
+//!   with the unreachable taints; deleting a cluster deletes its Lease;
+//! - modeling: CompleteAPIEnablements and allocatableModelings of the default grades.
 
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -29,6 +33,7 @@ use flotilla_controllers::{
 };
 use flotilla_membersim::{MemberOptions, RunningMember};
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
@@ -65,6 +70,11 @@ struct Env {
 
 impl Env {
     async fn start() -> Env {
+        Self::start_with(|_| {}).await
+    }
+
+    /// As [`Env::start`], with the controllers' options adjusted by `adjust`.
+    async fn start_with(adjust: impl FnOnce(&mut ControllerManagerOptions)) -> Env {
         if std::env::var_os("RUST_LOG").is_some() {
             let _ = tracing_subscriber::fmt()
                 .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -108,18 +118,17 @@ impl Env {
             flotilla_membership::join(&client, &join).await.unwrap();
             members.insert(name.to_string(), (opts, Some(member)));
         }
-        let manager = flotilla_controllers::spawn(
-            client.clone(),
-            ControllerManagerOptions {
-                status_period: Duration::from_millis(300),
-                failure_threshold: THRESHOLD,
-                probe_timeout: Duration::from_secs(1),
-                api_enablements_period: Duration::from_secs(5),
-                deletion_poll: Duration::from_millis(200),
-                retry_delay: Duration::from_millis(300),
-                ..Default::default()
-            },
-        );
+        let mut options = ControllerManagerOptions {
+            status_period: Duration::from_millis(300),
+            failure_threshold: THRESHOLD,
+            probe_timeout: Duration::from_secs(1),
+            api_enablements_period: Duration::from_secs(5),
+            deletion_poll: Duration::from_millis(200),
+            retry_delay: Duration::from_millis(300),
+            ..Default::default()
+        };
+        adjust(&mut options);
+        let manager = flotilla_controllers::spawn(client.clone(), options);
         Env {
             _dir: dir,
             host,
@@ -311,6 +320,88 @@ fn matches_expected(c: &Cluster, e: &Expected) -> bool {
         && ns.and_then(|n| n.ready_num) == Some(e.ready)
 }
 
+fn modelings(c: &Cluster) -> Vec<(u32, i64)> {
+    c.status
+        .as_ref()
+        .and_then(|s| s.resource_summary.as_ref())
+        .map(|rs| {
+            rs.allocatable_modelings
+                .iter()
+                .map(|m| (m.grade, m.count))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `allocatableModelings` computed from the member's nodes and pods: every Ready, uncordoned
+/// node's free capacity (allocatable minus the requests of its unfinished pods) graded by
+/// Karmada's rule — per resource the last grade whose min it reaches, the lowest of those.
+async fn expected_modelings(
+    member: &kube::Client,
+    models: &[flotilla_api::cluster::ResourceModel],
+) -> Vec<(u32, i64)> {
+    let nodes = Api::<Node>::all(member.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    let pods = Api::<Pod>::all(member.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    let mut counts: Vec<(u32, i64)> = models.iter().map(|m| (m.grade, 0)).collect();
+    for n in &nodes {
+        let status = n.status.as_ref().unwrap();
+        let ready = status
+            .conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_ == "Ready" && c.status == "True");
+        let cordoned = n.spec.as_ref().and_then(|s| s.unschedulable) == Some(true);
+        if !ready || cordoned {
+            continue;
+        }
+        let mut free = numbers(status.allocatable.as_ref().unwrap());
+        for p in &pods {
+            let spec = p.spec.as_ref().unwrap();
+            let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+            if spec.node_name.as_deref() != n.metadata.name.as_deref()
+                || matches!(phase, Some("Succeeded" | "Failed"))
+            {
+                continue;
+            }
+            for c in &spec.containers {
+                let requests = c.resources.as_ref().and_then(|r| r.requests.clone());
+                for (k, v) in numbers(&requests.unwrap_or_default()) {
+                    add(&mut free, &k, -v);
+                }
+            }
+            add(&mut free, "pods", -1);
+        }
+        if free.get("pods").is_some_and(|p| *p <= 0) {
+            continue;
+        }
+        let grade = models[0]
+            .ranges
+            .iter()
+            .map(|range| {
+                let have = free.get(&range.name).copied().unwrap_or(0);
+                models.iter().rposition(|m| {
+                    let r = m.ranges.iter().find(|r| r.name == range.name).unwrap();
+                    let name = ResourceName::new(&r.name);
+                    quantity::parse(&name, &r.min.0, Round::Up).unwrap() <= have
+                })
+            })
+            .min()
+            .flatten();
+        if let Some(i) = grade {
+            counts[i].1 += 1;
+        }
+    }
+    counts
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_reports_health_discovery_and_exact_resource_summaries() {
     let env = Env::start().await;
@@ -360,6 +451,24 @@ async fn status_reports_health_discovery_and_exact_resource_summaries() {
                 .iter()
                 .flat_map(|e| &e.resources)
                 .all(|r| !r.name.contains('/'))
+        );
+        // Published together with the enablements: a healthy member's discovery is complete.
+        let complete = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "CompleteAPIEnablements")
+            .expect("CompleteAPIEnablements condition");
+        assert_eq!(
+            (
+                complete.status.as_str(),
+                complete.reason.as_str(),
+                complete.message.as_str()
+            ),
+            (
+                "True",
+                "Complete",
+                "collected complete APIEnablements from the cluster"
+            )
         );
     }
 
@@ -423,6 +532,33 @@ async fn status_reports_health_discovery_and_exact_resource_summaries() {
     assert_eq!(m3.node_capacities[0].count, 1);
     assert_eq!(m3.node_capacities[0].available["cpu"].0, "8");
     assert_eq!(m3.node_capacities[0].available["memory"].0, "16Gi");
+
+    // Resource modeling with the default grades the aggregated server filled in: counts
+    // recomputed here from each member's nodes and pods, and what they must come to.
+    let wanted: [(&str, &[(u32, i64)]); 3] = [
+        // 3 nodes with 1 to 4 CPU and 6 to 8 Gi free: cpu grade 1..3, memory grade 1.
+        ("member1", &[(1, 3)]),
+        // 2 nodes of 2 CPU / 4 Gi: cpu grade 2, memory grade 1.
+        ("member2", &[(1, 2)]),
+        // 1 node of 8 CPU / 16 Gi: cpu grade 4, memory grade 2.
+        ("member3", &[(2, 1)]),
+    ];
+    for (name, nonzero) in wanted {
+        let c = clusters.get(name).await.unwrap();
+        assert_eq!(c.spec.resource_models.len(), 9, "{name}: default models");
+        let member = env.member_client(name).await;
+        let expected = expected_modelings(&member, &c.spec.resource_models).await;
+        let mut hand: Vec<(u32, i64)> = (0..9).map(|g| (g, 0)).collect();
+        for (g, n) in nonzero {
+            hand[*g as usize].1 = *n;
+        }
+        assert_eq!(expected, hand, "{name}: the test's own computation");
+        eventually(&format!("{name} allocatableModelings"), || async {
+            let c = clusters.get(name).await.unwrap();
+            modelings(&c) == expected
+        })
+        .await;
+    }
 
     let metrics = env.manager.as_ref().unwrap().metrics_text();
     assert!(
@@ -669,5 +805,215 @@ async fn unreachable_member_is_tainted_then_recovers_while_others_keep_updating(
         ready_status(&c) == Some(("True".into(), "ClusterReady".into())) && taints(&c).is_empty()
     })
     .await;
+    env.stop().await;
+}
+
+const MONITOR_GRACE: Duration = Duration::from_millis(1500);
+const STARTUP_GRACE: Duration = Duration::from_millis(2500);
+
+fn leases(client: &kube::Client) -> Api<Lease> {
+    Api::namespaced(client.clone(), "karmada-cluster")
+}
+
+fn renew_time(l: &Lease) -> k8s_openapi::jiff::Timestamp {
+    l.spec.as_ref().unwrap().renew_time.as_ref().unwrap().0
+}
+
+fn pull_cluster(name: &str) -> Cluster {
+    serde_json::from_value(json!({
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": name},
+        "spec": {"syncMode": "Pull"},
+    }))
+    .unwrap()
+}
+
+fn unreachable_tainted(c: &Cluster) -> bool {
+    let t = taints(c);
+    t.contains(&("cluster.karmada.io/unreachable".into(), "NoSchedule".into()))
+        && t.contains(&("cluster.karmada.io/unreachable".into(), "NoExecute".into()))
+}
+
+/// The Lease of `name` as a Pull-mode agent would write it: created, then renewed.
+async fn agent_renew(client: &kube::Client, name: &str) {
+    let api = leases(client);
+    let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+        k8s_openapi::jiff::Timestamp::now(),
+    );
+    match api.get_opt(name).await.unwrap() {
+        Some(mut l) => {
+            l.spec.as_mut().unwrap().renew_time = Some(now);
+            api.replace(name, &PostParams::default(), &l).await.unwrap();
+        }
+        None => {
+            let l: Lease = serde_json::from_value(json!({
+                "metadata": {"name": name, "namespace": "karmada-cluster"},
+                "spec": {"holderIdentity": name, "leaseDurationSeconds": 2},
+            }))
+            .unwrap();
+            let mut l = l;
+            l.spec.as_mut().unwrap().renew_time = Some(now);
+            api.create(&PostParams::default(), &l).await.unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeat_leases_keep_push_clusters_alive_and_silent_clusters_go_unknown() {
+    let env = Env::start_with(|o| {
+        o.lease_duration = Duration::from_secs(2);
+        o.lease_renew_fraction = 0.25;
+        o.monitor_period = Duration::from_millis(200);
+        o.monitor_grace_period = MONITOR_GRACE;
+        o.startup_grace_period = STARTUP_GRACE;
+    })
+    .await;
+    let clusters = env.clusters();
+    let leases = leases(&env.client);
+
+    // A Pull-mode cluster without an agent: Unknown once the startup grace has passed.
+    let created = Instant::now();
+    clusters
+        .create(&PostParams::default(), &pull_cluster("agent1"))
+        .await
+        .unwrap();
+    // A Pull-mode cluster whose (simulated) agent posts Ready=True and renews its Lease.
+    clusters
+        .create(&PostParams::default(), &pull_cluster("agent2"))
+        .await
+        .unwrap();
+    clusters
+        .patch_status(
+            "agent2",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"conditions": [{
+                "type": "Ready", "status": "True", "reason": "ClusterReady",
+                "message": "posted by the test's agent",
+                "lastTransitionTime": k8s_openapi::jiff::Timestamp::now().to_string(),
+            }]}})),
+        )
+        .await
+        .unwrap();
+    agent_renew(&env.client, "agent2").await;
+    let agent_client = env.client.clone();
+    let agent = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            agent_renew(&agent_client, "agent2").await;
+        }
+    });
+
+    // Push clusters: Ready, and their Lease is there with Karmada's fields.
+    for (name, ..) in MEMBERS {
+        eventually(&format!("{name} ready with a Lease"), || async {
+            let c = clusters.get(name).await.unwrap();
+            ready_status(&c) == Some(("True".into(), "ClusterReady".into()))
+                && leases.get_opt(name).await.unwrap().is_some()
+        })
+        .await;
+    }
+    let c1 = clusters.get("member1").await.unwrap();
+    let l1 = leases.get("member1").await.unwrap();
+    let spec = l1.spec.as_ref().unwrap();
+    assert_eq!(spec.holder_identity.as_deref(), Some("member1"));
+    assert_eq!(spec.lease_duration_seconds, Some(2));
+    let owner = &l1.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("Cluster", "member1")
+    );
+    assert_eq!(Some(&owner.uid), c1.metadata.uid.as_ref());
+
+    // Over several grace periods: the Leases keep advancing and no live cluster (Push, or
+    // Pull with a renewing agent) ever leaves Ready=True.
+    let first_renewal = renew_time(&l1);
+    let watch_until = Instant::now() + MONITOR_GRACE * 3;
+    while Instant::now() < watch_until {
+        for name in MEMBERS.iter().map(|m| m.0).chain(["agent2"]) {
+            let c = clusters.get(name).await.unwrap();
+            assert_eq!(
+                ready_status(&c).map(|r| r.0),
+                Some("True".into()),
+                "{name} left Ready=True"
+            );
+            assert!(!unreachable_tainted(&c), "{name} tainted");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let later = renew_time(&leases.get("member1").await.unwrap());
+    assert!(
+        later > first_renewal,
+        "renewTime {later} did not advance from {first_renewal}"
+    );
+
+    // agent1 has been silent since its creation.
+    eventually("agent1 Unknown and unreachable-tainted", || async {
+        let c = clusters.get("agent1").await.unwrap();
+        ready_status(&c) == Some(("Unknown".into(), "ClusterStatusNeverUpdated".into()))
+            && unreachable_tainted(&c)
+    })
+    .await;
+    assert!(
+        created.elapsed() >= STARTUP_GRACE,
+        "agent1 Unknown before the startup grace"
+    );
+    let c = clusters.get("agent1").await.unwrap();
+    let cond = c
+        .status
+        .unwrap()
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == "Ready")
+        .unwrap();
+    assert_eq!(
+        cond.message,
+        "Cluster status controller never posted cluster status."
+    );
+
+    // agent2's agent stops: Unknown after the monitor grace, with the unreachable taints.
+    agent.abort();
+    let _ = agent.await;
+    let silent = Instant::now();
+    eventually("agent2 Unknown and unreachable-tainted", || async {
+        let c = clusters.get("agent2").await.unwrap();
+        ready_status(&c) == Some(("Unknown".into(), "ClusterStatusUnknown".into()))
+            && unreachable_tainted(&c)
+    })
+    .await;
+    assert!(
+        silent.elapsed() >= MONITOR_GRACE - Duration::from_millis(300),
+        "agent2 Unknown {:?} after its last renewal",
+        silent.elapsed()
+    );
+    let c = clusters.get("agent2").await.unwrap();
+    let cond = c
+        .status
+        .unwrap()
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == "Ready")
+        .unwrap();
+    assert_eq!(
+        cond.message,
+        "Cluster status controller stopped posting cluster status."
+    );
+    // Push clusters are still fine.
+    let m1 = clusters.get("member1").await.unwrap();
+    assert_eq!(ready_status(&m1).map(|r| r.0), Some("True".into()));
+
+    // Deleting a Push cluster removes its Lease, and the Lease does not come back.
+    clusters
+        .delete("member3", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("member3 and its Lease gone", || async {
+        clusters.get_opt("member3").await.unwrap().is_none()
+            && leases.get_opt("member3").await.unwrap().is_none()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(leases.get_opt("member3").await.unwrap().is_none());
+    assert!(leases.get_opt("member1").await.unwrap().is_some());
     env.stop().await;
 }

@@ -11,7 +11,12 @@
 //!                                       and on reconnect)
 //!                                    └▶ node + pod watches ─▶ summaries
 //!    desired status ── merge patch of the difference ─▶ clusters/NAME/status (only changes)
+//!  lease task, every lease_duration × fraction: renew karmada-cluster/NAME (crate::lease)
 //! ```
+//!
+//! Besides Ready the status carries the `CompleteAPIEnablements` condition of the last
+//! discovery ([`crate::conditions`]) and, when the Cluster has `spec.resourceModels`, the
+//! node count per grade in `resourceSummary.allocatableModelings` ([`crate::modeling`]).
 
 pub(crate) mod member;
 pub(crate) mod probe;
@@ -20,7 +25,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_api::cluster::{ApiEnablement, ClusterSyncMode, ResourceSummary};
+use flotilla_api::cluster::{
+    AllocatableModeling, ApiEnablement, ClusterSyncMode, ResourceModel, ResourceSummary,
+};
 use flotilla_api::{Cluster, ClusterStatus};
 use flotilla_membership::MemberCredentials;
 use futures::StreamExt;
@@ -33,8 +40,11 @@ use kube::runtime::{WatchStreamExt, reflector as reflect};
 use serde_json::json;
 use tracing::{Instrument, debug, info, info_span, warn};
 
+use crate::conditions::{self, CONDITION_COMPLETE_API_ENABLEMENTS, api_enablements_condition};
 use crate::diff::merge_patch;
+use crate::modeling;
 use crate::readiness::{CONDITION_READY, Observed, ready_condition, with_condition};
+use crate::resources::Resources;
 use crate::{
     AbortOnDrop, ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain,
 };
@@ -49,10 +59,12 @@ struct Shared {
     clusters: Store<Cluster>,
 }
 
-/// One cluster's task and what it was started for.
+/// One cluster's tasks and what the status task was started for.
 struct Worker {
     target: Target,
     _task: AbortOnDrop,
+    /// Renews the cluster's heartbeat Lease; kept across reconnections.
+    _lease: AbortOnDrop,
 }
 
 /// Runs the supervisor until the task is aborted (which drops, and so aborts, every
@@ -114,23 +126,39 @@ fn ensure_worker(workers: &mut HashMap<String, Worker>, cluster: &Cluster, share
         return;
     }
     let target = Target::of(cluster);
-    if workers.get(&name).is_some_and(|w| w.target == target) {
+    let spawn_status = || {
+        let worker = ClusterWorker::new(name.clone(), shared.clone());
+        AbortOnDrop(tokio::spawn(
+            worker
+                .run()
+                .instrument(info_span!("cluster_status", cluster = %name)),
+        ))
+    };
+    if let Some(worker) = workers.get_mut(&name) {
+        if worker.target != target {
+            info!(cluster = %name, "endpoint or credentials reference changed; reconnecting");
+            worker.target = target;
+            worker._task = spawn_status();
+        }
         return;
     }
-    if workers.contains_key(&name) {
-        info!(cluster = %name, "endpoint or credentials reference changed; reconnecting");
-    }
-    let worker = ClusterWorker::new(name.clone(), shared.clone());
-    let task = tokio::spawn(
-        worker
-            .run()
-            .instrument(info_span!("cluster_status", cluster = %name)),
-    );
+    let task = spawn_status();
+    let lease = AbortOnDrop(tokio::spawn(
+        crate::lease::run(
+            shared.host.clone(),
+            name.clone(),
+            shared.clusters.clone(),
+            shared.opts.clone(),
+            shared.metrics.clone(),
+        )
+        .instrument(info_span!("cluster_lease", cluster = %name)),
+    ));
     workers.insert(
         name,
         Worker {
             target,
-            _task: AbortOnDrop(task),
+            _task: task,
+            _lease: lease,
         },
     );
 }
@@ -170,7 +198,8 @@ struct ClusterWorker {
     reachable: bool,
     discovered: Option<Instant>,
     version: Option<String>,
-    enablements: Option<Vec<ApiEnablement>>,
+    /// The last discovery: group/versions and whether every document was read.
+    enablements: Option<(Vec<ApiEnablement>, bool)>,
     written: Option<Written>,
 }
 
@@ -328,17 +357,28 @@ impl ClusterWorker {
                 if !complete {
                     warn!("some discovery documents of the member could not be read");
                 }
-                self.enablements = Some(enablements);
+                self.enablements = Some((enablements, complete));
                 self.discovered = Some(Instant::now());
             }
             Ok(Err(e)) => {
                 metrics.error(CONTROLLER, "discovery");
                 warn!(error = %error_chain(&e), "member discovery failed");
+                self.discovery_failed();
             }
             Err(_) => {
                 metrics.error(CONTROLLER, "discovery");
                 warn!("member discovery timed out");
+                self.discovery_failed();
             }
+        }
+    }
+
+    /// Discovery failed as a whole (retried at the next sync). The last good result, if
+    /// any, stays published with its condition; with none, the member is published as
+    /// having no known APIs (CompleteAPIEnablements=False, Empty) as Karmada does.
+    fn discovery_failed(&mut self) {
+        if self.enablements.is_none() {
+            self.enablements = Some((Vec::new(), false));
         }
     }
 
@@ -367,7 +407,7 @@ impl ClusterWorker {
             Some(w) if w.over_version == cluster.metadata.resource_version => w.status.clone(),
             _ => stored,
         };
-        let desired = self.desired_status(&base, &observed, now);
+        let desired = self.desired_status(&base, &observed, &cluster.spec.resource_models, now);
         if desired == base {
             return Ok(());
         }
@@ -378,6 +418,7 @@ impl ClusterWorker {
         &self,
         base: &ClusterStatus,
         observed: &Observed,
+        models: &[ResourceModel],
         now: Instant,
     ) -> ClusterStatus {
         let opts = self.opts();
@@ -401,8 +442,12 @@ impl ClusterWorker {
         if let Some(v) = &self.version {
             desired.kubernetes_version = Some(v.clone());
         }
-        if let Some(e) = &self.enablements {
-            desired.api_enablements = e.clone();
+        if let Some((enablements, complete)) = &self.enablements {
+            desired.api_enablements = enablements.clone();
+            let current = conditions::find(&base.conditions, CONDITION_COMPLETE_API_ENABLEMENTS);
+            let condition =
+                api_enablements_condition(current, enablements.len(), *complete, Timestamp::now());
+            desired.conditions = with_condition(&desired.conditions, condition);
         }
         let summary = self
             .connection
@@ -415,15 +460,31 @@ impl ClusterWorker {
                 allocatable: summary.allocatable.to_list(),
                 allocating: summary.allocating.to_list(),
                 allocated: summary.allocated.to_list(),
-                allocatable_modelings: base
-                    .resource_summary
-                    .as_ref()
-                    .map(|r| r.allocatable_modelings.clone())
-                    .unwrap_or_default(),
+                allocatable_modelings: self.modelings(models, &summary.free, base),
             });
             desired.node_capacities = summary.node_capacities;
         }
         desired
+    }
+
+    /// `allocatableModelings` from the nodes' free capacity; unusable models keep the last
+    /// published value.
+    fn modelings(
+        &self,
+        models: &[ResourceModel],
+        free: &[Resources],
+        base: &ClusterStatus,
+    ) -> Vec<AllocatableModeling> {
+        match modeling::allocatable_modelings(models, free) {
+            Ok(m) => m,
+            Err(e) => {
+                debug!(error = %e, "spec.resourceModels unusable; allocatableModelings not updated");
+                base.resource_summary
+                    .as_ref()
+                    .map(|r| r.allocatable_modelings.clone())
+                    .unwrap_or_default()
+            }
+        }
     }
 
     async fn write(

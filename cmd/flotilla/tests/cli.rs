@@ -6,7 +6,10 @@
 use std::process::{Command, Output};
 
 fn flotilla(args: &[&str]) -> Output {
-    match Command::new(env!("CARGO_BIN_EXE_flotilla")).args(args).output() {
+    match Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(args)
+        .output()
+    {
         Ok(out) => out,
         Err(e) => panic!("running flotilla {args:?}: {e}"),
     }
@@ -40,7 +43,11 @@ fn help_lists_every_component() {
 fn unknown_flag_fails_with_its_name() {
     let out = flotilla(&["apiserver", "--no-such-flag"]);
     assert_eq!(out.status.code(), Some(2), "clap's usage error exit code");
-    assert!(text(&out.stderr).contains("--no-such-flag"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--no-such-flag"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -48,14 +55,21 @@ fn bad_flag_value_is_rejected_before_anything_starts() {
     let out = flotilla(&["member-sim", "--name", "m", "--nodes", "lots"]);
     assert!(!out.status.success());
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("--nodes") && stderr.contains("lots"), "{stderr}");
+    assert!(
+        stderr.contains("--nodes") && stderr.contains("lots"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn controller_manager_without_a_cluster_says_what_is_missing() {
     // No kubeconfig file and no in-cluster service account: a message, not a hang or panic.
     let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["controller-manager", "--kubeconfig", "/nonexistent/kubeconfig"])
+        .args([
+            "controller-manager",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+        ])
         .env_remove("KUBERNETES_SERVICE_HOST")
         .output();
     let out = match out {

@@ -5,7 +5,10 @@
 use std::process::{Command, Output};
 
 fn flotillactl(args: &[&str]) -> Output {
-    match Command::new(env!("CARGO_BIN_EXE_flotillactl")).args(args).output() {
+    match Command::new(env!("CARGO_BIN_EXE_flotillactl"))
+        .args(args)
+        .output()
+    {
         Ok(out) => out,
         Err(e) => panic!("running flotillactl {args:?}: {e}"),
     }
@@ -32,7 +35,11 @@ fn help_lists_join_unjoin_and_reschedule() {
 fn join_without_a_member_kubeconfig_is_a_usage_error() {
     let out = flotillactl(&["join", "member1"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("--cluster-kubeconfig"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--cluster-kubeconfig"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -58,5 +65,9 @@ fn reschedule_rejects_a_target_without_a_kind() {
         "nginx",
     ]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("KIND/NAME"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("KIND/NAME"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -24,6 +24,10 @@ use kube::runtime::{WatchStreamExt, watcher};
 use parking_lot::Mutex;
 use serde_json::json;
 
+// The allocator the `flotilla` binary uses, so the figures are the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()

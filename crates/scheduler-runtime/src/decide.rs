@@ -484,6 +484,7 @@ pub fn plan(
         previous: &out.clusters,
         fresh,
         evicted: &evicted,
+        observed_affinity: binding.status.scheduler_observed_affinity_name.as_deref(),
     };
     let result = flotilla_scheduler::schedule(&req, clusters, reserved);
     if let Ok(r) = &result {

@@ -234,6 +234,7 @@ fn request_for<'a>(
         previous,
         fresh: false,
         evicted: &[],
+        observed_affinity: None,
     }
 }
 

@@ -56,6 +56,10 @@ pub struct ScheduleRequest<'a> {
     pub fresh: bool,
     /// Clusters being evicted from (graceful eviction tasks): never chosen as targets.
     pub evicted: &'a [String],
+    /// The `clusterAffinities` term the last schedule used (the binding's
+    /// `status.schedulerObservedAffinityName`): a steady reschedule starts there, so a
+    /// workload that fell through to a backup term stays on it.
+    pub observed_affinity: Option<&'a str>,
 }
 
 /// A successful scheduling decision.

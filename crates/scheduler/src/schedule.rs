@@ -99,9 +99,16 @@ pub fn schedule(
             affinity_name: None,
         });
     }
+    let observed = req
+        .observed_affinity
+        .and_then(|name| terms.iter().position(|t| t.affinity_name == name));
     let start = if req.fresh || req.previous.is_empty() {
         0
+    } else if let Some(index) = observed {
+        index
     } else {
+        // No (known) observed term, e.g. a binding written by another tool: the first term
+        // that accepts every current target.
         terms
             .iter()
             .position(|t| {

@@ -95,6 +95,7 @@ struct Run<'a> {
     previous: &'a [TargetCluster],
     fresh: bool,
     evicted: &'a [String],
+    observed_affinity: Option<&'a str>,
     request: ResourceVector,
     key: &'a str,
 }
@@ -107,6 +108,7 @@ impl<'a> Run<'a> {
             previous: &[],
             fresh: false,
             evicted: &[],
+            observed_affinity: None,
             request: one_cpu(),
             key: "uid-0",
         }
@@ -127,6 +129,7 @@ impl<'a> Run<'a> {
             previous: self.previous,
             fresh: self.fresh,
             evicted: self.evicted,
+            observed_affinity: self.observed_affinity,
         };
         schedule(&req, clusters, reserved)
     }
@@ -556,6 +559,37 @@ fn cluster_affinities_fall_through() {
         steady.go(&c, &reserved).unwrap().affinity_name.as_deref(),
         Some("primary")
     );
+}
+
+#[test]
+fn cluster_affinities_resume_at_the_observed_term() {
+    // m2 is in both terms, so the placement alone cannot tell which term put it there.
+    let c = arcs(vec![cluster("m1", 10), cluster("m2", 10)]);
+    let mut p = dynamic();
+    p.cluster_affinities = vec![term("primary", &["m1", "m2"]), term("backup", &["m2"])];
+    let reserved = Reservations::default();
+    let prev = targets(&[("m2", 4)]);
+    let mut steady = Run::new(&p, 6);
+    steady.previous = &prev;
+    // The status says the last schedule used "backup": stay there, all on m2.
+    steady.observed_affinity = Some("backup");
+    let r = steady.go(&c, &reserved).unwrap();
+    assert_eq!(r.affinity_name.as_deref(), Some("backup"));
+    assert_eq!(r.clusters, targets(&[("m2", 6)]));
+    // Without it, the first term accepting every current target is used.
+    steady.observed_affinity = None;
+    let r = steady.go(&c, &reserved).unwrap();
+    assert_eq!(r.affinity_name.as_deref(), Some("primary"));
+    assert_eq!(r.clusters.iter().map(|t| t.replicas).sum::<i32>(), 6);
+    // A name no longer in the placement counts as unknown.
+    steady.observed_affinity = Some("removed");
+    let r = steady.go(&c, &reserved).unwrap();
+    assert_eq!(r.affinity_name.as_deref(), Some("primary"));
+    // A fresh reschedule starts at the first term whatever was observed.
+    steady.observed_affinity = Some("backup");
+    steady.fresh = true;
+    let r = steady.go(&c, &reserved).unwrap();
+    assert_eq!(r.affinity_name.as_deref(), Some("primary"));
 }
 
 #[test]

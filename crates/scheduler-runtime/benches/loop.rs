@@ -26,7 +26,7 @@ use serde_json::json;
 
 // The allocator the `flotilla` binary uses, so the figures are the product's.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)

@@ -136,3 +136,149 @@ fn local_up_joins_members_and_keeps_them_across_restarts() {
     );
     wait_all_ready(&k);
 }
+
+/// The health monitor, the heartbeat Leases and the status extras, through kubectl: a
+/// Pull-mode Cluster that no agent ever reports for turns Ready=Unknown and gets the
+/// `unreachable` taints, while the Push member, whose Lease the status controller renews,
+/// stays Ready; the member's status carries CompleteAPIEnablements and allocatableModelings.
+#[test]
+fn a_pull_cluster_without_an_agent_turns_unknown_while_push_members_stay_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("flotilla");
+    let up = start_local_up(
+        &data,
+        &[
+            "--members",
+            "1",
+            "--cluster-monitor-period",
+            "500ms",
+            "--cluster-monitor-grace-period",
+            "3s",
+            "--cluster-startup-grace-period",
+            "3s",
+            "--cluster-lease-duration",
+            "2s",
+        ],
+    );
+    let k = Kubectl::new(
+        kubectl_binary("kubectl"),
+        &up.kubeconfig,
+        &dir.path().join("cache"),
+    );
+    let manifest = dir.path().join("edge.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: edge1\nspec:\n  syncMode: Pull\n",
+    )
+    .unwrap();
+    let created = Instant::now();
+    k.ok(&["apply", "-f", manifest.to_str().unwrap()]);
+
+    let row = |table: &str, name: &str| -> Vec<String> {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| l.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    let table = eventually(Duration::from_secs(30), "edge1 Ready=Unknown", || {
+        let table = k.ok(&["get", "clusters"]);
+        // No VERSION for a cluster nobody reports for: the row is NAME MODE READY AGE.
+        let edge = row(&table, "edge1");
+        if edge.len() == 4 && edge[1] == "Pull" && edge[2] == "Unknown" {
+            Ok(table)
+        } else {
+            Err(table)
+        }
+    });
+    assert!(
+        created.elapsed() >= Duration::from_secs(3),
+        "marked Unknown before the startup grace: {table}"
+    );
+    let edge = k.get_json(&["cluster", "edge1"]);
+    let ready = edge["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap()
+        .clone();
+    assert_eq!(ready["status"], "Unknown", "{ready}");
+    assert_eq!(ready["reason"], "ClusterStatusNeverUpdated", "{ready}");
+    let taints = eventually(
+        Duration::from_secs(15),
+        "unreachable taints on edge1",
+        || {
+            let edge = k.get_json(&["cluster", "edge1"]);
+            let taints: Vec<String> = edge["spec"]["taints"]
+                .as_array()
+                .map(|ts| {
+                    ts.iter()
+                        .map(|t| {
+                            format!(
+                                "{}:{}",
+                                t["key"].as_str().unwrap(),
+                                t["effect"].as_str().unwrap()
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if taints.contains(&"cluster.karmada.io/unreachable:NoSchedule".to_owned()) {
+                Ok(taints)
+            } else {
+                Err(format!("{taints:?}"))
+            }
+        },
+    );
+    assert!(
+        !taints
+            .iter()
+            .any(|t| t.starts_with("cluster.karmada.io/not-ready")),
+        "{taints:?}"
+    );
+
+    // The Push member outlives several grace periods: its Lease is renewed, it stays Ready.
+    std::thread::sleep(Duration::from_secs(4));
+    let table = k.ok(&["get", "clusters"]);
+    assert_eq!(row(&table, "member1")[3], "True", "{table}");
+    let leases = k.ok(&["get", "leases", "-n", "karmada-cluster", "-o", "name"]);
+    assert!(
+        leases
+            .lines()
+            .any(|l| l == "lease.coordination.k8s.io/member1"),
+        "{leases}"
+    );
+    assert!(
+        !leases.contains("edge1"),
+        "no Lease for a cluster nobody reports for: {leases}"
+    );
+
+    let member = k.get_json(&["cluster", "member1"]);
+    let complete = member["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "CompleteAPIEnablements")
+        .cloned();
+    assert_eq!(
+        complete.as_ref().map(|c| c["status"].clone()),
+        Some(serde_json::json!("True")),
+        "{member}"
+    );
+    // Every Ready node is counted in exactly one grade.
+    let nodes = member["status"]["nodeSummary"]["readyNum"]
+        .as_i64()
+        .unwrap();
+    let modelings = member["status"]["resourceSummary"]["allocatableModelings"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(!modelings.is_empty(), "{member}");
+    let counted: i64 = modelings.iter().map(|m| m["count"].as_i64().unwrap()).sum();
+    assert_eq!(counted, nodes, "{modelings:?}");
+
+    // Deleting the Pull cluster goes through like any other.
+    k.ok(&["delete", "cluster", "edge1", "--timeout=30s"]);
+    assert_eq!(cluster_names(&k), vec!["member1"]);
+}

@@ -169,6 +169,30 @@ fn join_with_token_and_client_certificate_proxy_unjoin_and_rejoin() {
     let k = kubectl(&host, dir.path());
     wait_clusters_served(&k);
 
+    // A dry run checks everything against the host and the member and stores nothing.
+    let out = ctl_ok(
+        &host.kubeconfig,
+        &[
+            "join",
+            "alpha",
+            "--dry-run",
+            "--cluster-kubeconfig",
+            path_str(&alpha.kubeconfig),
+            "--cluster-context",
+            "alpha-flotilla",
+            "--cluster-region",
+            "eu-west",
+        ],
+    );
+    assert_eq!(
+        out.trim(),
+        "cluster(alpha) can be joined (dry run: nothing was written)"
+    );
+    let list = k.get_json(&["clusters"]);
+    assert_eq!(list["items"].as_array().unwrap().len(), 0, "{list}");
+    let secret = k.run(&["get", "secret", "alpha", "-n", "karmada-cluster"]);
+    assert!(!secret.status.success(), "a dry run stored the Secret");
+
     // A bearer-token context, with labels, region, zone and provider.
     let out = ctl_ok(
         &host.kubeconfig,
@@ -226,6 +250,21 @@ fn join_with_token_and_client_certificate_proxy_unjoin_and_rejoin() {
     let cluster = k.get_json(&["cluster", "beta"]);
     assert_eq!(cluster["spec"]["apiEndpoint"], beta.url.as_str());
     assert_eq!(cluster["spec"]["syncMode"], "Push");
+
+    // A dry run of a name in use fails like the real join.
+    let mut cmd = Command::new(flotillactl_bin());
+    cmd.args(["join", "alpha", "--dry-run", "--cluster-kubeconfig"])
+        .arg(&alpha.kubeconfig)
+        .args(["--cluster-context", "alpha-flotilla"])
+        .env("KUBECONFIG", &host.kubeconfig)
+        .stdin(std::process::Stdio::null());
+    let out = run_bounded(
+        &mut cmd,
+        COMMAND_TIMEOUT,
+        "flotillactl join --dry-run alpha",
+    );
+    assert!(!out.status.success(), "{}", out.stdout);
+    assert!(out.stderr.contains("already joined"), "{}", out.stderr);
 
     // Karmada's keys for the token; Flotilla's TLS keys for the client certificate.
     assert_eq!(secret_keys(&k, "alpha"), ["caBundle", "token"]);

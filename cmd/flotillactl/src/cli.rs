@@ -162,6 +162,10 @@ struct JoinArgs {
     /// A label for the Cluster, KEY=VALUE (repeatable).
     #[arg(long = "cluster-label", value_name = "KEY=VALUE", value_parser = parse_label)]
     cluster_labels: Vec<(String, String)>,
+    /// Run every check (kubeconfig, host, name in use, member probe) and send the writes with
+    /// dryRun=All, so the host validates them, but store nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 #[derive(Args, Debug)]
@@ -399,8 +403,16 @@ async fn join(
         zone: args.cluster_zone,
         provider: args.cluster_provider,
     };
-    flotilla_membership::join_new(&host, &member, insecure).await?;
-    println!("cluster({name}) is joined successfully");
+    let options = flotilla_membership::JoinOptions {
+        insecure_skip_tls_verification: insecure,
+        dry_run: args.dry_run,
+    };
+    flotilla_membership::join_new(&host, &member, &options).await?;
+    if args.dry_run {
+        println!("cluster({name}) can be joined (dry run: nothing was written)");
+    } else {
+        println!("cluster({name}) is joined successfully");
+    }
     Ok(())
 }
 

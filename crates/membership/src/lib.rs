@@ -168,7 +168,17 @@ fn clusters(host: &kube::Client) -> Api<DynamicObject> {
 
 /// Creates or updates the credentials Secret and the Cluster.
 pub async fn join(host: &kube::Client, member: &Member) -> Result<(), MembershipError> {
-    join_with(host, member, false).await
+    join_with(host, member, &JoinOptions::default()).await
+}
+
+/// How a join writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JoinOptions {
+    /// Sets `spec.insecureSkipTLSVerification` on the Cluster.
+    pub insecure_skip_tls_verification: bool,
+    /// Sends every write with `dryRun=All`: the host validates the namespace, the Secret and
+    /// the Cluster as it would store them, and stores nothing.
+    pub dry_run: bool,
 }
 
 /// Fails with [`MembershipError::AlreadyJoined`] when a Cluster named `name` exists.
@@ -201,7 +211,7 @@ pub async fn ensure_not_joined(host: &kube::Client, name: &str) -> Result<(), Me
 pub async fn join_new(
     host: &kube::Client,
     member: &Member,
-    insecure_skip_tls_verification: bool,
+    options: &JoinOptions,
 ) -> Result<(), MembershipError> {
     validate_cluster_name(&member.name)?;
     validate_endpoint(&member.name, &member.api_endpoint)?;
@@ -214,16 +224,15 @@ pub async fn join_new(
         });
     }
     ensure_not_joined(host, &member.name).await?;
-    join_with(host, member, insecure_skip_tls_verification).await
+    join_with(host, member, options).await
 }
 
-/// [`join`], with `spec.insecureSkipTLSVerification` when `insecure` is set. When the Cluster
-/// cannot be written, a credentials Secret this call created is removed again, so a rejected
-/// join leaves nothing behind.
+/// [`join`] with [`JoinOptions`]. When the Cluster cannot be written, a credentials Secret
+/// this call created is removed again, so a rejected join leaves nothing behind.
 pub async fn join_with(
     host: &kube::Client,
     member: &Member,
-    insecure: bool,
+    options: &JoinOptions,
 ) -> Result<(), MembershipError> {
     let write = |what: &'static str| {
         let cluster = member.name.clone();
@@ -233,8 +242,21 @@ pub async fn join_with(
             source,
         }
     };
-    let params = PatchParams::apply(MANAGER).force();
+    let mut params = PatchParams::apply(MANAGER).force();
+    params.dry_run = options.dry_run;
     let namespaces: Api<Namespace> = Api::all(host.clone());
+    // A dry run cannot create the namespace, and a Secret in a missing namespace is refused:
+    // then only the namespace and the Cluster are checked.
+    let namespace_existed = !options.dry_run
+        || namespaces
+            .get_metadata_opt(CREDENTIALS_NAMESPACE)
+            .await
+            .map_err(|source| MembershipError::Read {
+                what: "the credentials namespace",
+                cluster: member.name.clone(),
+                source,
+            })?
+            .is_some();
     let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": CREDENTIALS_NAMESPACE}});
     namespaces
         .patch(CREDENTIALS_NAMESPACE, &params, &Patch::Apply(ns))
@@ -266,10 +288,12 @@ pub async fn join_with(
     })?;
     secret_body["apiVersion"] = json!("v1");
     secret_body["kind"] = json!("Secret");
-    secrets
-        .patch(&member.name, &params, &Patch::Apply(secret_body))
-        .await
-        .map_err(write("the credentials Secret"))?;
+    if namespace_existed {
+        secrets
+            .patch(&member.name, &params, &Patch::Apply(secret_body))
+            .await
+            .map_err(write("the credentials Secret"))?;
+    }
     let mut spec = json!({
         "syncMode": "Push",
         "apiEndpoint": member.api_endpoint,
@@ -284,7 +308,7 @@ pub async fn join_with(
             spec[key] = json!(v);
         }
     }
-    if insecure {
+    if options.insecure_skip_tls_verification {
         spec["insecureSkipTLSVerification"] = json!(true);
     }
     let cluster = json!({
@@ -297,7 +321,7 @@ pub async fn join_with(
         .patch(&member.name, &params, &Patch::Apply(cluster))
         .await
     {
-        if !secret_existed {
+        if !secret_existed && !options.dry_run {
             // Best effort: the error worth reporting is the Cluster's.
             let _ = secrets.delete(&member.name, &DeleteParams::default()).await;
         }

@@ -4,7 +4,9 @@
 //! nodes and pods (computed here from the member itself); a Deployment applied directly to a
 //! member with more replicas than fit leaves the rest Pending/Unschedulable until a scale-down
 //! frees capacity; a stopped member turns Ready=False with the not-ready taint within the
-//! configured threshold while the others keep updating, and recovers on restart.
+//! configured threshold while the others keep updating, and recovers on restart; a member
+//! named in member-sim's `--unhealthy-file` (still answering, its /readyz failing) turns
+//! READY False while the others stay True, and True again once the file is gone.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -244,6 +246,9 @@ fn joined_members_report_health_capacity_and_failures() {
         ("member2", "2", "2", "4Gi"),
         ("member3", "1", "8", "16Gi"),
     ];
+    // Every member-sim follows the same file; it names the ones to make unhealthy.
+    let unhealthy_file = dir.path().join("unhealthy");
+    let unhealthy_arg = unhealthy_file.to_str().unwrap();
     let mut members = Vec::new();
     for (name, nodes, cpu, memory) in specs {
         let data = dir.path().join(name);
@@ -259,6 +264,8 @@ fn joined_members_report_health_capacity_and_failures() {
                 memory,
                 "--node-pods",
                 "20",
+                "--unhealthy-file",
+                unhealthy_arg,
             ],
         );
         join(&up.kubeconfig, name, &m);
@@ -441,6 +448,45 @@ fn joined_members_report_health_capacity_and_failures() {
                 "ready={} taints={taints:?}",
                 ready_status(&host, "member3")
             ))
+        }
+    });
+
+    // member1 keeps answering but its health checks fail: READY False (ClusterNotReady,
+    // not ClusterNotReachable) while member2, which reads the same file, stays True.
+    std::fs::write(&unhealthy_file, "member1\n").unwrap();
+    let ready_column = |name: &str| {
+        let table = host.ok(&["get", "clusters"]);
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{table}"))
+            .to_string();
+        row.split_whitespace()
+            .nth(3)
+            .unwrap_or_default()
+            .to_string()
+    };
+    eventually(
+        Duration::from_secs(20),
+        "member1 READY False",
+        || match ready_column("member1").as_str() {
+            "False" => Ok(()),
+            other => Err(format!("READY {other}")),
+        },
+    );
+    let c = host.get_json(&["cluster", "member1"]);
+    let ready = c["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(ready["reason"], "ClusterNotReady", "{ready}");
+    assert_eq!(ready_column("member2"), "True");
+    std::fs::remove_file(&unhealthy_file).unwrap();
+    eventually(WAIT, "member1 READY True again", || {
+        match ready_column("member1").as_str() {
+            "True" => Ok(()),
+            other => Err(format!("READY {other}")),
         }
     });
     drop(m3);

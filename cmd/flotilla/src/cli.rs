@@ -63,6 +63,11 @@ struct MemberSimArgs {
     /// 500 ms.
     #[arg(long)]
     unreachable_file: Option<PathBuf>,
+    /// While this file exists the cluster answers but is unhealthy (/readyz, /healthz and
+    /// /livez answer 500; the rest of its API keeps working); when it lists names (one per
+    /// line), only those clusters are. Checked every 500 ms.
+    #[arg(long)]
+    unhealthy_file: Option<PathBuf>,
     /// Port to serve HTTPS on (0 picks a free one; must be 0 with --clusters > 1).
     #[arg(long, default_value_t = 0)]
     secure_port: u16,
@@ -225,6 +230,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Scheduler(args) => crate::components::run_scheduler(args).await,
         Command::MemberSim(args) if args.clusters > 1 => run_member_sims(args).await,
         Command::MemberSim(args) => {
+            let files = failure_files(&args);
             let mut opts = flotilla_membersim::MemberOptions::new(&args.name, &args.data_dir);
             opts.secure_port = args.secure_port;
             opts.bind_address = args.bind_address;
@@ -245,7 +251,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
                 member.url()
             );
             println!("export KUBECONFIG={}", kubeconfig.display());
-            until_shutdown(args.unreachable_file.as_deref(), &[&member]).await;
+            until_shutdown(files, &[&member]).await;
             eprintln!("shutting down");
             member.stop().await;
             Ok(())
@@ -273,6 +279,7 @@ async fn run_member_sims(args: MemberSimArgs) -> anyhow::Result<()> {
     if args.token.is_some() {
         anyhow::bail!("--token applies to one cluster; with --clusters > 1 each gets its own");
     }
+    let files = failure_files(&args);
     let mut opts = flotilla_membersim::ManyOptions::new(&args.name, args.clusters, &args.data_dir);
     opts.bind_address = args.bind_address;
     opts.in_memory = args.in_memory;
@@ -287,23 +294,28 @@ async fn run_member_sims(args: MemberSimArgs) -> anyhow::Result<()> {
         println!("member-sim {} ready at {}", member.name, member.url());
     }
     let all: Vec<_> = members.iter().collect();
-    until_shutdown(args.unreachable_file.as_deref(), &all).await;
+    until_shutdown(files, &all).await;
     eprintln!("shutting down");
     members.stop_all().await;
     Ok(())
 }
 
-/// Waits for SIGINT/SIGTERM, meanwhile following `--unreachable-file` when given.
+/// The `--unreachable-file` and `--unhealthy-file` of `flotilla member-sim`.
+fn failure_files(args: &MemberSimArgs) -> flotilla_membersim::FailureFiles {
+    flotilla_membersim::FailureFiles {
+        unreachable: args.unreachable_file.clone(),
+        unhealthy: args.unhealthy_file.clone(),
+    }
+}
+
+/// Waits for SIGINT/SIGTERM, meanwhile following the failure files given (if any).
 async fn until_shutdown(
-    unreachable_file: Option<&std::path::Path>,
+    files: flotilla_membersim::FailureFiles,
     members: &[&flotilla_membersim::RunningMember],
 ) {
-    match unreachable_file {
-        Some(path) => tokio::select! {
-            _ = shutdown_signal() => {}
-            _ = flotilla_membersim::follow_unreachable_file(path, members) => {}
-        },
-        None => shutdown_signal().await,
+    tokio::select! {
+        _ = shutdown_signal() => {}
+        _ = flotilla_membersim::follow_failure_files(&files, members) => {}
     }
 }
 

@@ -11,7 +11,9 @@
 //!   namespace, then the Cluster (a Work held by a finalizer holds everything);
 //! - failure: a stopped member turns Ready=False (ClusterNotReachable) after the failure
 //!   threshold and is tainted, other members keep being refreshed meanwhile, and restarting
-//!   it on the same port and data brings Ready=True back and removes the taints;
+//!   it on the same port and data brings Ready=True back and removes the taints; a member
+//!   that answers but fails its health checks turns Ready=False (ClusterNotReady) and is
+//!   tainted the same way, and recovers when healthy again;
 //! - heartbeat: Push clusters' Leases in karmada-cluster advance and keep them Ready; a
 //!   Pull cluster without an agent, and one whose agent stops renewing, turn Ready=Unknown
 //!   with the unreachable taints; deleting a cluster deletes its Lease;
@@ -800,6 +802,75 @@ async fn unreachable_member_is_tainted_then_recovers_while_others_keep_updating(
     let member = flotilla_membersim::start(opts.clone()).await.unwrap();
     assert_eq!(member.addr.port(), opts.secure_port);
     env.members.get_mut("member1").unwrap().1 = Some(member);
+    eventually("member1 ready again and untainted", || async {
+        let c = clusters.get("member1").await.unwrap();
+        ready_status(&c) == Some(("True".into(), "ClusterReady".into())) && taints(&c).is_empty()
+    })
+    .await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unhealthy_member_is_not_ready_and_tainted_then_recovers() {
+    let env = Env::start().await;
+    let clusters = env.clusters();
+    for (name, ..) in MEMBERS {
+        eventually(&format!("{name} ready"), || async {
+            let c = clusters.get(name).await.unwrap();
+            ready_status(&c) == Some(("True".into(), "ClusterReady".into()))
+        })
+        .await;
+    }
+    let member1 = env.members["member1"].1.as_ref().unwrap();
+
+    // It still answers, so this is ClusterNotReady (not ClusterNotReachable), after the
+    // threshold; the other members stay Ready throughout.
+    let unhealthy = Instant::now();
+    member1.set_healthy(false);
+    eventually("member1 not ready", || async {
+        for other in ["member2", "member3"] {
+            let c = clusters.get(other).await.unwrap();
+            assert_eq!(
+                ready_status(&c),
+                Some(("True".into(), "ClusterReady".into())),
+                "{other} while member1 is unhealthy"
+            );
+        }
+        let c = clusters.get("member1").await.unwrap();
+        match ready_status(&c) {
+            Some((s, _)) if s == "True" => false,
+            other => {
+                assert_eq!(other, Some(("False".into(), "ClusterNotReady".into())));
+                true
+            }
+        }
+    })
+    .await;
+    let flipped = unhealthy.elapsed();
+    assert!(
+        flipped >= THRESHOLD,
+        "flipped after {flipped:?}, before the threshold"
+    );
+    assert!(
+        flipped < THRESHOLD + Duration::from_secs(10),
+        "flipped after {flipped:?}"
+    );
+    eventually("member1 tainted not-ready", || async {
+        let t = taints(&clusters.get("member1").await.unwrap());
+        t.contains(&("cluster.karmada.io/not-ready".into(), "NoSchedule".into()))
+            && t.contains(&("cluster.karmada.io/not-ready".into(), "NoExecute".into()))
+    })
+    .await;
+    for other in ["member2", "member3"] {
+        let c = clusters.get(other).await.unwrap();
+        assert_eq!(
+            ready_status(&c),
+            Some(("True".into(), "ClusterReady".into()))
+        );
+        assert!(taints(&c).is_empty(), "{other} tainted");
+    }
+
+    member1.set_healthy(true);
     eventually("member1 ready again and untainted", || async {
         let c = clusters.get("member1").await.unwrap();
         ready_status(&c) == Some(("True".into(), "ClusterReady".into())) && taints(&c).is_empty()

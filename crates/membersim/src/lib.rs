@@ -7,16 +7,21 @@
 //! with hundreds of members in one process); `flotilla member-sim` runs either alone.
 //!
 //! For failover tests a member can lose its network without losing its state
-//! ([`RunningMember::set_reachable`]), have single nodes turn NotReady
+//! ([`RunningMember::set_reachable`]), keep answering while its health checks fail
+//! ([`RunningMember::set_healthy`]), have single nodes turn NotReady
 //! ([`RunningMember::set_node_ready`]), or be stopped and started again on the same data
 //! directory and port with the same credentials.
 
+mod health;
 mod many;
 pub mod quantity;
 mod sim;
 mod storage;
 
-pub use many::{ManyOptions, RunningMembers, follow_unreachable_file, start_many};
+pub use many::{
+    FailureFiles, ManyOptions, RunningMembers, follow_failure_files, follow_unreachable_file,
+    start_many,
+};
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -239,6 +244,8 @@ pub struct RunningMember {
     /// `None` while unreachable.
     serving: tokio::sync::Mutex<Option<ServerHandle>>,
     reachable: AtomicBool,
+    /// Read by the health layer of every router this member serves with.
+    healthy: Arc<AtomicBool>,
     sim_task: JoinHandle<()>,
 }
 
@@ -286,11 +293,27 @@ impl RunningMember {
         self.reachable.load(Ordering::Relaxed)
     }
 
+    /// Makes the cluster's health checks fail (`false`: `/readyz`, `/healthz` and `/livez`
+    /// answer 500 with a report naming a failed `etcd` check) or pass again (`true`), while
+    /// the rest of its API keeps being served, as a control plane with a failing storage
+    /// backend would. Independent of [`RunningMember::set_reachable`]; takes effect for the
+    /// next request.
+    pub fn set_healthy(&self, healthy: bool) {
+        if self.healthy.swap(healthy, Ordering::Relaxed) != healthy {
+            tracing::info!(name = %self.name, healthy, "member-sim health changed");
+        }
+    }
+
+    /// Whether its health checks pass (see [`RunningMember::set_healthy`]).
+    pub fn is_healthy(&self) -> bool {
+        self.healthy.load(Ordering::Relaxed)
+    }
+
     fn serve(&self, listener: TcpListener) -> Result<ServerHandle, MemberError> {
         ServerHandle::spawn(
             listener,
             self.pki.tls.clone(),
-            self.server.router(),
+            health::with_health_switch(self.server.router(), self.healthy.clone()),
             self.pki.trust.clone(),
         )
         .map_err(|source| MemberError::Listen {
@@ -493,10 +516,11 @@ async fn start_with(
     .ok_or(MemberError::MissingResource)?;
     let sim_task = tokio::spawn(simulation.run());
 
+    let healthy = Arc::new(AtomicBool::new(true));
     let handle = ServerHandle::spawn(
         listener,
         pki.tls.clone(),
-        server.router(),
+        health::with_health_switch(server.router(), healthy.clone()),
         pki.trust.clone(),
     )
     .map_err(|source| MemberError::Listen { addr, source });
@@ -522,6 +546,7 @@ async fn start_with(
         poke,
         serving: tokio::sync::Mutex::new(Some(handle)),
         reachable: AtomicBool::new(true),
+        healthy,
         sim_task,
     })
 }

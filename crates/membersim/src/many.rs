@@ -1,5 +1,6 @@
 //! Many simulated members in one process ([`start_many`]) for scale tests, and the
-//! `--unreachable-file` switch `flotilla member-sim` polls for failover tests.
+//! `--unreachable-file` / `--unhealthy-file` switches `flotilla member-sim` polls for
+//! failover tests ([`follow_failure_files`]).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
@@ -12,8 +13,8 @@ use crate::{
     DEFAULT_WATCH_HISTORY, MemberError, MemberOptions, MemberPki, RunningMember, serving_hosts,
 };
 
-/// How often [`follow_unreachable_file`] looks at its file.
-const UNREACHABLE_POLL: Duration = Duration::from_millis(500);
+/// How often [`follow_failure_files`] looks at its files.
+const FAILURE_POLL: Duration = Duration::from_millis(500);
 
 /// How to run `count` simulated members named `<name_prefix>1` .. `<name_prefix><count>`,
 /// each on its own port (picked by the OS) with its files under `<data_dir>/<name>/`.
@@ -155,10 +156,54 @@ pub async fn start_many(opts: ManyOptions) -> Result<RunningMembers, MemberError
     }
 }
 
-/// Whether the contents of an unreachable file cut `name` off: an empty file cuts off
-/// every member, otherwise the members named on its lines (blank lines and `#` comments
-/// ignored).
-pub(crate) fn names_unreachable(contents: &str, name: &str) -> bool {
+/// Files that switch simulated failures of members on and off while they exist
+/// ([`follow_failure_files`]). Each lists the members it applies to, one name per line
+/// (blank lines and `#` comments ignored); an empty file applies to every member.
+#[derive(Debug, Clone, Default)]
+pub struct FailureFiles {
+    /// Listed members are unreachable ([`RunningMember::set_reachable`]).
+    pub unreachable: Option<PathBuf>,
+    /// Listed members answer but fail their health checks ([`RunningMember::set_healthy`]).
+    pub unhealthy: Option<PathBuf>,
+}
+
+/// A failure a file switches.
+#[derive(Debug, Clone, Copy)]
+enum Failure {
+    Unreachable,
+    Unhealthy,
+}
+
+impl Failure {
+    fn file(self) -> &'static str {
+        match self {
+            Failure::Unreachable => "unreachable file",
+            Failure::Unhealthy => "unhealthy file",
+        }
+    }
+
+    fn is_failing(self, member: &RunningMember) -> bool {
+        match self {
+            Failure::Unreachable => !member.is_reachable(),
+            Failure::Unhealthy => !member.is_healthy(),
+        }
+    }
+
+    async fn set_failing(self, member: &RunningMember, failing: bool) {
+        match self {
+            Failure::Unreachable => {
+                if let Err(e) = member.set_reachable(!failing).await {
+                    tracing::warn!(name = %member.name, error = %e, "changing reachability");
+                }
+            }
+            Failure::Unhealthy => member.set_healthy(!failing),
+        }
+    }
+}
+
+/// Whether the contents of a failure file apply to `name`: an empty file applies to every
+/// member, otherwise the members named on its lines (blank lines and `#` comments ignored).
+pub(crate) fn names_member(contents: &str, name: &str) -> bool {
     let mut names = contents
         .lines()
         .map(str::trim)
@@ -167,46 +212,63 @@ pub(crate) fn names_unreachable(contents: &str, name: &str) -> bool {
     names.peek().is_none() || names.any(|n| n == name)
 }
 
-/// Keeps `members` unreachable while `path` exists (all of them when it is empty, else the
-/// ones it names, one per line) and reachable otherwise, looking every 500 ms. Runs until
-/// dropped.
-pub async fn follow_unreachable_file(path: &Path, members: &[&RunningMember]) {
+/// Keeps each failure of `files` on for the members its file names while that file exists
+/// and off otherwise, looking every 500 ms. A file that cannot be read leaves its failure as
+/// it is until the next look. Runs until dropped (never ends, even without files).
+pub async fn follow_failure_files(files: &FailureFiles, members: &[&RunningMember]) {
+    let followed: Vec<(Failure, &Path)> = [
+        (Failure::Unreachable, files.unreachable.as_deref()),
+        (Failure::Unhealthy, files.unhealthy.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(failure, path)| Some((failure, path?)))
+    .collect();
     loop {
-        let contents = match tokio::fs::read_to_string(path).await {
-            Ok(contents) => Some(contents),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                // Leave things as they are rather than guess.
-                tracing::warn!(path = %path.display(), error = %e, "reading the unreachable file");
-                tokio::time::sleep(UNREACHABLE_POLL).await;
-                continue;
-            }
-        };
-        for member in members {
-            let reachable = contents
-                .as_deref()
-                .is_none_or(|c| !names_unreachable(c, &member.name));
-            if member.is_reachable() != reachable {
-                if let Err(e) = member.set_reachable(reachable).await {
-                    tracing::warn!(name = %member.name, error = %e, "changing reachability");
+        for &(failure, path) in &followed {
+            let contents = match tokio::fs::read_to_string(path).await {
+                Ok(contents) => Some(contents),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    // Leave things as they are rather than guess.
+                    tracing::warn!(path = %path.display(), error = %e, "reading the {}", failure.file());
+                    continue;
+                }
+            };
+            for member in members {
+                let failing = contents
+                    .as_deref()
+                    .is_some_and(|c| names_member(c, &member.name));
+                if failure.is_failing(member) != failing {
+                    failure.set_failing(member, failing).await;
                 }
             }
         }
-        tokio::time::sleep(UNREACHABLE_POLL).await;
+        tokio::time::sleep(FAILURE_POLL).await;
     }
+}
+
+/// Keeps `members` unreachable while `path` exists (all of them when it is empty, else the
+/// ones it names, one per line) and reachable otherwise, looking every 500 ms. Runs until
+/// dropped. [`follow_failure_files`] with only an unreachable file.
+pub async fn follow_unreachable_file(path: &Path, members: &[&RunningMember]) {
+    let files = FailureFiles {
+        unreachable: Some(path.to_path_buf()),
+        unhealthy: None,
+    };
+    follow_failure_files(&files, members).await;
 }
 
 #[cfg(test)]
 mod tests {
-    use super::names_unreachable;
+    use super::names_member;
 
     #[test]
-    fn unreachable_file_contents() {
-        assert!(names_unreachable("", "member1"));
-        assert!(names_unreachable("\n  \n", "member1"));
-        assert!(names_unreachable("# all of them\n", "member1"));
-        assert!(names_unreachable("member2\nmember1\n", "member1"));
-        assert!(!names_unreachable("member2\n", "member1"));
-        assert!(!names_unreachable("member10\n", "member1"));
+    fn failure_file_contents() {
+        assert!(names_member("", "member1"));
+        assert!(names_member("\n  \n", "member1"));
+        assert!(names_member("# all of them\n", "member1"));
+        assert!(names_member("member2\nmember1\n", "member1"));
+        assert!(!names_member("member2\n", "member1"));
+        assert!(!names_member("member10\n", "member1"));
     }
 }

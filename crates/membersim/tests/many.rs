@@ -1,12 +1,13 @@
-//! Several simulated members in one process, cutting one off the network and back, and
-//! restarting a member on the same data directory and port.
+//! Several simulated members in one process, cutting one off the network and back, making
+//! one unhealthy and healthy again (directly and through a failure file), and restarting a
+//! member on the same data directory and port.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use std::path::Path;
 use std::time::Duration;
 
-use flotilla_membersim::{ManyOptions, MemberOptions};
+use flotilla_membersim::{FailureFiles, ManyOptions, MemberOptions};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
@@ -247,4 +248,113 @@ async fn an_explicit_token_is_used_as_given() {
     let client = client_for(&member.token_kubeconfig, None).await;
     assert_eq!(node_count(&client).await, Some(1));
     member.stop().await;
+}
+
+/// `GET path` on a member: status and body.
+async fn get_raw(client: &kube::Client, path: &str) -> (http::StatusCode, String) {
+    let request = http::Request::get(path)
+        .body(kube::client::Body::empty())
+        .unwrap();
+    let response = client.send(request).await.unwrap();
+    let status = response.status();
+    let body = response.into_body().collect_bytes().await.unwrap();
+    (status, String::from_utf8(body.to_vec()).unwrap())
+}
+
+#[tokio::test]
+async fn unhealthy_member_fails_its_health_checks_but_serves_its_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = ManyOptions::new("h", 2, dir.path());
+    opts.nodes = 1;
+    let members = flotilla_membersim::start_many(opts).await.unwrap();
+    let (h1, h2) = (members.get("h1").unwrap(), members.get("h2").unwrap());
+    let c1 = client_for(&h1.token_kubeconfig, None).await;
+    let c2 = client_for(&h2.token_kubeconfig, None).await;
+    assert!(h1.is_healthy());
+    for path in ["/readyz", "/healthz", "/livez"] {
+        assert_eq!(get_raw(&c1, path).await.0, http::StatusCode::OK, "{path}");
+    }
+
+    h1.set_healthy(false);
+    assert!(!h1.is_healthy());
+    let (status, body) = get_raw(&c1, "/readyz").await;
+    assert_eq!(status, http::StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(
+        body.contains("[-]etcd failed: reason withheld\n")
+            && body.ends_with("readyz check failed\n"),
+        "{body:?}"
+    );
+    for path in ["/healthz", "/livez"] {
+        let (status, body) = get_raw(&c1, path).await;
+        assert_eq!(status, http::StatusCode::INTERNAL_SERVER_ERROR, "{path}");
+        assert!(body.contains("[-]etcd failed"), "{path}: {body:?}");
+    }
+    // The API keeps working: it answers, it is only unhealthy.
+    assert_eq!(get_raw(&c1, "/api/v1/nodes").await.0, http::StatusCode::OK);
+    assert_eq!(node_count(&c1).await, Some(1));
+    assert_eq!(get_raw(&c1, "/readyz/ping").await.0, http::StatusCode::OK);
+    // The other member is unaffected.
+    assert_eq!(get_raw(&c2, "/readyz").await.0, http::StatusCode::OK);
+    // Health is independent of reachability and survives a reconnect.
+    h1.set_reachable(false).await.unwrap();
+    h1.set_reachable(true).await.unwrap();
+    let fresh = client_for(&h1.token_kubeconfig, None).await;
+    assert_eq!(
+        get_raw(&fresh, "/readyz").await.0,
+        http::StatusCode::INTERNAL_SERVER_ERROR
+    );
+
+    h1.set_healthy(true);
+    let (status, body) = get_raw(&fresh, "/readyz").await;
+    assert_eq!((status, body.as_str()), (http::StatusCode::OK, "ok"));
+    assert_eq!(get_raw(&fresh, "/healthz").await.0, http::StatusCode::OK);
+    members.stop_all().await;
+}
+
+#[tokio::test]
+async fn failure_files_switch_health_and_reachability_of_the_members_they_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = ManyOptions::new("f", 2, dir.path().join("members"));
+    opts.nodes = 1;
+    let members = flotilla_membersim::start_many(opts).await.unwrap();
+    let (f1, f2) = (members.get("f1").unwrap(), members.get("f2").unwrap());
+    let files = FailureFiles {
+        unreachable: Some(dir.path().join("unreachable")),
+        unhealthy: Some(dir.path().join("unhealthy")),
+    };
+    let all: Vec<_> = members.iter().collect();
+    let follow = flotilla_membersim::follow_failure_files(&files, &all);
+    let check = async {
+        std::fs::write(dir.path().join("unhealthy"), "# only f2\nf2\n").unwrap();
+        eventually("f2 unhealthy", || async {
+            (!f2.is_healthy()).then_some(())
+        })
+        .await;
+        assert!(f1.is_healthy() && f1.is_reachable() && f2.is_reachable());
+        let c2 = client_for(&f2.token_kubeconfig, None).await;
+        assert_eq!(
+            get_raw(&c2, "/readyz").await.0,
+            http::StatusCode::INTERNAL_SERVER_ERROR
+        );
+
+        // An empty file names every member.
+        std::fs::write(dir.path().join("unreachable"), "").unwrap();
+        eventually("both unreachable", || async {
+            (!f1.is_reachable() && !f2.is_reachable()).then_some(())
+        })
+        .await;
+        std::fs::remove_file(dir.path().join("unreachable")).unwrap();
+        std::fs::remove_file(dir.path().join("unhealthy")).unwrap();
+        eventually("all back", || async {
+            (f1.is_reachable() && f2.is_reachable() && f2.is_healthy()).then_some(())
+        })
+        .await;
+        let c2 = client_for(&f2.token_kubeconfig, None).await;
+        assert_eq!(get_raw(&c2, "/readyz").await.0, http::StatusCode::OK);
+    };
+    tokio::select! {
+        () = follow => unreachable!("follow_failure_files ended"),
+        () = check => {}
+    }
+    members.stop_all().await;
 }

@@ -187,6 +187,30 @@ fn ready_status(c: &Cluster) -> Option<(String, String)> {
     Some((cond.status.clone(), cond.reason.clone()))
 }
 
+/// Ready turned False only once the failure threshold had passed since `since`, and not
+/// long after it.
+fn assert_flipped_after_threshold(since: Instant) {
+    let flipped = since.elapsed();
+    assert!(
+        flipped >= THRESHOLD,
+        "flipped after {flipped:?}, before the threshold"
+    );
+    assert!(
+        flipped < THRESHOLD + Duration::from_secs(10),
+        "flipped after {flipped:?}"
+    );
+}
+
+/// Waits for both not-ready taints (NoSchedule and NoExecute) on `name`.
+async fn wait_not_ready_taints(clusters: &Api<Cluster>, name: &str) {
+    eventually(&format!("{name} tainted not-ready"), || async {
+        let t = taints(&clusters.get(name).await.unwrap());
+        t.contains(&("cluster.karmada.io/not-ready".into(), "NoSchedule".into()))
+            && t.contains(&("cluster.karmada.io/not-ready".into(), "NoExecute".into()))
+    })
+    .await;
+}
+
 fn taints(c: &Cluster) -> Vec<(String, String)> {
     c.spec
         .taints
@@ -753,22 +777,8 @@ async fn unreachable_member_is_tainted_then_recovers_while_others_keep_updating(
         }
     })
     .await;
-    let flipped = stopped.elapsed();
-    assert!(
-        flipped >= THRESHOLD,
-        "flipped after {flipped:?}, before the threshold"
-    );
-    assert!(
-        flipped < THRESHOLD + Duration::from_secs(10),
-        "flipped after {flipped:?}"
-    );
-    eventually("member1 tainted", || async {
-        let c = clusters.get("member1").await.unwrap();
-        let t = taints(&c);
-        t.contains(&("cluster.karmada.io/not-ready".into(), "NoSchedule".into()))
-            && t.contains(&("cluster.karmada.io/not-ready".into(), "NoExecute".into()))
-    })
-    .await;
+    assert_flipped_after_threshold(stopped);
+    wait_not_ready_taints(&clusters, "member1").await;
     let c = clusters.get("member1").await.unwrap();
     let no_execute = c
         .spec
@@ -846,21 +856,8 @@ async fn unhealthy_member_is_not_ready_and_tainted_then_recovers() {
         }
     })
     .await;
-    let flipped = unhealthy.elapsed();
-    assert!(
-        flipped >= THRESHOLD,
-        "flipped after {flipped:?}, before the threshold"
-    );
-    assert!(
-        flipped < THRESHOLD + Duration::from_secs(10),
-        "flipped after {flipped:?}"
-    );
-    eventually("member1 tainted not-ready", || async {
-        let t = taints(&clusters.get("member1").await.unwrap());
-        t.contains(&("cluster.karmada.io/not-ready".into(), "NoSchedule".into()))
-            && t.contains(&("cluster.karmada.io/not-ready".into(), "NoExecute".into()))
-    })
-    .await;
+    assert_flipped_after_threshold(unhealthy);
+    wait_not_ready_taints(&clusters, "member1").await;
     for other in ["member2", "member3"] {
         let c = clusters.get(other).await.unwrap();
         assert_eq!(

@@ -124,7 +124,7 @@ impl Leadership {
 
     /// Stops renewing and releases the Lease so a successor takes over at once.
     pub async fn release(mut self) {
-        let _ = self.stop.send(true);
+        self.stop.send_replace(true);
         if let Some(renewer) = self.renewer.take() {
             let _ = renewer.await;
         }
@@ -273,7 +273,7 @@ impl LeaderElector {
                     _ = tokio::time::sleep(elector.opts.retry_period) => {}
                     _ = stop_rx.changed() => {
                         elector.release().await;
-                        let _ = lost_tx.send(true);
+                        lost_tx.send_replace(true);
                         return;
                     }
                 }
@@ -281,14 +281,14 @@ impl LeaderElector {
                     Ok(Attempt::Acquired) => last_renewal = tokio::time::Instant::now(),
                     Ok(Attempt::HeldByOther(holder)) => {
                         tracing::warn!(lease = %elector.opts.name, %holder, "lost the Lease to another holder");
-                        let _ = lost_tx.send(true);
+                        lost_tx.send_replace(true);
                         return;
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "renewing the Lease failed");
                         if last_renewal.elapsed() > elector.opts.renew_deadline {
                             tracing::warn!(lease = %elector.opts.name, "renew deadline passed; stepping down");
-                            let _ = lost_tx.send(true);
+                            lost_tx.send_replace(true);
                             return;
                         }
                     }

@@ -254,7 +254,9 @@ async fn watch_clusters(shared: Arc<Shared>) {
                     cluster_changed(&shared, &name, change);
                 }
                 tracing::debug!(clusters = shared.clusters.names().len(), "Clusters listed");
-                let _ = shared.clusters_synced.send(true);
+                // `send` stores nothing while no worker has subscribed yet (they may not have run
+                // when a fast list completes); `send_replace` always does.
+                shared.clusters_synced.send_replace(true);
             }
             watcher::Event::Apply(c) => {
                 let name = c.metadata.name.clone().unwrap_or_default();

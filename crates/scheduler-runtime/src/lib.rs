@@ -142,7 +142,7 @@ pub fn spawn(host: kube::Client, opts: SchedulerOptions) -> RunningScheduler {
 impl RunningScheduler {
     /// Stops watching and scheduling, waits for in-flight writes, and releases the Lease.
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
+        self.stop.send_replace(true);
         let _ = self.task.await;
     }
 

@@ -161,7 +161,8 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
 
     /// Wakes every waiting `pop` with `None`; later adds are ignored.
     pub fn shut_down(&self) {
-        let _ = self.shutdown.send(true);
+        // Stored even when no `pop` is waiting: busy workers must see it when they come back.
+        self.shutdown.send_replace(true);
         self.notify.notify_waiters();
     }
 }
@@ -226,6 +227,18 @@ mod tests {
         assert_eq!(q.retry("a"), Duration::from_millis(40));
         q.forget(&"a");
         assert_eq!(q.retry("b"), Duration::from_millis(20));
+    }
+
+    #[tokio::test]
+    async fn shutdown_while_every_worker_is_busy_still_ends_their_next_pop() {
+        let q = WorkQueue::new(Duration::from_millis(1), Duration::from_millis(10));
+        q.add("a");
+        // The only worker is busy: nobody waits in `pop` when the queue shuts down.
+        let busy = q.pop().await.unwrap();
+        q.shut_down();
+        q.done(&busy);
+        let next = tokio::time::timeout(Duration::from_secs(2), q.pop()).await;
+        assert_eq!(next, Ok(None), "a pop after shutdown must end");
     }
 
     #[tokio::test]

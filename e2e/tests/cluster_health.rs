@@ -233,6 +233,8 @@ fn joined_members_report_health_capacity_and_failures() {
             "1s",
             "--cluster-failure-threshold",
             "3s",
+            "--cluster-success-threshold",
+            "2s",
         ],
     );
     let host = Kubectl::new(

@@ -23,6 +23,9 @@ pub struct ClusterControllerFlags {
     /// How long probes of a member must fail before it is marked not Ready.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub cluster_failure_threshold: Duration,
+    /// How long probes of a member must succeed before a not Ready cluster is Ready again.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub cluster_success_threshold: Duration,
     /// Deadline of one health probe of a member.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub cluster_probe_timeout: Duration,
@@ -52,6 +55,7 @@ impl ClusterControllerFlags {
         flotilla_controllers::ControllerManagerOptions {
             status_period: self.cluster_status_update_frequency,
             failure_threshold: self.cluster_failure_threshold,
+            success_threshold: self.cluster_success_threshold,
             probe_timeout: self.cluster_probe_timeout,
             api_enablements_period: self.cluster_api_enablements_period,
             lease_duration: self.cluster_lease_duration,

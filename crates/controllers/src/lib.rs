@@ -208,6 +208,9 @@ pub struct ControllerManagerOptions {
     pub status_period: Duration,
     /// How long probes must fail before a Ready cluster turns Ready=False.
     pub failure_threshold: Duration,
+    /// How long probes must succeed before a cluster that is not Ready turns Ready again
+    /// (Karmada: `--cluster-success-threshold`, 30 s).
+    pub success_threshold: Duration,
     /// Deadline of each probe (health, version, credential read, connection).
     pub probe_timeout: Duration,
     /// Discovery is costlier: apiEnablements (and kubernetesVersion) are refreshed this often,
@@ -261,6 +264,7 @@ impl Default for ControllerManagerOptions {
         Self {
             status_period: Duration::from_secs(10),
             failure_threshold: Duration::from_secs(30),
+            success_threshold: Duration::from_secs(30),
             probe_timeout: Duration::from_secs(5),
             api_enablements_period: Duration::from_secs(60),
             no_execute_taints: true,
@@ -331,6 +335,7 @@ mod tests {
         let d = ControllerManagerOptions::default();
         assert_eq!(d.status_period, Duration::from_secs(10));
         assert_eq!(d.failure_threshold, Duration::from_secs(30));
+        assert_eq!(d.success_threshold, Duration::from_secs(30));
         assert!(d.no_execute_taints);
         assert_eq!(d.lease_duration, Duration::from_secs(40));
         assert_eq!(d.lease_renew_interval(), Duration::from_secs(10));

@@ -1,9 +1,12 @@
 //! The `Ready` condition of a Cluster from what the last probe observed: pure, so the
 //! transition rules (failure threshold, stable lastTransitionTime) are unit tested.
 //!
-//! A healthy probe makes the cluster Ready at once. A failing one only flips a Ready cluster
-//! once probes have failed for the whole failure threshold, so one lost probe (a restarting
-//! member API server, a slow network) does not taint the cluster and trigger failover.
+//! A failing probe only flips a Ready cluster once probes have failed for the whole failure
+//! threshold, so one lost probe (a restarting member API server, a slow network) does not
+//! taint the cluster and trigger failover. Symmetrically, a cluster that is not Ready turns
+//! Ready only once probes have succeeded for the whole success threshold, so a flapping
+//! member does not have its taints removed and re-added (Karmada's
+//! `--cluster-success-threshold`). The first observation of a cluster is taken as is.
 
 use std::time::Duration;
 
@@ -30,13 +33,29 @@ pub enum Observed {
     Unreachable,
 }
 
+/// How long an observation must persist before it changes the Ready condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    /// Failing probes turn a Ready cluster not Ready after this long.
+    pub failure: Duration,
+    /// Succeeding probes turn a not Ready (False or Unknown) cluster Ready after this long.
+    pub success: Duration,
+}
+
+/// How long the probes have been in their current state, without interruption.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Streak {
+    pub failing_for: Duration,
+    pub succeeding_for: Duration,
+}
+
 /// The Ready condition to publish, given the current one (if any), the observation and how
-/// long probes have been failing without interruption.
+/// long probes have been failing or succeeding without interruption.
 pub fn ready_condition(
     current: Option<&Condition>,
     observed: &Observed,
-    failing_for: Duration,
-    threshold: Duration,
+    streak: Streak,
+    thresholds: Thresholds,
     now: Timestamp,
 ) -> Condition {
     let (status, reason, message) = match observed {
@@ -45,7 +64,13 @@ pub fn ready_condition(
         Observed::Unreachable => ("False", REASON_NOT_REACHABLE, MESSAGE_NOT_REACHABLE),
     };
     if let Some(current) = current {
-        if current.status == "True" && status != "True" && failing_for < threshold {
+        if current.status == "True" && status != "True" && streak.failing_for < thresholds.failure {
+            return current.clone();
+        }
+        if current.status != "True"
+            && status == "True"
+            && streak.succeeding_for < thresholds.success
+        {
             return current.clone();
         }
     }
@@ -82,16 +107,47 @@ mod tests {
     }
 
     const T: Duration = Duration::from_secs(30);
+    const S: Duration = Duration::from_secs(10);
+    const TH: Thresholds = Thresholds {
+        failure: T,
+        success: S,
+    };
+
+    fn failing(d: Duration) -> Streak {
+        Streak {
+            failing_for: d,
+            succeeding_for: Duration::ZERO,
+        }
+    }
+
+    fn succeeding(d: Duration) -> Streak {
+        Streak {
+            failing_for: Duration::ZERO,
+            succeeding_for: d,
+        }
+    }
 
     #[test]
     fn first_observation_is_taken_as_is() {
-        let c = ready_condition(None, &Observed::Healthy, Duration::ZERO, T, at(0));
+        let c = ready_condition(
+            None,
+            &Observed::Healthy,
+            succeeding(Duration::ZERO),
+            TH,
+            at(0),
+        );
         assert_eq!(
             (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
             ("True", REASON_READY, MESSAGE_READY)
         );
         assert_eq!(c.last_transition_time, Time(at(0)));
-        let c = ready_condition(None, &Observed::Unreachable, Duration::ZERO, T, at(0));
+        let c = ready_condition(
+            None,
+            &Observed::Unreachable,
+            failing(Duration::ZERO),
+            TH,
+            at(0),
+        );
         assert_eq!(
             (c.status.as_str(), c.reason.as_str()),
             ("False", REASON_NOT_REACHABLE)
@@ -100,38 +156,71 @@ mod tests {
 
     #[test]
     fn ready_survives_failures_shorter_than_the_threshold() {
-        let ready = ready_condition(None, &Observed::Healthy, Duration::ZERO, T, at(0));
+        let ready = ready_condition(None, &Observed::Healthy, succeeding(S), TH, at(0));
         let held = ready_condition(
             Some(&ready),
             &Observed::Unreachable,
-            Duration::from_secs(29),
-            T,
+            failing(Duration::from_secs(29)),
+            TH,
             at(40),
         );
         assert_eq!(held, ready);
-        let flipped = ready_condition(Some(&ready), &Observed::Unreachable, T, T, at(45));
+        let flipped = ready_condition(Some(&ready), &Observed::Unreachable, failing(T), TH, at(45));
         assert_eq!(flipped.status, "False");
         assert_eq!(flipped.reason, REASON_NOT_REACHABLE);
         assert_eq!(flipped.last_transition_time, Time(at(45)));
     }
 
     #[test]
+    fn not_ready_survives_successes_shorter_than_the_success_threshold() {
+        let down = ready_condition(None, &Observed::Unreachable, failing(T), TH, at(0));
+        let held = ready_condition(
+            Some(&down),
+            &Observed::Healthy,
+            succeeding(Duration::from_secs(9)),
+            TH,
+            at(20),
+        );
+        assert_eq!(held, down);
+        let up = ready_condition(Some(&down), &Observed::Healthy, succeeding(S), TH, at(21));
+        assert_eq!(
+            (up.status.as_str(), up.reason.as_str()),
+            ("True", REASON_READY)
+        );
+        assert_eq!(up.last_transition_time, Time(at(21)));
+        // Unknown (set by the health monitor) waits the same way.
+        let unknown = Condition {
+            status: "Unknown".into(),
+            reason: "ClusterStatusUnknown".into(),
+            ..down.clone()
+        };
+        let held = ready_condition(
+            Some(&unknown),
+            &Observed::Healthy,
+            succeeding(Duration::ZERO),
+            TH,
+            at(30),
+        );
+        assert_eq!(held, unknown);
+    }
+
+    #[test]
     fn transition_time_moves_only_when_the_status_does() {
-        let down = ready_condition(None, &Observed::Unreachable, T, T, at(0));
+        let down = ready_condition(None, &Observed::Unreachable, failing(T), TH, at(0));
         // Reachable again but unhealthy: still False, reason changes, time stays.
-        let unhealthy = ready_condition(Some(&down), &Observed::Unhealthy, T, T, at(10));
+        let unhealthy = ready_condition(Some(&down), &Observed::Unhealthy, failing(T), TH, at(10));
         assert_eq!(unhealthy.reason, REASON_NOT_READY);
         assert_eq!(unhealthy.last_transition_time, Time(at(0)));
         let up = ready_condition(
             Some(&unhealthy),
             &Observed::Healthy,
-            Duration::ZERO,
-            T,
+            succeeding(S),
+            TH,
             at(20),
         );
         assert_eq!(up.status, "True");
         assert_eq!(up.last_transition_time, Time(at(20)));
-        let still = ready_condition(Some(&up), &Observed::Healthy, Duration::ZERO, T, at(30));
+        let still = ready_condition(Some(&up), &Observed::Healthy, succeeding(T), TH, at(30));
         assert_eq!(still, up);
     }
 
@@ -145,10 +234,10 @@ mod tests {
             last_transition_time: Time(at(0)),
             observed_generation: None,
         };
-        let ready = ready_condition(None, &Observed::Healthy, Duration::ZERO, T, at(1));
+        let ready = ready_condition(None, &Observed::Healthy, succeeding(S), TH, at(1));
         let out = with_condition(std::slice::from_ref(&other), ready.clone());
         assert_eq!(out, vec![other.clone(), ready.clone()]);
-        let down = ready_condition(Some(&ready), &Observed::Unhealthy, T, T, at(2));
+        let down = ready_condition(Some(&ready), &Observed::Unhealthy, failing(T), TH, at(2));
         let out = with_condition(&out, down.clone());
         assert_eq!(out, vec![other, down]);
     }

@@ -123,6 +123,7 @@ impl Env {
         let mut options = ControllerManagerOptions {
             status_period: Duration::from_millis(300),
             failure_threshold: THRESHOLD,
+            success_threshold: THRESHOLD,
             probe_timeout: Duration::from_secs(1),
             api_enablements_period: Duration::from_secs(5),
             deletion_poll: Duration::from_millis(200),
@@ -868,11 +869,18 @@ async fn unhealthy_member_is_not_ready_and_tainted_then_recovers() {
     }
 
     member1.set_healthy(true);
+    let healthy = Instant::now();
     eventually("member1 ready again and untainted", || async {
         let c = clusters.get("member1").await.unwrap();
         ready_status(&c) == Some(("True".into(), "ClusterReady".into())) && taints(&c).is_empty()
     })
     .await;
+    // Not before probes have succeeded for the whole success threshold.
+    assert!(
+        healthy.elapsed() >= THRESHOLD,
+        "Ready again after {:?}, before the success threshold",
+        healthy.elapsed()
+    );
     env.stop().await;
 }
 

@@ -68,6 +68,7 @@ async fn lands_by_free_capacity_runs_and_fails_over_when_a_member_stops() {
         flotilla_controllers::ControllerManagerOptions {
             status_period: Duration::from_millis(300),
             failure_threshold: Duration::from_secs(1),
+            success_threshold: Duration::from_secs(1),
             probe_timeout: Duration::from_millis(500),
             api_enablements_period: Duration::from_secs(5),
             ..Default::default()

@@ -43,7 +43,9 @@ use tracing::{Instrument, debug, info, info_span, warn};
 use crate::conditions::{self, CONDITION_COMPLETE_API_ENABLEMENTS, api_enablements_condition};
 use crate::diff::merge_patch;
 use crate::modeling;
-use crate::readiness::{CONDITION_READY, Observed, ready_condition, with_condition};
+use crate::readiness::{
+    CONDITION_READY, Observed, Streak, Thresholds, ready_condition, with_condition,
+};
 use crate::resources::Resources;
 use crate::{
     AbortOnDrop, ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain,
@@ -194,6 +196,8 @@ struct ClusterWorker {
     credentials_read: Option<Instant>,
     /// Since when probes have failed without a success in between.
     failing_since: Option<Instant>,
+    /// Since when probes have succeeded without a failure in between.
+    healthy_since: Option<Instant>,
     /// Whether the last probe got an answer.
     reachable: bool,
     discovered: Option<Instant>,
@@ -211,6 +215,7 @@ impl ClusterWorker {
             connection: None,
             credentials_read: None,
             failing_since: None,
+            healthy_since: None,
             reachable: false,
             discovered: None,
             version: None,
@@ -393,8 +398,10 @@ impl ClusterWorker {
             if self.failing_since.take().is_some() {
                 info!("member healthy again");
             }
+            self.healthy_since.get_or_insert(now);
         } else {
             self.failing_since.get_or_insert(now);
+            self.healthy_since = None;
         }
         let reconnected = observed != Observed::Unreachable && !self.reachable;
         self.reachable = observed != Observed::Unreachable;
@@ -422,17 +429,18 @@ impl ClusterWorker {
         now: Instant,
     ) -> ClusterStatus {
         let opts = self.opts();
-        let failing_for = self
-            .failing_since
-            .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        let since =
+            |t: Option<Instant>| t.map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        let streak = Streak {
+            failing_for: since(self.failing_since),
+            succeeding_for: since(self.healthy_since),
+        };
+        let thresholds = Thresholds {
+            failure: opts.failure_threshold,
+            success: opts.success_threshold,
+        };
         let current = base.conditions.iter().find(|c| c.type_ == CONDITION_READY);
-        let ready = ready_condition(
-            current,
-            observed,
-            failing_for,
-            opts.failure_threshold,
-            Timestamp::now(),
-        );
+        let ready = ready_condition(current, observed, streak, thresholds, Timestamp::now());
         let mut desired = base.clone();
         desired.conditions = with_condition(&base.conditions, ready);
         if *observed != Observed::Healthy {

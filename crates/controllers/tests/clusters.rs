@@ -202,6 +202,17 @@ fn assert_flipped_after_threshold(since: Instant) {
     );
 }
 
+/// Whether `c` has left Ready=True; once it has, it must be False with `reason`.
+fn left_ready(c: &Cluster, reason: &str) -> bool {
+    match ready_status(c) {
+        Some((s, _)) if s == "True" => false,
+        other => {
+            assert_eq!(other, Some(("False".into(), reason.into())));
+            true
+        }
+    }
+}
+
 /// Waits for both not-ready taints (NoSchedule and NoExecute) on `name`.
 async fn wait_not_ready_taints(clusters: &Api<Cluster>, name: &str) {
     eventually(&format!("{name} tainted not-ready"), || async {
@@ -768,14 +779,10 @@ async fn unreachable_member_is_tainted_then_recovers_while_others_keep_updating(
 
     // Ready holds through the threshold, then flips with the not-ready taints.
     eventually("member1 not reachable", || async {
-        let c = clusters.get("member1").await.unwrap();
-        match ready_status(&c) {
-            Some((s, _)) if s == "True" => false,
-            other => {
-                assert_eq!(other, Some(("False".into(), "ClusterNotReachable".into())));
-                true
-            }
-        }
+        left_ready(
+            &clusters.get("member1").await.unwrap(),
+            "ClusterNotReachable",
+        )
     })
     .await;
     assert_flipped_after_threshold(stopped);
@@ -847,14 +854,7 @@ async fn unhealthy_member_is_not_ready_and_tainted_then_recovers() {
                 "{other} while member1 is unhealthy"
             );
         }
-        let c = clusters.get("member1").await.unwrap();
-        match ready_status(&c) {
-            Some((s, _)) if s == "True" => false,
-            other => {
-                assert_eq!(other, Some(("False".into(), "ClusterNotReady".into())));
-                true
-            }
-        }
+        left_ready(&clusters.get("member1").await.unwrap(), "ClusterNotReady")
     })
     .await;
     assert_flipped_after_threshold(unhealthy);

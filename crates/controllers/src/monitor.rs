@@ -253,8 +253,10 @@ pub(crate) async fn run(
 
 /// Waits until `store` has been filled by its first list; false when its writer is gone.
 ///
-/// Polled in short rounds: a single long `wait_until_ready` on the controller's store was
-/// seen never to wake up although the store became ready.
+/// Polled in short rounds because of kube-runtime: `Store::wait_until_ready` polls one shared
+/// oneshot receiver, which keeps only the last poller's waker, so when two tasks wait on
+/// clones of one store (the cluster controller's and this monitor) one of them is never
+/// woken. A fresh poll every 100 ms sees the value once it is there.
 async fn ready<K>(store: &Store<K>) -> bool
 where
     K: kube::Resource + Clone + 'static,

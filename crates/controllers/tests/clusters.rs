@@ -46,12 +46,9 @@ use serde_json::json;
 const THRESHOLD: Duration = Duration::from_secs(2);
 
 async fn client_for(kubeconfig: &Path) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    let config =
-        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-            .await
-            .unwrap();
-    kube::Client::try_from(config).unwrap()
+    flotilla_testenv::client_for(kubeconfig, None)
+        .await
+        .unwrap()
 }
 
 /// (name, nodes, cpu per node, memory per node)
@@ -77,25 +74,12 @@ impl Env {
 
     /// As [`Env::start`], with the controllers' options adjusted by `adjust`.
     async fn start_with(adjust: impl FnOnce(&mut ControllerManagerOptions)) -> Env {
-        if std::env::var_os("RUST_LOG").is_some() {
-            let _ = tracing_subscriber::fmt()
-                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-                .with_test_writer()
-                .try_init();
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let host_dir = dir.path().join("host");
-        let mut opts = flotilla_host::HostOptions::new(&host_dir);
-        opts.secure_port = 0;
-        let host = flotilla_host::start(opts).await.unwrap();
-        let client = client_for(&host.kubeconfig).await;
-        let aggregated = flotilla_aggregated::start_registered(
-            &client,
-            &host_dir.join("pki"),
-            dir.path().join("aggregated"),
-        )
-        .await
-        .unwrap();
+        let flotilla_testenv::ControlPlane {
+            dir,
+            host,
+            aggregated,
+            client,
+        } = flotilla_testenv::ControlPlane::start().await.unwrap();
         let clusters: Api<Cluster> = Api::all(client.clone());
         eventually("clusters served through the host", || async {
             clusters.list(&ListParams::default()).await.is_ok()

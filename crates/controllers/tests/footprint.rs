@@ -29,30 +29,20 @@ fn rss_kib() -> u64 {
 }
 
 async fn client_for(kubeconfig: &Path) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    let config =
-        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-            .await
-            .unwrap();
-    kube::Client::try_from(config).unwrap()
+    flotilla_testenv::client_for(kubeconfig, None)
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "measurement; run explicitly"]
 async fn rss_per_watched_member() {
-    let dir = tempfile::tempdir().unwrap();
-    let host_dir = dir.path().join("host");
-    let mut opts = flotilla_host::HostOptions::new(&host_dir);
-    opts.secure_port = 0;
-    let host = flotilla_host::start(opts).await.unwrap();
-    let client = client_for(&host.kubeconfig).await;
-    let aggregated = flotilla_aggregated::start_registered(
-        &client,
-        &host_dir.join("pki"),
-        dir.path().join("aggregated"),
-    )
-    .await
-    .unwrap();
+    let flotilla_testenv::ControlPlane {
+        dir,
+        host,
+        aggregated,
+        client,
+    } = flotilla_testenv::ControlPlane::start().await.unwrap();
     let clusters: Api<Cluster> = Api::all(client.clone());
     let shared = MemberPki::ensure(&dir.path().join("member-pki"), &[]).unwrap();
     let mut members = Vec::new();

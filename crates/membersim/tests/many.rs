@@ -13,15 +13,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
 
 async fn client_for(kubeconfig: &Path, context: Option<&str>) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    let options = kube::config::KubeConfigOptions {
-        context: context.map(str::to_string),
-        ..Default::default()
-    };
-    let config = kube::Config::from_custom_kubeconfig(kc, &options)
+    flotilla_testenv::client_for(kubeconfig, context)
         .await
-        .unwrap();
-    kube::Client::try_from(config).unwrap()
+        .unwrap()
 }
 
 /// Polls `check` until it returns Some or 10s pass.

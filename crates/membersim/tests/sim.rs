@@ -14,15 +14,9 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
 async fn client_for(kubeconfig: &Path, context: Option<&str>) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    let options = kube::config::KubeConfigOptions {
-        context: context.map(str::to_string),
-        ..Default::default()
-    };
-    let config = kube::Config::from_custom_kubeconfig(kc, &options)
+    flotilla_testenv::client_for(kubeconfig, context)
         .await
-        .unwrap();
-    kube::Client::try_from(config).unwrap()
+        .unwrap()
 }
 
 struct Member {

@@ -21,35 +21,19 @@ pub struct Env {
 }
 
 pub async fn client_for(kubeconfig: &Path) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    let config =
-        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-            .await
-            .unwrap();
-    kube::Client::try_from(config).unwrap()
+    flotilla_testenv::client_for(kubeconfig, None)
+        .await
+        .unwrap()
 }
 
 impl Env {
     pub async fn start() -> Env {
-        if std::env::var_os("RUST_LOG").is_some() {
-            let _ = tracing_subscriber::fmt()
-                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-                .with_test_writer()
-                .try_init();
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let host_dir = dir.path().join("host");
-        let mut opts = flotilla_host::HostOptions::new(&host_dir);
-        opts.secure_port = 0;
-        let host = flotilla_host::start(opts).await.unwrap();
-        let client = client_for(&host.kubeconfig).await;
-        let aggregated = flotilla_aggregated::start_registered(
-            &client,
-            &host_dir.join("pki"),
-            dir.path().join("aggregated"),
-        )
-        .await
-        .unwrap();
+        let flotilla_testenv::ControlPlane {
+            dir,
+            host,
+            aggregated,
+            client,
+        } = flotilla_testenv::ControlPlane::start().await.unwrap();
         Env {
             client,
             host,

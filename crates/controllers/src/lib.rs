@@ -124,14 +124,10 @@ pub enum Error {
         cluster: String,
         source: flotilla_membership::MembershipError,
     },
-    #[error("cluster {cluster} has no spec.apiEndpoint")]
-    NoEndpoint { cluster: String },
-    #[error("cluster {cluster} has an invalid spec.proxyURL {url:?}")]
-    ProxyUrl { cluster: String, url: String },
-    #[error("building the client of cluster {cluster}")]
-    MemberClient {
+    #[error("connecting to cluster {cluster}")]
+    Connect {
         cluster: String,
-        source: kube::Error,
+        source: flotilla_membership::MembershipError,
     },
     #[error("renewing the heartbeat Lease of cluster {cluster}")]
     RenewLease {
@@ -164,10 +160,7 @@ impl Error {
             Error::ListWorks { .. } | Error::DeleteWork { .. } => "works",
             Error::UpdateTaints { .. } => "taints",
             Error::WriteStatus { .. } | Error::EncodeStatus { .. } => "status_write",
-            Error::Credentials { .. }
-            | Error::NoEndpoint { .. }
-            | Error::ProxyUrl { .. }
-            | Error::MemberClient { .. } => "member_client",
+            Error::Credentials { .. } | Error::Connect { .. } => "member_client",
             Error::RenewLease { .. } | Error::DeleteLease { .. } => "lease",
             Error::Timeout { .. } => "timeout",
         }

@@ -10,12 +10,14 @@
 
 mod credentials;
 mod probe;
+mod target;
 mod validate;
 
 pub use credentials::{
     KEY_CA_BUNDLE, KEY_CLIENT_CERT, KEY_CLIENT_KEY, KEY_TOKEN, MemberCredentials,
 };
 pub use probe::{PROBE_TIMEOUT, error_chain, probe_member, probe_member_within};
+pub use target::MemberTarget;
 pub use validate::{
     MAX_CLUSTER_NAME_LEN, validate_cluster_name, validate_endpoint, validate_label,
 };
@@ -70,6 +72,8 @@ pub enum MembershipError {
     },
     #[error("cluster {cluster} has no spec.apiEndpoint")]
     NoEndpoint { cluster: String },
+    #[error("cluster {cluster} has an invalid spec.proxyURL {url:?}")]
+    ProxyUrl { cluster: String, url: String },
     #[error("cluster {cluster} has no spec.secretRef")]
     NoSecretRef { cluster: String },
     #[error("reading the credentials Secret {namespace}/{name} of cluster {cluster}")]
@@ -360,17 +364,12 @@ pub async fn member_client(
     cluster: &flotilla_api::Cluster,
 ) -> Result<kube::Client, MembershipError> {
     let name = cluster.metadata.name.clone().unwrap_or_default();
-    let endpoint = cluster
-        .spec
-        .api_endpoint
-        .clone()
-        .filter(|e| !e.is_empty())
-        .ok_or_else(|| MembershipError::NoEndpoint {
-            cluster: name.clone(),
-        })?;
+    let target = MemberTarget::of(cluster);
+    if target.endpoint.is_none() {
+        return Err(MembershipError::NoEndpoint { cluster: name });
+    }
     let credentials = credentials_of(host, cluster).await?;
-    let insecure = cluster.spec.insecure_skip_tls_verification == Some(true);
-    credentials.client(&name, &endpoint, insecure).await
+    target.client(&name, &credentials, PROBE_TIMEOUT).await
 }
 
 /// Removes the Cluster and its credentials Secret (missing ones are fine).

@@ -28,13 +28,13 @@ use tokio::time::Instant;
 
 use crate::clusters::{ClusterChange, ClusterIndex, ReservationBook};
 use crate::decide::{self, Binding, BindingKey, PlanOptions};
-use crate::events::{EventRecorder, EventRequest};
 use crate::metrics::{Metrics, Outcome};
-use crate::queue::WorkQueue;
 use crate::{
     EVENT_EVICT, EVENT_SCHEDULE_FAILED, EVENT_SCHEDULE_SUCCEED, Error, FIELD_MANAGER,
     SchedulerOptions,
 };
+use flotilla_runtime::WorkQueue;
+use flotilla_runtime::{EventRecorder, EventRequest};
 
 /// Extra wait after a toleration or grace deadline, so the recheck lands after it.
 const RECHECK_SLACK: Duration = Duration::from_millis(50);

@@ -12,10 +12,8 @@
 //!
 //! - [`decide`]: pure decisions: does a binding need scheduling, which clusters must it leave
 //!   (NoExecute failover), which eviction tasks are finished, what status to write;
-//! - [`queue`]: the coalescing work queue with per-key exponential backoff;
 //! - [`clusters`]: the cluster snapshot index and the reservation bookkeeping;
 //! - [`engine`]: watchers, workers and the writes;
-//! - [`events`]: core/v1 Event recorder with deduplication;
 //! - [`metrics`]: Prometheus counters and the latency histogram.
 //!
 //! Policies are not watched here: a binding carries its placement (the detector copies it from
@@ -28,9 +26,7 @@
 pub mod clusters;
 pub mod decide;
 pub mod engine;
-pub mod events;
 pub mod metrics;
-pub mod queue;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,9 +67,6 @@ pub enum Error {
         binding: String,
         source: kube::Error,
     },
-    /// Writing an Event.
-    #[error("writing an event about {object}")]
-    WriteEvent { object: String, source: kube::Error },
 }
 
 /// How the scheduler runs.

@@ -10,8 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::Cluster;
-use flotilla_api::cluster::LocalSecretReference;
-use flotilla_membership::MemberCredentials;
+use flotilla_membership::{MemberCredentials, MemberTarget};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::Api;
@@ -26,28 +25,6 @@ use crate::resources::{CapacityRounding, NodeInfo, PodInfo, Summary, summarize};
 use crate::{AbortOnDrop, Error, Metrics, error_chain};
 
 const CONTROLLER: &str = "cluster-status";
-
-// === impl Target ===
-
-/// What a member connection is built from; a change means reconnecting.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Target {
-    pub endpoint: Option<String>,
-    pub secret_ref: Option<LocalSecretReference>,
-    pub insecure: bool,
-    pub proxy_url: Option<String>,
-}
-
-impl Target {
-    pub(crate) fn of(cluster: &Cluster) -> Self {
-        Self {
-            endpoint: cluster.spec.api_endpoint.clone().filter(|e| !e.is_empty()),
-            secret_ref: cluster.spec.secret_ref.clone(),
-            insecure: cluster.spec.insecure_skip_tls_verification == Some(true),
-            proxy_url: cluster.spec.proxy_url.clone().filter(|p| !p.is_empty()),
-        }
-    }
-}
 
 /// Reads the credentials Secret of `cluster` from the host.
 pub(crate) async fn read_credentials(
@@ -73,35 +50,17 @@ pub(crate) async fn read_credentials(
 /// fails fast.
 pub(crate) async fn connect(
     name: &str,
-    target: &Target,
+    target: &MemberTarget,
     credentials: &MemberCredentials,
     connect_timeout: Duration,
 ) -> Result<kube::Client, Error> {
-    let endpoint = target
-        .endpoint
-        .as_deref()
-        .ok_or_else(|| Error::NoEndpoint {
-            cluster: name.to_string(),
-        })?;
-    let mut config = credentials
-        .kube_config(name, endpoint, target.insecure)
+    target
+        .client(name, credentials, connect_timeout)
         .await
-        .map_err(|source| Error::Credentials {
+        .map_err(|source| Error::Connect {
             cluster: name.to_string(),
             source,
-        })?;
-    config.connect_timeout = Some(connect_timeout);
-    if let Some(proxy) = &target.proxy_url {
-        let uri = proxy.parse::<http::Uri>().map_err(|_| Error::ProxyUrl {
-            cluster: name.to_string(),
-            url: proxy.clone(),
-        })?;
-        config.proxy_url = Some(uri);
-    }
-    kube::Client::try_from(config).map_err(|source| Error::MemberClient {
-        cluster: name.to_string(),
-        source,
-    })
+        })
 }
 
 // === impl Table ===
@@ -321,23 +280,5 @@ mod tests {
             .on_event(Event::<Pod>::InitDone, PodInfo::from_pod);
         let s = cache.summary(&rounding).unwrap();
         assert_eq!(s.node_summary.total_num, Some(0));
-    }
-
-    #[test]
-    fn target_reads_the_connection_fields() {
-        let cluster: Cluster = serde_json::from_value(json!({
-            "apiVersion": "cluster.karmada.io/v1alpha1",
-            "kind": "Cluster",
-            "metadata": {"name": "m1"},
-            "spec": {"syncMode": "Push", "apiEndpoint": "https://m1:6443",
-                     "secretRef": {"namespace": "karmada-cluster", "name": "m1"},
-                     "proxyURL": ""},
-        }))
-        .unwrap();
-        let t = Target::of(&cluster);
-        assert_eq!(t.endpoint.as_deref(), Some("https://m1:6443"));
-        assert_eq!(t.proxy_url, None);
-        assert!(!t.insecure);
-        assert_eq!(t.secret_ref.unwrap().name, "m1");
     }
 }

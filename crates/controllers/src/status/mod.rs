@@ -50,7 +50,8 @@ use crate::resources::Resources;
 use crate::{
     AbortOnDrop, ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain,
 };
-use member::{MemberWatches, Target};
+use flotilla_membership::MemberTarget as Target;
+use member::MemberWatches;
 
 const CONTROLLER: &str = "cluster-status";
 

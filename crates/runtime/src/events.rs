@@ -1,5 +1,5 @@
-//! core/v1 Events about bindings and their templates, written by one background task so that
-//! workers never wait for them. `kubectl describe` lists core/v1 Events by
+//! core/v1 Events about Flotilla's objects (bindings, templates, Works), written by one
+//! background task so that controllers never wait for them. `kubectl describe` lists core/v1 Events by
 //! `involvedObject` field selectors, so these (not events.k8s.io) are the ones users see.
 //! An identical event (same object, type, reason and message) within the dedupe window bumps
 //! `count` and `lastTimestamp` of the existing Event instead of adding one, so a retry loop
@@ -17,7 +17,19 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::{Error, FIELD_MANAGER};
+/// Field manager of event writes.
+const FIELD_MANAGER: &str = "flotilla-events";
+
+/// Errors writing events (logged by the writer task, never returned to recorders).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("writing an event about {object}")]
+    WriteEvent {
+        object: String,
+        #[source]
+        source: kube::Error,
+    },
+}
 
 /// Events waiting to be written; beyond this, new ones are dropped (and logged).
 const BACKLOG: usize = 4096;

@@ -8,152 +8,19 @@
 //!                                                                      ┘
 //! ```
 //!
-//! A pod's request follows the scheduler's rule: the larger of the sum of its containers
-//! (plus restartable init containers, i.e. sidecars) and its largest init container (plus the
-//! sidecars started before it), plus the pod overhead; a resource a container only limits
-//! counts its limit as the request, as the API server's defaulting would.
+//! A pod's request is `flotilla_core::pod_spec_requests` (the scheduler's rule, shared with the
+//! member simulator and the interpreter); [`ResourceName`] and [`Resources`] live in
+//! `flotilla-core` too and are re-exported here.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use flotilla_api::cluster::NodeSummary;
-use flotilla_api::{NodeCapacityGroup, ResourceList};
-use k8s_openapi::api::core::v1::{Container, Node, Pod};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use flotilla_api::NodeCapacityGroup;
+use k8s_openapi::api::core::v1::{Node, Pod};
 
-use crate::quantity::{self, Round};
+use crate::quantity::Round;
 
-// === impl ResourceName ===
-
-/// A resource name; the common ones without an allocation.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ResourceName {
-    Cpu,
-    Memory,
-    EphemeralStorage,
-    Pods,
-    Other(Arc<str>),
-}
-
-impl ResourceName {
-    pub fn new(name: &str) -> Self {
-        match name {
-            "cpu" => Self::Cpu,
-            "memory" => Self::Memory,
-            "ephemeral-storage" => Self::EphemeralStorage,
-            "pods" => Self::Pods,
-            other => Self::Other(Arc::from(other)),
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Cpu => "cpu",
-            Self::Memory => "memory",
-            Self::EphemeralStorage => "ephemeral-storage",
-            Self::Pods => "pods",
-            Self::Other(name) => name,
-        }
-    }
-
-    pub fn is_cpu(&self) -> bool {
-        matches!(self, Self::Cpu)
-    }
-
-    /// Resources counted in bytes (printed with binary suffixes).
-    pub fn is_bytes(&self) -> bool {
-        match self {
-            Self::Memory | Self::EphemeralStorage => true,
-            Self::Other(name) => name.starts_with("hugepages-"),
-            _ => false,
-        }
-    }
-}
-
-// === impl Resources ===
-
-/// A small map resource -> amount (see [`quantity`] for units), kept sorted by name. Pods
-/// name two or three resources, so a sorted vector beats a map in size and speed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Resources(Vec<(ResourceName, i64)>);
-
-impl Resources {
-    /// Parses a `ResourceList`; entries that are not quantities are skipped.
-    pub fn from_list(list: &BTreeMap<String, Quantity>, round: Round) -> Self {
-        let mut out = Self::default();
-        for (name, q) in list {
-            let name = ResourceName::new(name);
-            if let Some(v) = quantity::parse(&name, &q.0, round) {
-                out.add(&name, v);
-            }
-        }
-        out
-    }
-
-    /// The amount of `name` (0 when absent).
-    pub fn get(&self, name: &ResourceName) -> i64 {
-        self.0
-            .binary_search_by(|(n, _)| n.cmp(name))
-            .map(|i| self.0[i].1)
-            .unwrap_or(0)
-    }
-
-    /// Whether `name` is present (even with 0).
-    pub fn has(&self, name: &ResourceName) -> bool {
-        self.0.binary_search_by(|(n, _)| n.cmp(name)).is_ok()
-    }
-
-    fn entry(&mut self, name: &ResourceName) -> &mut i64 {
-        let i = match self.0.binary_search_by(|(n, _)| n.cmp(name)) {
-            Ok(i) => i,
-            Err(i) => {
-                self.0.insert(i, (name.clone(), 0));
-                i
-            }
-        };
-        &mut self.0[i].1
-    }
-
-    pub fn add(&mut self, name: &ResourceName, value: i64) {
-        let slot = self.entry(name);
-        *slot = slot.saturating_add(value);
-    }
-
-    pub fn add_all(&mut self, other: &Resources) {
-        for (name, value) in &other.0 {
-            self.add(name, *value);
-        }
-    }
-
-    /// Per resource, the larger of the two.
-    pub fn max_with(&mut self, other: &Resources) {
-        for (name, value) in &other.0 {
-            let slot = self.entry(name);
-            *slot = (*slot).max(*value);
-        }
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&ResourceName, i64)> {
-        self.0.iter().map(|(n, v)| (n, *v))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// As a `ResourceList` of canonical quantities.
-    pub fn to_list(&self) -> ResourceList {
-        self.0
-            .iter()
-            .map(|(n, v)| (n.as_str().to_string(), Quantity(quantity::format(n, *v))))
-            .collect()
-    }
-
-    fn compact(mut self) -> Self {
-        self.0.shrink_to_fit();
-        self
-    }
-}
+pub use flotilla_core::{ResourceName, Resources};
 
 // === impl PodInfo ===
 
@@ -168,27 +35,6 @@ pub struct PodInfo {
     pub requests: Resources,
 }
 
-fn container_requests(c: &Container) -> Resources {
-    let Some(res) = &c.resources else {
-        return Resources::default();
-    };
-    let empty = BTreeMap::new();
-    let requests = res.requests.as_ref().unwrap_or(&empty);
-    let mut out = Resources::from_list(requests, Round::Up);
-    if let Some(limits) = &res.limits {
-        for (name, q) in limits {
-            if requests.contains_key(name) {
-                continue;
-            }
-            let name = ResourceName::new(name);
-            if let Some(v) = quantity::parse(&name, &q.0, Round::Up) {
-                out.add(&name, v);
-            }
-        }
-    }
-    out
-}
-
 impl PodInfo {
     pub fn from_pod(pod: &Pod) -> Self {
         let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
@@ -200,29 +46,6 @@ impl PodInfo {
                 requests: Resources::default(),
             };
         };
-        let mut sum = Resources::default();
-        for c in &spec.containers {
-            sum.add_all(&container_requests(c));
-        }
-        let mut sidecars = Resources::default();
-        let mut init_peak = Resources::default();
-        for c in spec.init_containers.iter().flatten() {
-            let request = container_requests(c);
-            if c.restart_policy.as_deref() == Some("Always") {
-                // A sidecar keeps running beside the app containers and later init containers.
-                sum.add_all(&request);
-                sidecars.add_all(&request);
-                init_peak.max_with(&sidecars);
-            } else {
-                let mut during = request;
-                during.add_all(&sidecars);
-                init_peak.max_with(&during);
-            }
-        }
-        sum.max_with(&init_peak);
-        if let Some(overhead) = &spec.overhead {
-            sum.add_all(&Resources::from_list(overhead, Round::Up));
-        }
         Self {
             node: spec
                 .node_name
@@ -230,7 +53,7 @@ impl PodInfo {
                 .filter(|n| !n.is_empty())
                 .map(Box::from),
             terminal,
-            requests: sum.compact(),
+            requests: flotilla_core::pod_spec_requests(spec),
         }
     }
 }
@@ -429,6 +252,9 @@ pub fn group_capacities(free: &[Resources], rounding: &CapacityRounding) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quantity;
+    use flotilla_api::ResourceList;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
     use serde_json::json;
 
     fn node(cpu: &str, memory: &str, pods: &str, ready: bool, unschedulable: bool) -> Node {
@@ -652,19 +478,5 @@ mod tests {
             .sum();
         let total_cpu: i64 = free.iter().map(|r| r.get(&ResourceName::Cpu)).sum();
         assert!(total_cpu_in_groups <= total_cpu);
-    }
-
-    #[test]
-    fn resources_stay_sorted_and_add() {
-        let mut r = Resources::default();
-        r.add(&ResourceName::new("nvidia.com/gpu"), 1);
-        r.add(&ResourceName::Pods, 2);
-        r.add(&ResourceName::Cpu, 3);
-        r.add(&ResourceName::Cpu, 4);
-        let names: Vec<&str> = r.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["cpu", "pods", "nvidia.com/gpu"]);
-        assert_eq!(r.get(&ResourceName::Cpu), 7);
-        assert_eq!(r.get(&ResourceName::Memory), 0);
-        assert!(ResourceName::new("hugepages-2Mi").is_bytes());
     }
 }

@@ -16,6 +16,7 @@ use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::ApiServer;
 use flotilla_apiserver::objects::{DeleteOptions, Objects, WriteOptions, now_rfc3339};
 use flotilla_apiserver::request::FieldValidation;
+use flotilla_core::ResourceName;
 use flotilla_storage::{EventType, StoredObject};
 use futures::StreamExt;
 use rand::Rng;
@@ -189,38 +190,19 @@ fn random_suffix() -> String {
         .collect()
 }
 
-/// The CPU (millicores) and memory (bytes) a Pod requests.
+/// The CPU (millicores) and memory (bytes) a Pod requests: its effective request by the
+/// scheduler's rule (`flotilla_core::pod_spec_value_requests`: containers, sidecar and init
+/// containers, overhead, limits standing in for missing requests), the same numbers the
+/// cluster status controller reports for it.
 pub(crate) fn pod_requests(pod: &Value) -> (i64, i64) {
-    let mut cpu = 0;
-    let mut mem = 0;
-    let containers = pod
-        .pointer("/spec/containers")
-        .and_then(Value::as_array)
-        .cloned()
+    let requests = pod
+        .get("spec")
+        .map(flotilla_core::pod_spec_value_requests)
         .unwrap_or_default();
-    for c in &containers {
-        let requests = c.pointer("/resources/requests");
-        // Kubernetes defaults requests to limits when only limits are given.
-        let limits = c.pointer("/resources/limits");
-        let get = |k: &str| {
-            requests
-                .and_then(|r| r.get(k))
-                .or_else(|| limits.and_then(|l| l.get(k)))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .or_else(|| {
-                    requests
-                        .and_then(|r| r.get(k))
-                        .and_then(Value::as_i64)
-                        .map(|n| n.to_string())
-                })
-        };
-        cpu += get("cpu")
-            .and_then(|s| quantity::cpu_millis(&s))
-            .unwrap_or(0);
-        mem += get("memory").and_then(|s| quantity::units(&s)).unwrap_or(0);
-    }
-    (cpu, mem)
+    (
+        requests.get(&ResourceName::Cpu),
+        requests.get(&ResourceName::Memory),
+    )
 }
 
 /// Conditions with times kept from `old` when nothing about a condition changed, so a pass
@@ -1518,6 +1500,17 @@ mod tests {
             {"name": "c"},
         ]}});
         assert_eq!(pod_requests(&pod), (1500, (128 << 20) + (1 << 30)));
+    }
+
+    #[test]
+    fn requests_count_init_containers_and_overhead() {
+        let pod = json!({"spec": {
+            "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
+            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2", "memory": "1Mi"}}}],
+            "overhead": {"cpu": "10m"},
+        }});
+        assert_eq!(pod_requests(&pod), (2010, 64 << 20));
+        assert_eq!(pod_requests(&json!({})), (0, 0));
     }
 
     #[test]

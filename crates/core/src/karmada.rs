@@ -1,0 +1,355 @@
+//! Karmada's well-known labels, annotations, finalizers and generated names, spelled exactly as
+//! Karmada spells them (read from `pkg/apis/policy/v1alpha1` and `pkg/apis/work/v1alpha2`
+//! `well_known_constants.go`, `pkg/util/constants.go` and `pkg/util/names`), so that objects
+//! Flotilla writes are recognised by Karmada's tools and the other way round.
+//!
+//! ```text
+//!  template ──claimed by──▶ policy      (PROPAGATION_POLICY_PERMANENT_ID_LABEL + name annotations)
+//!     │
+//!     ▼ binding_name(kind, name)
+//!  ResourceBinding ──────────────────▶ Work  work_name(..) in execution_namespace(cluster)
+//!                                        │   (RESOURCE_BINDING_* annotations, permanent ids)
+//!                                        ▼
+//!                                   member object (WORK_NAMESPACE/NAME annotations,
+//!                                                  RESOURCE_TEMPLATE_GENERATION_ANNOTATION,
+//!                                                  MANAGED_BY_KARMADA_LABEL)
+//! ```
+
+use crate::CoreError;
+
+// === policy.karmada.io ===
+
+/// Label put on a template (and its binding) naming the claiming PropagationPolicy by the
+/// permanent id Karmada's webhook gives each policy.
+pub const PROPAGATION_POLICY_PERMANENT_ID_LABEL: &str = "propagationpolicy.karmada.io/permanent-id";
+/// Same for a ClusterPropagationPolicy.
+pub const CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL: &str =
+    "clusterpropagationpolicy.karmada.io/permanent-id";
+/// Annotation naming the namespace of the claiming PropagationPolicy.
+pub const PROPAGATION_POLICY_NAMESPACE_ANNOTATION: &str = "propagationpolicy.karmada.io/namespace";
+/// Annotation naming the claiming PropagationPolicy.
+pub const PROPAGATION_POLICY_NAME_ANNOTATION: &str = "propagationpolicy.karmada.io/name";
+/// Annotation naming the claiming ClusterPropagationPolicy.
+pub const CLUSTER_PROPAGATION_POLICY_ANNOTATION: &str = "clusterpropagationpolicy.karmada.io/name";
+/// Label on a Namespace keeping the namespace sync from propagating it.
+pub const NAMESPACE_SKIP_AUTO_PROPAGATION_LABEL: &str =
+    "namespace.karmada.io/skip-auto-propagation";
+
+// === work.karmada.io: bindings and Works ===
+
+/// Permanent id of a ResourceBinding, copied onto its Works and member objects.
+pub const RESOURCE_BINDING_PERMANENT_ID_LABEL: &str = "resourcebinding.karmada.io/permanent-id";
+/// Permanent id of a ClusterResourceBinding.
+pub const CLUSTER_RESOURCE_BINDING_PERMANENT_ID_LABEL: &str =
+    "clusterresourcebinding.karmada.io/permanent-id";
+/// Permanent id of a Work.
+pub const WORK_PERMANENT_ID_LABEL: &str = "work.karmada.io/permanent-id";
+/// Annotation on a member object: namespace of the Work it came from.
+pub const WORK_NAMESPACE_ANNOTATION: &str = "work.karmada.io/namespace";
+/// Annotation on a member object: name of the Work it came from.
+pub const WORK_NAME_ANNOTATION: &str = "work.karmada.io/name";
+/// Annotation on a Work (and its manifest): namespace of the ResourceBinding.
+pub const RESOURCE_BINDING_NAMESPACE_ANNOTATION: &str = "resourcebinding.karmada.io/namespace";
+/// Annotation on a Work (and its manifest): name of the ResourceBinding.
+pub const RESOURCE_BINDING_NAME_ANNOTATION: &str = "resourcebinding.karmada.io/name";
+/// Annotation on a Work (and its manifest): name of the ClusterResourceBinding.
+pub const CLUSTER_RESOURCE_BINDING_ANNOTATION: &str = "clusterresourcebinding.karmada.io/name";
+/// Label on a binding naming the controller that manages it instead of a policy.
+pub const BINDING_MANAGED_BY_LABEL: &str = "binding.karmada.io/managed-by";
+/// Annotation on a manifest: the template's `metadata.generation` it was made from; the status
+/// aggregation compares it with the template's to know a member runs the latest spec.
+pub const RESOURCE_TEMPLATE_GENERATION_ANNOTATION: &str = "resourcetemplate.karmada.io/generation";
+/// Annotation on a manifest: the template's UID.
+pub const RESOURCE_TEMPLATE_UID_ANNOTATION: &str = "resourcetemplate.karmada.io/uid";
+/// Annotation on a manifest listing the label keys Karmada manages on it.
+pub const MANAGED_LABELS_ANNOTATION: &str = "resourcetemplate.karmada.io/managed-labels";
+/// Annotation on a manifest listing the annotation keys Karmada manages on it.
+pub const MANAGED_ANNOTATIONS_ANNOTATION: &str = "resourcetemplate.karmada.io/managed-annotations";
+/// Label on a template that keeps the member's replicas (`"true"`).
+pub const RETAIN_REPLICAS_LABEL: &str = "resourcetemplate.karmada.io/retain-replicas";
+/// Annotation on a template or Work: what to do when the member already has the object.
+pub const CONFLICT_RESOLUTION_ANNOTATION: &str = "work.karmada.io/conflict-resolution";
+/// [`CONFLICT_RESOLUTION_ANNOTATION`] value: take over the existing member object.
+pub const CONFLICT_RESOLUTION_OVERWRITE: &str = "overwrite";
+/// [`CONFLICT_RESOLUTION_ANNOTATION`] value: leave an existing member object alone (default).
+pub const CONFLICT_RESOLUTION_ABORT: &str = "abort";
+
+// === karmada.io ===
+
+/// Label on member objects Karmada synchronises.
+pub const MANAGED_BY_KARMADA_LABEL: &str = "karmada.io/managed";
+/// The value of [`MANAGED_BY_KARMADA_LABEL`].
+pub const MANAGED_BY_KARMADA_LABEL_VALUE: &str = "true";
+/// Annotation on a binding recording the placement it was made with.
+pub const POLICY_PLACEMENT_ANNOTATION: &str = "policy.karmada.io/applied-placement";
+/// Annotation on a Work recording the OverridePolicies applied.
+pub const APPLIED_OVERRIDES_ANNOTATION: &str = "policy.karmada.io/applied-overrides";
+/// Annotation on a Work recording the ClusterOverridePolicies applied.
+pub const APPLIED_CLUSTER_OVERRIDES_ANNOTATION: &str =
+    "policy.karmada.io/applied-cluster-overrides";
+/// Annotation on an independent binding listing its dependencies (JSON).
+pub const DEPENDENCIES_ANNOTATION: &str = "resourcebinding.karmada.io/dependencies";
+
+/// Finalizer on a Cluster until its execution namespace is gone.
+pub const CLUSTER_CONTROLLER_FINALIZER: &str = "karmada.io/cluster-controller";
+/// Finalizer on a Work until its member objects are deleted.
+pub const EXECUTION_CONTROLLER_FINALIZER: &str = "karmada.io/execution-controller";
+/// Finalizer on a ResourceBinding until its Works are deleted.
+pub const BINDING_CONTROLLER_FINALIZER: &str = "karmada.io/binding-controller";
+/// Finalizer on a ClusterResourceBinding until its Works are deleted.
+pub const CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER: &str =
+    "karmada.io/cluster-resource-binding-controller";
+/// Finalizer on an independent binding until its attached bindings are cleaned up.
+pub const BINDING_DEPENDENCIES_DISTRIBUTOR_FINALIZER: &str =
+    "karmada.io/binding-dependencies-distributor";
+
+// === names ===
+
+/// Namespace of Karmada's own components.
+pub const NAMESPACE_KARMADA_SYSTEM: &str = "karmada-system";
+/// Namespace of cluster credentials.
+pub const NAMESPACE_KARMADA_CLUSTER: &str = "karmada-cluster";
+/// Prefix of execution namespaces.
+pub const EXECUTION_NAMESPACE_PREFIX: &str = "karmada-es-";
+
+/// Longest object name a DNS subdomain allows (Works are named like one).
+const MAX_NAME_LEN: usize = 253;
+
+/// The namespace holding the Works of `cluster`: `karmada-es-<cluster>`.
+pub fn execution_namespace(cluster: &str) -> String {
+    format!("{EXECUTION_NAMESPACE_PREFIX}{cluster}")
+}
+
+/// The cluster whose Works `namespace` holds.
+pub fn cluster_of_execution_namespace(namespace: &str) -> Result<&str, CoreError> {
+    namespace
+        .strip_prefix(EXECUTION_NAMESPACE_PREFIX)
+        .ok_or_else(|| CoreError::NotExecutionNamespace {
+            namespace: namespace.to_string(),
+        })
+}
+
+/// Names of RBAC objects may contain `:`, which CRD object names (DNS subdomains) may not;
+/// Karmada replaces it with `.` (other such characters are rare and left alone, as there).
+fn dns_safe(name: &str) -> String {
+    name.replace(':', ".").to_lowercase()
+}
+
+/// The (Cluster)ResourceBinding of a template: `<name>-<kind>`, lowercased, `:` -> `.`
+/// (Karmada's `names.GenerateBindingName`).
+pub fn binding_name(kind: &str, name: &str) -> String {
+    format!("{}-{}", dns_safe(name), kind.to_lowercase())
+}
+
+/// 32-bit FNV-1a: tiny, stable across releases and platforms (unlike std's hasher).
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in bytes {
+        hash ^= u32::from(*b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash
+}
+
+/// Lowercase base-36: only `[0-9a-z]`, so the result is DNS-safe and at most 7 characters.
+fn base36(mut n: u32) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::with_capacity(7);
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    out.into_iter().map(char::from).collect()
+}
+
+/// The Work of a template in one execution namespace: `<name>-<hash>` with `name` lowercased
+/// and `:` -> `.`, as Karmada's `names.GenerateWorkName`.
+///
+/// The hash is Flotilla's own: 32-bit FNV-1a over the same key Karmada hashes (lowercased
+/// `<namespace>-<name>-<kind>`, or `<name>-<kind>` for cluster-scoped objects), written in
+/// base 36. It is stable and DNS-safe but not equal to Karmada's value (Karmada hashes a
+/// Go-specific rendering of the key). The kind and namespace are in the hash, so a Deployment
+/// and a Service of the same name get different Works. When the result would exceed 253
+/// characters, the name part is shortened (and stripped of trailing `-`/`.`).
+pub fn work_name(namespace: &str, name: &str, kind: &str) -> String {
+    let name = dns_safe(name);
+    let key = if namespace.is_empty() {
+        format!("{name}-{kind}")
+    } else {
+        format!("{namespace}-{name}-{kind}")
+    }
+    .to_lowercase();
+    let hash = base36(fnv1a32(key.as_bytes()));
+    let room = MAX_NAME_LEN - 1 - hash.len();
+    let mut prefix = name.as_str();
+    if prefix.len() > room {
+        let mut end = room;
+        // Names are ASCII in practice; stay on a char boundary regardless.
+        while !prefix.is_char_boundary(end) {
+            end -= 1;
+        }
+        prefix = prefix[..end].trim_end_matches(['-', '.']);
+    }
+    format!("{prefix}-{hash}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_karmada_strings() {
+        let table = [
+            (
+                PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+                "propagationpolicy.karmada.io/permanent-id",
+            ),
+            (
+                CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+                "clusterpropagationpolicy.karmada.io/permanent-id",
+            ),
+            (
+                PROPAGATION_POLICY_NAME_ANNOTATION,
+                "propagationpolicy.karmada.io/name",
+            ),
+            (
+                PROPAGATION_POLICY_NAMESPACE_ANNOTATION,
+                "propagationpolicy.karmada.io/namespace",
+            ),
+            (
+                CLUSTER_PROPAGATION_POLICY_ANNOTATION,
+                "clusterpropagationpolicy.karmada.io/name",
+            ),
+            (
+                RESOURCE_BINDING_PERMANENT_ID_LABEL,
+                "resourcebinding.karmada.io/permanent-id",
+            ),
+            (
+                CLUSTER_RESOURCE_BINDING_PERMANENT_ID_LABEL,
+                "clusterresourcebinding.karmada.io/permanent-id",
+            ),
+            (WORK_PERMANENT_ID_LABEL, "work.karmada.io/permanent-id"),
+            (WORK_NAMESPACE_ANNOTATION, "work.karmada.io/namespace"),
+            (WORK_NAME_ANNOTATION, "work.karmada.io/name"),
+            (
+                RESOURCE_TEMPLATE_GENERATION_ANNOTATION,
+                "resourcetemplate.karmada.io/generation",
+            ),
+            (
+                RESOURCE_TEMPLATE_UID_ANNOTATION,
+                "resourcetemplate.karmada.io/uid",
+            ),
+            (
+                CONFLICT_RESOLUTION_ANNOTATION,
+                "work.karmada.io/conflict-resolution",
+            ),
+            (MANAGED_BY_KARMADA_LABEL, "karmada.io/managed"),
+            (
+                RESOURCE_BINDING_NAME_ANNOTATION,
+                "resourcebinding.karmada.io/name",
+            ),
+            (
+                RESOURCE_BINDING_NAMESPACE_ANNOTATION,
+                "resourcebinding.karmada.io/namespace",
+            ),
+            (
+                BINDING_CONTROLLER_FINALIZER,
+                "karmada.io/binding-controller",
+            ),
+            (
+                EXECUTION_CONTROLLER_FINALIZER,
+                "karmada.io/execution-controller",
+            ),
+            (
+                CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER,
+                "karmada.io/cluster-resource-binding-controller",
+            ),
+            (EXECUTION_NAMESPACE_PREFIX, "karmada-es-"),
+        ];
+        for (constant, want) in table {
+            assert_eq!(constant, want);
+        }
+    }
+
+    #[test]
+    fn execution_namespaces_round_trip() {
+        assert_eq!(execution_namespace("member1"), "karmada-es-member1");
+        assert_eq!(
+            cluster_of_execution_namespace("karmada-es-member1"),
+            Ok("member1")
+        );
+        assert_eq!(
+            cluster_of_execution_namespace("default"),
+            Err(CoreError::NotExecutionNamespace {
+                namespace: "default".into()
+            })
+        );
+    }
+
+    #[test]
+    fn binding_names() {
+        let table = [
+            ("Deployment", "nginx", "nginx-deployment"),
+            (
+                "ClusterRole",
+                "system:controller:foo",
+                "system.controller.foo-clusterrole",
+            ),
+            ("ConfigMap", "MixedCase", "mixedcase-configmap"),
+        ];
+        for (kind, name, want) in table {
+            assert_eq!(binding_name(kind, name), want);
+        }
+    }
+
+    #[test]
+    fn fnv_and_base36_known_values() {
+        // FNV-1a 32 reference vectors.
+        assert_eq!(fnv1a32(b""), 0x811c_9dc5);
+        assert_eq!(fnv1a32(b"a"), 0xe40c_292c);
+        assert_eq!(base36(0), "0");
+        assert_eq!(base36(35), "z");
+        assert_eq!(base36(36), "10");
+        assert_eq!(base36(u32::MAX), "1z141z3");
+    }
+
+    #[test]
+    fn work_names_are_stable_distinct_and_dns_safe() {
+        let a = work_name("default", "nginx", "Deployment");
+        assert_eq!(a, work_name("default", "nginx", "Deployment"), "stable");
+        assert!(a.starts_with("nginx-"), "{a}");
+        assert_eq!(
+            a,
+            format!("nginx-{}", base36(fnv1a32(b"default-nginx-deployment")))
+        );
+        let others = [
+            work_name("default", "nginx", "Service"),
+            work_name("other", "nginx", "Deployment"),
+            work_name("", "nginx", "Deployment"),
+        ];
+        for o in &others {
+            assert_ne!(&a, o);
+        }
+        assert!(work_name("", "system:auth", "ClusterRole").starts_with("system.auth-"));
+        let long = "a".repeat(300);
+        let w = work_name("ns", &long, "ConfigMap");
+        assert!(w.len() <= 253, "{}", w.len());
+        let dashed = format!("{}-.x", "b".repeat(244));
+        let w = work_name("ns", &dashed, "ConfigMap");
+        assert!(w.len() <= 253);
+        assert!(!w.contains("-.") && !w.contains("--"), "{w}");
+        for w in others.iter().chain([&a, &w]) {
+            assert!(
+                w.bytes().all(|b| b.is_ascii_lowercase()
+                    || b.is_ascii_digit()
+                    || b == b'-'
+                    || b == b'.'),
+                "{w}"
+            );
+        }
+    }
+}

@@ -896,6 +896,14 @@ impl<'a> Objects<'a> {
     }
 
     /// DELETE of one object.
+    ///
+    /// As kube-apiserver's generic store does: the propagation policy first decides the
+    /// garbage collector's finalizers (`orphan` for Orphan, `foregroundDeletion` for
+    /// Foreground, neither for Background; without a policy the object's own finalizers
+    /// stand). An object left with finalizers is only marked (deletionTimestamp,
+    /// deletionGracePeriodSeconds 0 and, the first time, a generation bump) and stays until
+    /// they are removed; one left without any is deleted at once, even when it was already
+    /// being deleted (so `--cascade=background` ends a stuck foreground deletion).
     pub async fn delete(
         &self,
         namespace: Option<&str>,
@@ -904,6 +912,7 @@ impl<'a> Objects<'a> {
         dry_run: bool,
     ) -> Result<Written, ApiError> {
         let def = self.def;
+        let dry_run = dry_run || options.dry_run;
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -924,10 +933,12 @@ impl<'a> Objects<'a> {
                     )));
                 }
             }
-            let needs_finalizing = !finalizers(&old.value).is_empty()
-                || options.orphan_or_foreground_finalizer.is_some();
-            let result = if needs_finalizing {
-                if meta(&old.value).is_some_and(|m| m.contains_key("deletionTimestamp")) {
+            let old_finalizers = finalizers(&old.value);
+            let new_finalizers = deletion_finalizers(&old_finalizers, options.propagation);
+            let terminating = meta(&old.value).is_some_and(|m| m.contains_key("deletionTimestamp"));
+            let result = if !new_finalizers.is_empty() {
+                if terminating && new_finalizers == old_finalizers {
+                    // Already marked and nothing to change: the object is answered as it is.
                     return Ok(Written {
                         object: old,
                         warnings: vec![],
@@ -938,16 +949,18 @@ impl<'a> Objects<'a> {
                 let mut new = (*old.value).clone();
                 {
                     let m = meta_mut(&mut new);
-                    m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
-                    m.insert("deletionGracePeriodSeconds".into(), json!(0));
-                    if let Some(f) = &options.orphan_or_foreground_finalizer {
-                        let list = m.entry("finalizers").or_insert_with(|| json!([]));
-                        if let Some(arr) = list.as_array_mut() {
-                            if !arr.iter().any(|x| x == f) {
-                                arr.push(json!(f));
+                    if !terminating {
+                        m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
+                        // Controllers watching only metadata.generation (Karmada's) must see
+                        // the deletion, as with kube-apiserver's markAsDeleting.
+                        if let Some(g) = m.get("generation").and_then(Value::as_i64) {
+                            if g > 0 {
+                                m.insert("generation".into(), json!(g + 1));
                             }
                         }
                     }
+                    m.insert("deletionGracePeriodSeconds".into(), json!(0));
+                    m.insert("finalizers".into(), json!(new_finalizers));
                 }
                 if dry_run {
                     return Ok(Written {
@@ -1102,13 +1115,36 @@ pub enum Patch {
     Apply { body: Value, force: bool },
 }
 
+/// The finalizer that makes the garbage collector orphan an object's dependents before the
+/// object goes (`propagationPolicy: Orphan`).
+pub const FINALIZER_ORPHAN_DEPENDENTS: &str = "orphan";
+
+/// The finalizer that makes the garbage collector delete an object's dependents before the
+/// object goes (`propagationPolicy: Foreground`).
+pub const FINALIZER_DELETE_DEPENDENTS: &str = "foregroundDeletion";
+
+/// `DeleteOptions.propagationPolicy`: what happens to an object's dependents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PropagationPolicy {
+    /// Dependents lose their ownerReferences to the object and stay.
+    Orphan,
+    /// The object goes at once; the garbage collector deletes dependents afterwards.
+    Background,
+    /// The object stays (being deleted) until dependents that block it are gone.
+    Foreground,
+}
+
 /// The parts of `DeleteOptions` the server acts on.
 #[derive(Debug, Clone, Default)]
 pub struct DeleteOptions {
     pub uid: Option<String>,
     pub resource_version: Option<Revision>,
-    /// `orphan` or `foregroundDeletion` when the propagation policy asks for one.
-    pub orphan_or_foreground_finalizer: Option<String>,
+    /// The policy asked for (`propagationPolicy`, or `orphanDependents` true = Orphan and
+    /// false = Background); `None` keeps the object's own GC finalizers, else Background.
+    pub propagation: Option<PropagationPolicy>,
+    /// `dryRun: ["All"]` in the body (kube-rs and `kubectl delete --dry-run=server` send it
+    /// there rather than in the query).
+    pub dry_run: bool,
 }
 
 impl DeleteOptions {
@@ -1116,6 +1152,7 @@ impl DeleteOptions {
     pub fn parse(body: Option<&Value>, propagation_query: Option<&str>) -> Result<Self, ApiError> {
         let mut opts = DeleteOptions::default();
         let mut policy = propagation_query.map(str::to_string);
+        let mut orphan_dependents = None;
         if let Some(b) = body {
             if let Some(kind) = b.get("kind").and_then(Value::as_str) {
                 if kind != "DeleteOptions" {
@@ -1133,22 +1170,78 @@ impl DeleteOptions {
             if let Some(p) = b.get("propagationPolicy").and_then(Value::as_str) {
                 policy = Some(p.to_string());
             }
-            if b.get("orphanDependents") == Some(&Value::Bool(true)) && policy.is_none() {
-                policy = Some("Orphan".into());
+            orphan_dependents = b.get("orphanDependents").and_then(Value::as_bool);
+            if let Some(modes) = b.get("dryRun").and_then(Value::as_array) {
+                for m in modes {
+                    if m.as_str() != Some("All") {
+                        return Err(ApiError::bad_request(format!(
+                            "dryRun must be \"All\", got {m}"
+                        )));
+                    }
+                }
+                opts.dry_run = !modes.is_empty();
             }
         }
-        // Without a garbage collector of dependents, Orphan and Foreground behave like
-        // Background: the object goes at once (its dependents are left as they are).
-        match policy.as_deref() {
-            None | Some("Background") | Some("Orphan") | Some("Foreground") => {}
+        let from_policy = match policy.as_deref() {
+            None => None,
+            Some("Background") => Some(PropagationPolicy::Background),
+            Some("Orphan") => Some(PropagationPolicy::Orphan),
+            Some("Foreground") => Some(PropagationPolicy::Foreground),
             Some(other) => {
                 return Err(ApiError::bad_request(format!(
                     "propagationPolicy must be one of Orphan, Background or Foreground, got {other:?}"
                 )));
             }
-        }
+        };
+        opts.propagation = match (orphan_dependents, from_policy) {
+            // kube-apiserver's ValidateDeleteOptions: the deprecated field and the policy
+            // may not both be given.
+            (Some(o), Some(_)) => {
+                return Err(ApiError::invalid(
+                    "meta.k8s.io",
+                    "DeleteOptions",
+                    "",
+                    vec![Cause::new(
+                        "FieldValueInvalid",
+                        format!(
+                            "Invalid value: {o}: OrphanDependents and DeletionPropagation cannot be both set"
+                        ),
+                        "orphanDependents",
+                    )],
+                ));
+            }
+            (Some(true), None) => Some(PropagationPolicy::Orphan),
+            (Some(false), None) => Some(PropagationPolicy::Background),
+            (None, p) => p,
+        };
         Ok(opts)
     }
+}
+
+/// The finalizers an object has once deleted with `policy`: the garbage collector's two are
+/// replaced by the one the policy asks for (none for Background); without a policy the
+/// object's own stand (Background is every served kind's default). Other finalizers keep
+/// their order.
+fn deletion_finalizers(current: &[String], policy: Option<PropagationPolicy>) -> Vec<String> {
+    let Some(policy) = policy else {
+        return current.to_vec();
+    };
+    let mut out: Vec<String> = current
+        .iter()
+        .filter(|f| *f != FINALIZER_ORPHAN_DEPENDENTS && *f != FINALIZER_DELETE_DEPENDENTS)
+        .cloned()
+        .collect();
+    match policy {
+        PropagationPolicy::Orphan => out.push(FINALIZER_ORPHAN_DEPENDENTS.into()),
+        PropagationPolicy::Foreground => out.push(FINALIZER_DELETE_DEPENDENTS.into()),
+        PropagationPolicy::Background => {}
+    }
+    // Only a change of the set counts: reordering alone must not rewrite the object.
+    let mut a = out.clone();
+    let mut b = current.to_vec();
+    a.sort();
+    b.sort();
+    if a == b { current.to_vec() } else { out }
 }
 
 fn finalizers(obj: &Value) -> Vec<String> {
@@ -1270,4 +1363,88 @@ pub fn format_label_selector(sel: &Value) -> String {
         }
     }
     parts.join(",")
+}
+
+#[cfg(test)]
+mod delete_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn policies_set_the_gc_finalizers() {
+        use PropagationPolicy::*;
+        let none: Vec<String> = vec![];
+        assert_eq!(deletion_finalizers(&none, None), none);
+        assert_eq!(deletion_finalizers(&none, Some(Background)), none);
+        assert_eq!(
+            deletion_finalizers(&none, Some(Orphan)),
+            strings(&["orphan"])
+        );
+        assert_eq!(
+            deletion_finalizers(&strings(&["a"]), Some(Foreground)),
+            strings(&["a", "foregroundDeletion"])
+        );
+        // A second delete switches policies; Background drops the GC's finalizers.
+        assert_eq!(
+            deletion_finalizers(&strings(&["foregroundDeletion", "a"]), Some(Orphan)),
+            strings(&["a", "orphan"])
+        );
+        assert_eq!(
+            deletion_finalizers(&strings(&["foregroundDeletion"]), Some(Background)),
+            none
+        );
+        // Without a policy the object's own finalizers decide.
+        assert_eq!(
+            deletion_finalizers(&strings(&["orphan"]), None),
+            strings(&["orphan"])
+        );
+        // Unchanged sets keep their order.
+        assert_eq!(
+            deletion_finalizers(&strings(&["orphan", "a"]), Some(Orphan)),
+            strings(&["orphan", "a"])
+        );
+    }
+
+    #[test]
+    fn parses_policies_and_the_deprecated_field() {
+        let p = |body: Value, q: Option<&str>| DeleteOptions::parse(Some(&body), q);
+        assert_eq!(p(json!({}), None).unwrap().propagation, None);
+        assert_eq!(
+            p(json!({"propagationPolicy": "Foreground"}), None)
+                .unwrap()
+                .propagation,
+            Some(PropagationPolicy::Foreground)
+        );
+        assert_eq!(
+            p(json!({}), Some("Orphan")).unwrap().propagation,
+            Some(PropagationPolicy::Orphan)
+        );
+        assert_eq!(
+            p(json!({"orphanDependents": true}), None)
+                .unwrap()
+                .propagation,
+            Some(PropagationPolicy::Orphan)
+        );
+        assert_eq!(
+            p(json!({"orphanDependents": false}), None)
+                .unwrap()
+                .propagation,
+            Some(PropagationPolicy::Background)
+        );
+        let both = p(
+            json!({"orphanDependents": false, "propagationPolicy": "Orphan"}),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(both.code, 422);
+        assert_eq!(p(json!({}), Some("Sometimes")).unwrap_err().code, 400);
+        assert_eq!(p(json!({"kind": "Pod"}), None).unwrap_err().code, 400);
+        assert!(p(json!({"dryRun": ["All"]}), None).unwrap().dry_run);
+        assert!(!p(json!({"dryRun": []}), None).unwrap().dry_run);
+        assert_eq!(p(json!({"dryRun": ["Some"]}), None).unwrap_err().code, 400);
+    }
 }

@@ -171,6 +171,8 @@ struct LocalUpArgs {
     #[command(flatten)]
     clusters: crate::components::ClusterControllerFlags,
     #[command(flatten)]
+    propagation: crate::components::PropagationFlags,
+    #[command(flatten)]
     scheduler: crate::components::SchedulerFlags,
 }
 
@@ -262,6 +264,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.token_auth_file = args.token_auth_file;
             let components = LocalComponents {
                 controllers: args.clusters.options(),
+                propagation: args.propagation.options(),
                 scheduler: args.scheduler.options(),
             };
             serve_local_up(opts, args.members, components).await
@@ -389,6 +392,7 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
 /// The in-process components of local-up besides the servers.
 struct LocalComponents {
     controllers: flotilla_controllers::ControllerManagerOptions,
+    propagation: flotilla_propagation::PropagationOptions,
     scheduler: flotilla_scheduler_runtime::SchedulerOptions,
 }
 
@@ -415,7 +419,11 @@ async fn serve_local_up(
     .await
     .context("starting the aggregated API server behind v1alpha1.cluster.karmada.io")?;
     eprintln!("starting the controller-manager and the scheduler");
-    let controllers = flotilla_controllers::spawn(client.clone(), components.controllers);
+    let controllers = crate::components::ControllerSet::spawn(
+        client.clone(),
+        components.controllers,
+        components.propagation,
+    );
     let scheduler = flotilla_scheduler_runtime::spawn(client.clone(), components.scheduler);
     let mut members = Vec::new();
     for i in 1..=member_count {

@@ -114,6 +114,8 @@ pub struct ControllerManagerArgs {
     pub component: ComponentArgs,
     #[command(flatten)]
     pub clusters: ClusterControllerFlags,
+    #[command(flatten)]
+    pub propagation: PropagationFlags,
 }
 
 #[derive(Args, Debug)]
@@ -160,27 +162,98 @@ async fn serve_metrics(
     }))
 }
 
+/// Flags of the propagation controllers (shared by `controller-manager` and `local-up`).
+#[derive(Args, Debug, Clone)]
+pub struct PropagationFlags {
+    /// Host namespaces starting with one of these prefixes are not created in members
+    /// (besides `default`, `kube-*` and `karmada-*`, which never are).
+    #[arg(long, value_delimiter = ',')]
+    pub skipped_propagating_namespaces: Vec<String>,
+    /// Workers applying Works to each member cluster.
+    #[arg(long, default_value_t = 4)]
+    pub concurrent_work_syncs_per_cluster: usize,
+    /// Workers turning bindings into Works.
+    #[arg(long, default_value_t = 8)]
+    pub concurrent_resource_binding_syncs: usize,
+}
+
+impl PropagationFlags {
+    pub fn options(&self) -> flotilla_propagation::PropagationOptions {
+        flotilla_propagation::PropagationOptions {
+            skipped_namespace_prefixes: self.skipped_propagating_namespaces.clone(),
+            execution_workers_per_cluster: self.concurrent_work_syncs_per_cluster.max(1),
+            binding_workers: self.concurrent_resource_binding_syncs.max(1),
+            ..Default::default()
+        }
+    }
+}
+
+/// Everything the controller-manager runs: the cluster controllers, the propagation
+/// controllers and the garbage collector.
+pub struct ControllerSet {
+    clusters: flotilla_controllers::ControllerManager,
+    propagation: flotilla_propagation::Propagation,
+    gc: flotilla_gc::GarbageCollector,
+}
+
+impl ControllerSet {
+    pub fn spawn(
+        host: kube::Client,
+        clusters: flotilla_controllers::ControllerManagerOptions,
+        propagation: flotilla_propagation::PropagationOptions,
+    ) -> Self {
+        Self {
+            clusters: flotilla_controllers::spawn(host.clone(), clusters),
+            propagation: flotilla_propagation::spawn(host.clone(), propagation),
+            gc: flotilla_gc::spawn(host, flotilla_gc::GcOptions::default()),
+        }
+    }
+
+    /// Every controller's metrics as one exposition.
+    pub fn metrics_text(&self) -> String {
+        let mut text = String::new();
+        for part in [
+            self.clusters.metrics_text(),
+            self.propagation.metrics_text(),
+            self.gc.metrics_text(),
+        ] {
+            // OpenMetrics allows one `# EOF`, at the very end.
+            text.push_str(part.strip_suffix("# EOF\n").unwrap_or(&part));
+        }
+        text.push_str("# EOF\n");
+        text
+    }
+
+    /// Stops propagation first (it stands on the others), then the rest.
+    pub async fn stop(self) {
+        self.propagation.stop().await;
+        self.gc.stop().await;
+        self.clusters.stop().await;
+    }
+}
+
 /// `flotilla controller-manager`.
 pub async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<()> {
     let host = crate::cli::connect_host(args.component.kubeconfig.as_deref()).await?;
     let opts = args.clusters.options();
+    let propagation = args.propagation.options();
     run_component(
         host.clone(),
         &args.component,
         "controller-manager",
         move || {
-            let cm = flotilla_controllers::spawn(host.clone(), opts.clone());
-            let cm = Arc::new(tokio::sync::Mutex::new(Some(cm)));
-            let metrics_cm = cm.clone();
+            let set = ControllerSet::spawn(host.clone(), opts.clone(), propagation.clone());
+            let set = Arc::new(tokio::sync::Mutex::new(Some(set)));
+            let metrics_set = set.clone();
             let metrics: MetricsSource = Arc::new(move || {
-                metrics_cm
+                metrics_set
                     .try_lock()
                     .ok()
                     .and_then(|g| g.as_ref().map(|c| c.metrics_text()))
                     .unwrap_or_default()
             });
             let stop = Box::pin(async move {
-                if let Some(c) = cm.lock().await.take() {
+                if let Some(c) = set.lock().await.take() {
                     c.stop().await;
                 }
             });

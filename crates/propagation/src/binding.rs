@@ -1,0 +1,590 @@
+//! The binding controller: for each scheduled ResourceBinding or ClusterResourceBinding, one
+//! Work per target cluster ([`crate::render`]), Works of clusters no longer targeted removed
+//! (those the scheduler is still gracefully evicting are kept until their task ends), and on
+//! the way back the binding's `aggregatedStatus` and `FullyApplied` from its Works
+//! ([`crate::aggregate`]) and the template's `.status` from those (`flotilla_interpreter`).
+//!
+//! A finalizer keeps a deleted binding until its Works are gone (their own finalizer holds
+//! them until the member objects are deleted), so a deleted template leaves nothing behind.
+//! Works are written only when what they should hold differs from what they hold, statuses
+//! only when they change.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::binding::{
+    AggregatedStatusItem, BINDING_FULLY_APPLIED, ClusterResourceBinding, ResourceBinding,
+    ResourceBindingSpec, ResourceBindingStatus,
+};
+use flotilla_api::work::Work;
+use flotilla_core::karmada;
+use flotilla_runtime::{EventRequest, WorkQueue};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::ResourceExt;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use serde_json::{Map, Value, json};
+use tracing::{Instrument, debug, info_span};
+
+use crate::aggregate::{self, ClusterWork};
+use crate::detector::{dynamic_api, involved};
+use crate::render::{Rendering, binding_id_label};
+use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers};
+use crate::{BINDING_MANAGER, Context, Error, host_err, is_not_found};
+
+const CONTROLLER: &str = "binding";
+
+/// A ResourceBinding (with a namespace) or ClusterResourceBinding (without).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BindingKey {
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+/// The binding a Work belongs to, from its annotations.
+pub fn binding_of_work(work: &Work) -> Option<BindingKey> {
+    let a = work.annotations();
+    if let Some(name) = a.get(karmada::RESOURCE_BINDING_NAME_ANNOTATION) {
+        return Some(BindingKey {
+            namespace: a
+                .get(karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION)
+                .cloned(),
+            name: name.clone(),
+        });
+    }
+    a.get(karmada::CLUSTER_RESOURCE_BINDING_ANNOTATION)
+        .map(|name| BindingKey {
+            namespace: None,
+            name: name.clone(),
+        })
+}
+
+/// One binding of either kind, as the controller reads it.
+struct Binding {
+    meta: ObjectMeta,
+    spec: ResourceBindingSpec,
+    status: ResourceBindingStatus,
+}
+
+struct BindingController {
+    ctx: Arc<Context>,
+    queue: Arc<WorkQueue<BindingKey>>,
+    bindings: Store<ResourceBinding>,
+    cluster_bindings: Store<ClusterResourceBinding>,
+    works: Store<Work>,
+}
+
+fn binding_resource(namespaced: bool) -> ApiResource {
+    if namespaced {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("work.karmada.io", "v1alpha2", "ResourceBinding"),
+            "resourcebindings",
+        )
+    } else {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("work.karmada.io", "v1alpha2", "ClusterResourceBinding"),
+            "clusterresourcebindings",
+        )
+    }
+}
+
+fn work_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("work.karmada.io", "v1alpha1", "Work"),
+        "works",
+    )
+}
+
+pub(crate) async fn run(ctx: Arc<Context>) {
+    let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
+    let (bindings, t1) = {
+        let queue = queue.clone();
+        reflect(
+            Api::<ResourceBinding>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |b: &ResourceBinding, _| {
+                queue.add(BindingKey {
+                    namespace: b.namespace(),
+                    name: b.name_any(),
+                })
+            },
+        )
+    };
+    let (cluster_bindings, t2) = {
+        let queue = queue.clone();
+        reflect(
+            Api::<ClusterResourceBinding>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |b: &ClusterResourceBinding, _| {
+                queue.add(BindingKey {
+                    namespace: None,
+                    name: b.name_any(),
+                })
+            },
+        )
+    };
+    let (works, t3) = {
+        let queue = queue.clone();
+        reflect(
+            Api::<Work>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |w: &Work, _| {
+                if let Some(key) = binding_of_work(w) {
+                    queue.add(key);
+                }
+            },
+        )
+    };
+    let _tasks = [AbortOnDrop(t1), AbortOnDrop(t2), AbortOnDrop(t3)];
+    if works.wait_until_ready().await.is_err()
+        || bindings.wait_until_ready().await.is_err()
+        || cluster_bindings.wait_until_ready().await.is_err()
+    {
+        return;
+    }
+    let controller = Arc::new(BindingController {
+        ctx: ctx.clone(),
+        queue: queue.clone(),
+        bindings,
+        cluster_bindings,
+        works,
+    });
+    let workers = spawn_workers(
+        queue.clone(),
+        ctx.opts.binding_workers,
+        move |key: BindingKey| {
+            let c = controller.clone();
+            async move {
+                let span = info_span!("bind", namespace = ?key.namespace, name = %key.name);
+                let mut timer = crate::metrics::Timer::start(&c.ctx.metrics, CONTROLLER);
+                let result = c.reconcile(&key).instrument(span).await;
+                timer.ok = result.is_ok();
+                c.ctx.metrics.queue_depth(CONTROLLER, c.queue.len());
+                result
+            }
+        },
+    );
+    // The workers live as long as this task: aborting it (stop, lost leadership) ends them.
+    let _workers: Vec<AbortOnDrop> = workers.into_iter().map(AbortOnDrop).collect();
+    std::future::pending::<()>().await;
+}
+
+impl BindingController {
+    fn binding(&self, key: &BindingKey) -> Option<Binding> {
+        match &key.namespace {
+            Some(ns) => self
+                .bindings
+                .get(&ObjectRef::new(&key.name).within(ns))
+                .map(|b| Binding {
+                    meta: b.metadata.clone(),
+                    spec: b.spec.clone(),
+                    status: b.status.clone().unwrap_or_default(),
+                }),
+            None => self
+                .cluster_bindings
+                .get(&ObjectRef::new(&key.name))
+                .map(|b| Binding {
+                    meta: b.metadata.clone(),
+                    spec: b.spec.0.clone(),
+                    status: b.status.clone().unwrap_or_default(),
+                }),
+        }
+    }
+
+    /// The Works labelled with the binding's id, by cluster.
+    fn works_of(&self, namespace: Option<&str>, uid: &str) -> BTreeMap<String, Arc<Work>> {
+        let label = binding_id_label(namespace.unwrap_or(""));
+        self.works
+            .state()
+            .into_iter()
+            .filter(|w| w.labels().get(label).map(String::as_str) == Some(uid))
+            .filter_map(|w| {
+                let ns = w.namespace()?;
+                let cluster = karmada::cluster_of_execution_namespace(&ns)
+                    .ok()?
+                    .to_string();
+                Some((cluster, w))
+            })
+            .collect()
+    }
+
+    async fn reconcile(&self, key: &BindingKey) -> Result<Next, Error> {
+        let Some(binding) = self.binding(key) else {
+            return Ok(Next::Done);
+        };
+        let uid = binding.meta.uid.clone().unwrap_or_default();
+        let finalizer = if key.namespace.is_some() {
+            karmada::BINDING_CONTROLLER_FINALIZER
+        } else {
+            karmada::CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER
+        };
+        let api = dynamic_api(
+            &self.ctx.host,
+            &binding_resource(key.namespace.is_some()),
+            key.namespace.as_deref(),
+        );
+        let finalizers = binding.meta.finalizers.clone().unwrap_or_default();
+        let works = self.works_of(key.namespace.as_deref(), &uid);
+        if binding.meta.deletion_timestamp.is_some() {
+            if !finalizers.iter().any(|f| f == finalizer) {
+                return Ok(Next::Done);
+            }
+            if !works.is_empty() {
+                for work in works.values() {
+                    self.delete_work(work).await?;
+                }
+                // Their deletion events bring the binding back here.
+                return Ok(Next::After(Duration::from_secs(5)));
+            }
+            let kept: Vec<&String> = finalizers.iter().filter(|f| *f != finalizer).collect();
+            let patch = json!({"metadata": {"finalizers": kept, "resourceVersion": binding.meta.resource_version}});
+            match api
+                .patch(&key.name, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if is_not_found(&e) => {}
+                Err(e) => {
+                    return Err(host_err(
+                        "removing the finalizer of binding",
+                        key.name.clone(),
+                    )(e));
+                }
+            }
+            return Ok(Next::Done);
+        }
+        if !finalizers.iter().any(|f| f == finalizer) {
+            let mut all = finalizers.clone();
+            all.push(finalizer.to_string());
+            let patch = json!({"metadata": {"finalizers": all, "resourceVersion": binding.meta.resource_version}});
+            api.patch(&key.name, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .map_err(host_err(
+                    "adding the finalizer of binding",
+                    key.name.clone(),
+                ))?;
+            // The update brings the binding back with the finalizer.
+            return Ok(Next::Done);
+        }
+        let resource = &binding.spec.resource;
+        debug!(clusters = ?binding.spec.clusters, works = works.len(), "reconciling binding");
+        let Some(info) = self
+            .ctx
+            .registry
+            .lookup(&resource.api_version, &resource.kind)
+        else {
+            return Ok(Next::After(Duration::from_secs(2)));
+        };
+        let template_api = dynamic_api(
+            &self.ctx.host,
+            &info.resource,
+            resource.namespace.as_deref(),
+        );
+        let template = match template_api.get(&resource.name).await {
+            Ok(t) => t,
+            Err(e) if is_not_found(&e) => return Ok(Next::Done),
+            Err(e) => return Err(host_err("reading template", resource.name.clone())(e)),
+        };
+        let template = serde_json::to_value(&template).map_err(|source| Error::Encode {
+            what: "a template",
+            source,
+        })?;
+        let rendering = Rendering {
+            binding_namespace: key.namespace.as_deref().unwrap_or(""),
+            binding_name: &key.name,
+            binding_id: &uid,
+            spec: &binding.spec,
+        };
+        let mut keep: BTreeSet<&str> = binding
+            .spec
+            .clusters
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        keep.extend(
+            binding
+                .spec
+                .graceful_eviction_tasks
+                .iter()
+                .map(|t| t.from_cluster.as_str()),
+        );
+        let mut wrote = false;
+        for target in &binding.spec.clusters {
+            let rendered = rendering.work(&template, &target.name)?;
+            let current = works.get(&target.name);
+            let same = current.is_some_and(|w| {
+                w.spec == rendered.spec
+                    && w.metadata.deletion_timestamp.is_none()
+                    && rendered
+                        .labels
+                        .iter()
+                        .all(|(k, v)| w.labels().get(k) == Some(v))
+                    && rendered
+                        .annotations
+                        .iter()
+                        .all(|(k, v)| w.annotations().get(k) == Some(v))
+            });
+            if same {
+                continue;
+            }
+            let api: Api<DynamicObject> =
+                Api::namespaced_with(self.ctx.host.clone(), &rendered.namespace, &work_resource());
+            let body: DynamicObject =
+                serde_json::from_value(rendered.to_apply_body()).map_err(|source| {
+                    Error::Encode {
+                        what: "a Work",
+                        source,
+                    }
+                })?;
+            api.patch(
+                &rendered.name,
+                &PatchParams::apply(BINDING_MANAGER).force(),
+                &Patch::Apply(&body),
+            )
+            .await
+            .map_err(host_err(
+                "writing Work",
+                format!("{}/{}", rendered.namespace, rendered.name),
+            ))?;
+            self.ctx.metrics.wrote("work");
+            debug!(work = %rendered.name, cluster = %target.name, "Work written");
+            wrote = true;
+        }
+        for (cluster, work) in &works {
+            if !keep.contains(cluster.as_str()) && work.metadata.deletion_timestamp.is_none() {
+                self.delete_work(work).await?;
+                wrote = true;
+            }
+        }
+        let template_ref = format!(
+            "{}{}",
+            resource
+                .namespace
+                .as_deref()
+                .map(|n| format!("{n}/"))
+                .unwrap_or_default(),
+            resource.name
+        );
+        if wrote {
+            self.ctx.events.record(EventRequest {
+                involved: involved(&template),
+                type_: "Normal",
+                reason: "SyncWorkSucceed",
+                message: format!(
+                    "Sync work of resourceBinding({}) successful.",
+                    key_text(key)
+                ),
+            });
+        }
+        let cluster_works: Vec<ClusterWork<'_>> = works
+            .iter()
+            .map(|(c, w)| ClusterWork {
+                cluster: c,
+                status: w.status.as_ref(),
+            })
+            .collect();
+        let items = aggregate::aggregated_items(&binding.spec.clusters, &cluster_works);
+        self.record_transitions(
+            &template,
+            &template_ref,
+            &binding.status.aggregated_status,
+            &items,
+        );
+        self.write_binding_status(key, &api, &binding, &items)
+            .await?;
+        if info.has_status {
+            self.write_template_status(&template_api, &template, &items)
+                .await?;
+        }
+        Ok(Next::Done)
+    }
+
+    async fn delete_work(&self, work: &Work) -> Result<(), Error> {
+        let ns = work.namespace().unwrap_or_default();
+        let api: Api<Work> = Api::namespaced(self.ctx.host.clone(), &ns);
+        match api
+            .delete(&work.name_any(), &DeleteParams::background())
+            .await
+        {
+            Ok(_) => {
+                self.ctx.metrics.wrote("work_delete");
+                Ok(())
+            }
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(host_err(
+                "deleting Work",
+                format!("{ns}/{}", work.name_any()),
+            )(e)),
+        }
+    }
+
+    /// Events on the template when a cluster's copy turns applied or fails to apply.
+    fn record_transitions(
+        &self,
+        template: &Value,
+        template_ref: &str,
+        old: &[AggregatedStatusItem],
+        new: &[AggregatedStatusItem],
+    ) {
+        for item in new {
+            let before = old.iter().find(|o| o.cluster_name == item.cluster_name);
+            let was = before.and_then(|b| b.applied);
+            if was == item.applied
+                && before.and_then(|b| b.applied_message.as_ref()) == item.applied_message.as_ref()
+            {
+                continue;
+            }
+            let (type_, reason, message) = if item.applied == Some(true) {
+                (
+                    "Normal",
+                    "SyncSucceed",
+                    format!(
+                        "Successfully applied resource({template_ref}) to cluster {}",
+                        item.cluster_name
+                    ),
+                )
+            } else {
+                (
+                    "Warning",
+                    "SyncFailed",
+                    format!(
+                        "Failed to apply resource({template_ref}) to cluster {}: {}",
+                        item.cluster_name,
+                        item.applied_message.as_deref().unwrap_or("unknown error")
+                    ),
+                )
+            };
+            self.ctx.events.record(EventRequest {
+                involved: involved(template),
+                type_,
+                reason,
+                message,
+            });
+        }
+    }
+
+    async fn write_binding_status(
+        &self,
+        key: &BindingKey,
+        api: &Api<DynamicObject>,
+        binding: &Binding,
+        items: &[AggregatedStatusItem],
+    ) -> Result<(), Error> {
+        let conditions = &binding.status.conditions;
+        let fully = aggregate::fully_applied_condition(conditions, &binding.spec.clusters, items);
+        let current = conditions.iter().find(|c| c.type_ == BINDING_FULLY_APPLIED);
+        let condition_same = current.is_some_and(|c| {
+            c.status == fully.status && c.reason == fully.reason && c.message == fully.message
+        });
+        if condition_same && binding.status.aggregated_status == items {
+            return Ok(());
+        }
+        let merged = aggregate::with_condition(conditions, fully);
+        let patch = json!({
+            "metadata": {"resourceVersion": binding.meta.resource_version},
+            "status": {"aggregatedStatus": items, "conditions": merged},
+        });
+        api.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map_err(host_err("writing the status of binding", key.name.clone()))?;
+        self.ctx.metrics.wrote("binding_status");
+        Ok(())
+    }
+
+    async fn write_template_status(
+        &self,
+        api: &Api<DynamicObject>,
+        template: &Value,
+        items: &[AggregatedStatusItem],
+    ) -> Result<(), Error> {
+        let Some(new) = flotilla_interpreter::aggregate_status(template, items) else {
+            return Ok(());
+        };
+        let old = template.get("status").cloned().unwrap_or(Value::Null);
+        if old == new {
+            return Ok(());
+        }
+        // A merge patch keeps keys it does not mention: clear those the new status drops.
+        let mut status = match &new {
+            Value::Object(m) => m.clone(),
+            _ => Map::new(),
+        };
+        if let Value::Object(o) = &old {
+            for k in o.keys() {
+                status.entry(k.clone()).or_insert(Value::Null);
+            }
+        }
+        let name = template
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let patch = json!({
+            "metadata": {"resourceVersion": template.pointer("/metadata/resourceVersion")},
+            "status": status,
+        });
+        api.patch_status(
+            &name,
+            &PatchParams {
+                field_manager: Some(BINDING_MANAGER.into()),
+                ..Default::default()
+            },
+            &Patch::Merge(patch),
+        )
+        .await
+        .map_err(host_err("writing the status of template", name))?;
+        self.ctx.metrics.wrote("template_status");
+        Ok(())
+    }
+}
+
+fn key_text(key: &BindingKey) -> String {
+    match &key.namespace {
+        Some(ns) => format!("{ns}/{}", key.name),
+        None => key.name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn works_name_their_binding() {
+        let w: Work = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "w", "namespace": "karmada-es-m1", "annotations": {
+                "resourcebinding.karmada.io/name": "web-deployment",
+                "resourcebinding.karmada.io/namespace": "demo"}},
+            "spec": {}
+        }))
+        .unwrap();
+        assert_eq!(
+            binding_of_work(&w),
+            Some(BindingKey {
+                namespace: Some("demo".into()),
+                name: "web-deployment".into()
+            })
+        );
+        let c: Work = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "w", "namespace": "karmada-es-m1", "annotations": {
+                "clusterresourcebinding.karmada.io/name": "view-clusterrole"}},
+            "spec": {}
+        }))
+        .unwrap();
+        assert_eq!(binding_of_work(&c).unwrap().namespace, None);
+        let none: Work = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "w", "namespace": "karmada-es-m1"}, "spec": {}
+        }))
+        .unwrap();
+        assert_eq!(binding_of_work(&none), None);
+    }
+}

@@ -1,0 +1,1016 @@
+//! The detector: every propagatable kind of the host is watched (the kinds come from
+//! [`crate::registry`], so CRD kinds added later are picked up without a restart), each
+//! template is matched against the policies ([`crate::policy`]), claimed with Karmada's labels
+//! and annotations, and given its ResourceBinding (`<name>-<kind>`, ClusterResourceBinding for
+//! cluster-scoped templates) owned by the template.
+//!
+//! Not propagated: Flotilla's and Karmada's own groups (`*.karmada.io`), API machinery and
+//! bookkeeping kinds (APIServices, Leases, Events, reviews, Nodes), Namespaces (the namespace
+//! sync gives every member every namespace), and anything in `kube-*` and `karmada-*`
+//! namespaces.
+//!
+//! Policy changes: a new or edited policy re-evaluates the templates of the kinds it selects
+//! and those it holds; a policy that is deleted (or no longer matches) releases its templates:
+//! the claim labels are removed, and the binding and the member objects stay (Karmada's
+//! behaviour since v1.7, so deleting a policy never deletes workloads). Another policy that
+//! matches claims the template at once.
+//!
+//! The binding's `spec.resource.resourceVersion` moves only when the template changed outside
+//! its status (a hash of the rest is kept in an annotation), so the template status the
+//! binding controller writes does not bounce back as binding updates.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use dashmap::DashMap;
+use flotilla_api::binding::{ClusterResourceBinding, ResourceBinding};
+use flotilla_api::policy::{ClusterPropagationPolicy, PropagationPolicy, PropagationSpec};
+use flotilla_core::karmada;
+use flotilla_runtime::{EventRequest, WorkQueue};
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::GroupVersionKind;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+use serde_json::{Map, Value, json};
+use tracing::{Instrument, debug, info_span};
+
+use crate::policy::{PolicyId, PolicyScope, PolicyView, TemplateView};
+use crate::registry::{ResourceInfo, api_version_of};
+use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers};
+use crate::{Context, DETECTOR_MANAGER, Error, host_err, is_not_found};
+
+const CONTROLLER: &str = "detector";
+/// Annotation on a binding: hash of its template outside status, at the last binding write.
+pub const TEMPLATE_HASH_ANNOTATION: &str = "flotilla.io/template-hash";
+
+/// Groups never propagated.
+const SKIPPED_GROUPS: [&str; 7] = [
+    "apiregistration.k8s.io",
+    "coordination.k8s.io",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "metrics.k8s.io",
+    "flotilla.io",
+];
+/// Core kinds never propagated.
+const SKIPPED_CORE_KINDS: [&str; 6] = [
+    "Event",
+    "Namespace",
+    "Node",
+    "ComponentStatus",
+    "Binding",
+    "Endpoints",
+];
+
+/// Whether templates of this kind are propagated.
+pub fn propagatable(gvk: &GroupVersionKind) -> bool {
+    if gvk.group.ends_with("karmada.io") || SKIPPED_GROUPS.contains(&gvk.group.as_str()) {
+        return false;
+    }
+    !(gvk.group.is_empty() && SKIPPED_CORE_KINDS.contains(&gvk.kind.as_str()))
+}
+
+/// Whether templates in this namespace are left alone.
+pub fn skipped_namespace(namespace: &str) -> bool {
+    namespace.starts_with("kube-") || namespace.starts_with("karmada-")
+}
+
+/// A template: its kind and where it is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TemplateKey {
+    pub gvk: GroupVersionKind,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+struct TemplateWatch {
+    info: ResourceInfo,
+    store: Store<DynamicObject>,
+    _task: AbortOnDrop,
+}
+
+struct Detector {
+    ctx: Arc<Context>,
+    queue: Arc<WorkQueue<TemplateKey>>,
+    templates: Arc<DashMap<GroupVersionKind, TemplateWatch>>,
+    policies: Store<PropagationPolicy>,
+    cluster_policies: Store<ClusterPropagationPolicy>,
+    bindings: Store<ResourceBinding>,
+    cluster_bindings: Store<ClusterResourceBinding>,
+}
+
+/// Enqueues the templates a policy may select or holds.
+fn enqueue_for_policy(
+    templates: &DashMap<GroupVersionKind, TemplateWatch>,
+    queue: &WorkQueue<TemplateKey>,
+    id: &PolicyId,
+    spec: &PropagationSpec,
+) {
+    for entry in templates.iter() {
+        let gvk = entry.key();
+        let api_version = api_version_of(gvk);
+        let selected = spec
+            .resource_selectors
+            .iter()
+            .any(|s| s.api_version == api_version && s.kind == gvk.kind);
+        for obj in entry.value().store.state() {
+            let held = match id.scope {
+                PolicyScope::Namespaced => {
+                    let a = obj.annotations();
+                    a.get(karmada::PROPAGATION_POLICY_NAME_ANNOTATION) == Some(&id.name)
+                        && a.get(karmada::PROPAGATION_POLICY_NAMESPACE_ANNOTATION)
+                            == Some(&id.namespace)
+                }
+                PolicyScope::Cluster => {
+                    obj.annotations()
+                        .get(karmada::CLUSTER_PROPAGATION_POLICY_ANNOTATION)
+                        == Some(&id.name)
+                }
+            };
+            if selected || held {
+                queue.add(TemplateKey {
+                    gvk: gvk.clone(),
+                    namespace: obj.metadata.namespace.clone(),
+                    name: obj.name_any(),
+                });
+            }
+        }
+    }
+}
+
+/// Puts a permanent id on a policy that has none (Karmada's mutating webhook does this on
+/// creation; here whatever runs first after creation does).
+fn ensure_permanent_id<K>(api: Api<K>, policy: &K, label: &'static str)
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + 'static,
+{
+    if policy.labels().contains_key(label) || policy.meta().deletion_timestamp.is_some() {
+        return;
+    }
+    let name = policy.name_any();
+    let id = uuid::Uuid::new_v4().to_string();
+    tokio::spawn(async move {
+        let patch = json!({"metadata": {"labels": {label: id}}});
+        if let Err(e) = api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            tracing::warn!(policy = %name, error = %e, "setting the policy's permanent id failed");
+        }
+    });
+}
+
+pub(crate) async fn run(ctx: Arc<Context>) {
+    let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
+    let templates: Arc<DashMap<GroupVersionKind, TemplateWatch>> = Arc::new(DashMap::new());
+    let mut tasks = Vec::new();
+
+    let (policies, task) = {
+        let (templates, queue, host) = (templates.clone(), queue.clone(), ctx.host.clone());
+        reflect(
+            Api::<PropagationPolicy>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |p: &PropagationPolicy, _deleted| {
+                ensure_permanent_id(
+                    Api::<PropagationPolicy>::namespaced(
+                        host.clone(),
+                        &p.namespace().unwrap_or_default(),
+                    ),
+                    p,
+                    karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+                );
+                let id = PolicyId {
+                    scope: PolicyScope::Namespaced,
+                    namespace: p.namespace().unwrap_or_default(),
+                    name: p.name_any(),
+                };
+                enqueue_for_policy(&templates, &queue, &id, &p.spec);
+            },
+        )
+    };
+    tasks.push(AbortOnDrop(task));
+    let (cluster_policies, task) = {
+        let (templates, queue, host) = (templates.clone(), queue.clone(), ctx.host.clone());
+        reflect(
+            Api::<ClusterPropagationPolicy>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |p: &ClusterPropagationPolicy, _deleted| {
+                ensure_permanent_id(
+                    Api::<ClusterPropagationPolicy>::all(host.clone()),
+                    p,
+                    karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+                );
+                let id = PolicyId {
+                    scope: PolicyScope::Cluster,
+                    namespace: String::new(),
+                    name: p.name_any(),
+                };
+                enqueue_for_policy(&templates, &queue, &id, &p.spec);
+            },
+        )
+    };
+    tasks.push(AbortOnDrop(task));
+    let (bindings, task) = reflect(
+        Api::<ResourceBinding>::all(ctx.host.clone()),
+        watcher::Config::default(),
+        (),
+        |_: &ResourceBinding, _| {},
+    );
+    tasks.push(AbortOnDrop(task));
+    let (cluster_bindings, task) = reflect(
+        Api::<ClusterResourceBinding>::all(ctx.host.clone()),
+        watcher::Config::default(),
+        (),
+        |_: &ClusterResourceBinding, _| {},
+    );
+    tasks.push(AbortOnDrop(task));
+    for ready in [
+        policies.wait_until_ready().await.is_ok(),
+        cluster_policies.wait_until_ready().await.is_ok(),
+        bindings.wait_until_ready().await.is_ok(),
+        cluster_bindings.wait_until_ready().await.is_ok(),
+    ] {
+        if !ready {
+            return;
+        }
+    }
+    let detector = Arc::new(Detector {
+        ctx: ctx.clone(),
+        queue: queue.clone(),
+        templates,
+        policies,
+        cluster_policies,
+        bindings,
+        cluster_bindings,
+    });
+    let workers = {
+        let detector = detector.clone();
+        spawn_workers(queue.clone(), ctx.opts.detector_workers, move |key| {
+            let detector = detector.clone();
+            async move {
+                let span = info_span!("detect", kind = %key.gvk.kind, namespace = ?key.namespace, name = %key.name);
+                let mut timer = crate::metrics::Timer::start(&detector.ctx.metrics, CONTROLLER);
+                let result = detector.reconcile(&key).instrument(span).await;
+                timer.ok = result.is_ok();
+                detector
+                    .ctx
+                    .metrics
+                    .queue_depth(CONTROLLER, detector.queue.len());
+                result
+            }
+        })
+    };
+    let _workers: Vec<AbortOnDrop> = workers.into_iter().map(AbortOnDrop).collect();
+    let mut revisions = ctx.registry.subscribe();
+    loop {
+        detector.sync_watches();
+        if revisions.changed().await.is_err() {
+            break;
+        }
+    }
+    queue.shut_down();
+    drop(tasks);
+}
+
+impl Detector {
+    /// Starts a template watch for every propagatable kind discovery shows, and ends those of
+    /// kinds that are gone.
+    fn sync_watches(&self) {
+        let wanted: HashMap<GroupVersionKind, ResourceInfo> = self
+            .ctx
+            .registry
+            .all()
+            .into_iter()
+            .filter(|(gvk, info)| info.preferred && info.watchable && propagatable(gvk))
+            .collect();
+        self.templates.retain(|gvk, w| {
+            wanted
+                .get(gvk)
+                .is_some_and(|i| i.resource.plural == w.info.resource.plural)
+        });
+        for (gvk, info) in wanted {
+            if self.templates.contains_key(&gvk) {
+                continue;
+            }
+            debug!(kind = %gvk.kind, group = %gvk.group, "watching templates");
+            let queue = self.queue.clone();
+            let key_gvk = gvk.clone();
+            let (store, task) = reflect(
+                Api::<DynamicObject>::all_with(self.ctx.host.clone(), &info.resource),
+                watcher::Config::default(),
+                info.resource.clone(),
+                move |obj: &DynamicObject, _deleted| {
+                    let namespace = obj.metadata.namespace.clone();
+                    if namespace.as_deref().is_some_and(skipped_namespace) {
+                        return;
+                    }
+                    queue.add(TemplateKey {
+                        gvk: key_gvk.clone(),
+                        namespace,
+                        name: obj.name_any(),
+                    });
+                },
+            );
+            self.templates.insert(
+                gvk,
+                TemplateWatch {
+                    info,
+                    store,
+                    _task: AbortOnDrop(task),
+                },
+            );
+        }
+    }
+
+    fn policy_views(&self) -> (Vec<PolicyView>, Vec<PolicyView>, HashMap<PolicyId, String>) {
+        let mut ids = HashMap::new();
+        let namespaced = self
+            .policies
+            .state()
+            .iter()
+            .filter_map(|p| {
+                let id = PolicyId {
+                    scope: PolicyScope::Namespaced,
+                    namespace: p.namespace().unwrap_or_default(),
+                    name: p.name_any(),
+                };
+                if let Some(pid) = p
+                    .labels()
+                    .get(karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL)
+                {
+                    ids.insert(id.clone(), pid.clone());
+                }
+                PolicyView::new(id, &p.spec, p.metadata.deletion_timestamp.is_some())
+            })
+            .collect();
+        let cluster = self
+            .cluster_policies
+            .state()
+            .iter()
+            .filter_map(|p| {
+                let id = PolicyId {
+                    scope: PolicyScope::Cluster,
+                    namespace: String::new(),
+                    name: p.name_any(),
+                };
+                if let Some(pid) = p
+                    .labels()
+                    .get(karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL)
+                {
+                    ids.insert(id.clone(), pid.clone());
+                }
+                PolicyView::new(id, &p.spec, p.metadata.deletion_timestamp.is_some())
+            })
+            .collect();
+        (namespaced, cluster, ids)
+    }
+
+    fn policy_spec(&self, id: &PolicyId) -> Option<PropagationSpec> {
+        match id.scope {
+            PolicyScope::Namespaced => self
+                .policies
+                .get(&ObjectRef::new(&id.name).within(&id.namespace))
+                .map(|p| p.spec.clone()),
+            PolicyScope::Cluster => self
+                .cluster_policies
+                .get(&ObjectRef::new(&id.name))
+                .map(|p| p.spec.0.clone()),
+        }
+    }
+
+    async fn reconcile(&self, key: &TemplateKey) -> Result<Next, Error> {
+        let Some((template, info)) = self.templates.get(&key.gvk).map(|w| {
+            let mut r = ObjectRef::new_with(&key.name, w.info.resource.clone());
+            if let Some(ns) = &key.namespace {
+                r = r.within(ns);
+            }
+            (w.store.get(&r), w.info.clone())
+        }) else {
+            return Ok(Next::Done);
+        };
+        let Some(template) = template else {
+            return self.delete_binding(key).await.map(|()| Next::Done);
+        };
+        if template.metadata.deletion_timestamp.is_some() {
+            return Ok(Next::Done);
+        }
+        let value = serde_json::to_value(template.as_ref()).map_err(|source| Error::Encode {
+            what: "a template",
+            source,
+        })?;
+        let claimed = claim_of(&template);
+        let (namespaced, cluster, ids) = self.policy_views();
+        let api_version = api_version_of(&key.gvk);
+        let labels = value.pointer("/metadata/labels").and_then(Value::as_object);
+        let view = TemplateView {
+            api_version: &api_version,
+            kind: &key.gvk.kind,
+            namespace: key.namespace.as_deref(),
+            name: &key.name,
+            labels,
+        };
+        let winner = crate::policy::decide(&view, claimed.as_ref(), &namespaced, &cluster)
+            .map(|p| p.id.clone());
+        let Some(winner) = winner else {
+            if claimed.is_some() {
+                self.write_claim(&info, key, None, None).await?;
+            }
+            return Ok(Next::Done);
+        };
+        let Some(permanent_id) = ids.get(&winner).cloned() else {
+            // The policy gets its id in a moment; its update re-queues this template.
+            return Ok(Next::After(Duration::from_secs(2)));
+        };
+        let Some(spec) = self.policy_spec(&winner) else {
+            return Ok(Next::Done);
+        };
+        if claimed.as_ref() != Some(&winner)
+            || claim_id(&template, winner.scope) != Some(permanent_id.as_str())
+        {
+            self.write_claim(&info, key, Some(&winner), Some(&permanent_id))
+                .await?;
+            // The claim changes the template; its watch event brings it back here.
+            return Ok(Next::Done);
+        }
+        self.write_binding(key, &value, &winner, &permanent_id, &spec)
+            .await?;
+        Ok(Next::Done)
+    }
+
+    /// Sets (or with `None`, removes) the claim labels and annotations on the template.
+    async fn write_claim(
+        &self,
+        info: &ResourceInfo,
+        key: &TemplateKey,
+        policy: Option<&PolicyId>,
+        permanent_id: Option<&str>,
+    ) -> Result<(), Error> {
+        let mut labels = Map::new();
+        let mut annotations = Map::new();
+        for l in [
+            karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+            karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+        ] {
+            labels.insert(l.into(), Value::Null);
+        }
+        for a in [
+            karmada::PROPAGATION_POLICY_NAME_ANNOTATION,
+            karmada::PROPAGATION_POLICY_NAMESPACE_ANNOTATION,
+            karmada::CLUSTER_PROPAGATION_POLICY_ANNOTATION,
+        ] {
+            annotations.insert(a.into(), Value::Null);
+        }
+        if let (Some(p), Some(id)) = (policy, permanent_id) {
+            match p.scope {
+                PolicyScope::Namespaced => {
+                    labels.insert(
+                        karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL.into(),
+                        json!(id),
+                    );
+                    annotations.insert(
+                        karmada::PROPAGATION_POLICY_NAME_ANNOTATION.into(),
+                        json!(p.name),
+                    );
+                    annotations.insert(
+                        karmada::PROPAGATION_POLICY_NAMESPACE_ANNOTATION.into(),
+                        json!(p.namespace),
+                    );
+                }
+                PolicyScope::Cluster => {
+                    labels.insert(
+                        karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL.into(),
+                        json!(id),
+                    );
+                    annotations.insert(
+                        karmada::CLUSTER_PROPAGATION_POLICY_ANNOTATION.into(),
+                        json!(p.name),
+                    );
+                }
+            }
+        }
+        let api = dynamic_api(&self.ctx.host, &info.resource, key.namespace.as_deref());
+        let patch = json!({"metadata": {"labels": labels, "annotations": annotations}});
+        api.patch(
+            &key.name,
+            &PatchParams {
+                field_manager: Some(DETECTOR_MANAGER.into()),
+                ..Default::default()
+            },
+            &Patch::Merge(patch),
+        )
+        .await
+        .map_err(host_err("claiming template", key.name.clone()))?;
+        self.ctx.metrics.wrote("template_claim");
+        Ok(())
+    }
+
+    async fn delete_binding(&self, key: &TemplateKey) -> Result<(), Error> {
+        let name = karmada::binding_name(&key.gvk.kind, &key.name);
+        let result = match &key.namespace {
+            Some(ns) => {
+                let Some(existing) = self.bindings.get(&ObjectRef::new(&name).within(ns)) else {
+                    return Ok(());
+                };
+                if existing.spec.resource.kind != key.gvk.kind {
+                    return Ok(());
+                }
+                Api::<ResourceBinding>::namespaced(self.ctx.host.clone(), ns)
+                    .delete(&name, &DeleteParams::background())
+                    .await
+                    .map(|_| ())
+            }
+            None => {
+                let Some(existing) = self.cluster_bindings.get(&ObjectRef::new(&name)) else {
+                    return Ok(());
+                };
+                if existing.spec.resource.kind != key.gvk.kind {
+                    return Ok(());
+                }
+                Api::<ClusterResourceBinding>::all(self.ctx.host.clone())
+                    .delete(&name, &DeleteParams::background())
+                    .await
+                    .map(|_| ())
+            }
+        };
+        match result {
+            Ok(()) => {
+                self.ctx.metrics.wrote("binding_delete");
+                Ok(())
+            }
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(host_err("deleting binding", name)(e)),
+        }
+    }
+
+    async fn write_binding(
+        &self,
+        key: &TemplateKey,
+        template: &Value,
+        policy: &PolicyId,
+        permanent_id: &str,
+        spec: &PropagationSpec,
+    ) -> Result<(), Error> {
+        let name = karmada::binding_name(&key.gvk.kind, &key.name);
+        let hash = template_hash(template);
+        let (existing_meta, existing_spec) = match &key.namespace {
+            Some(ns) => self
+                .bindings
+                .get(&ObjectRef::new(&name).within(ns))
+                .map(|b| (b.metadata.clone(), serde_json::to_value(&b.spec).ok()))
+                .unzip(),
+            None => self
+                .cluster_bindings
+                .get(&ObjectRef::new(&name))
+                .map(|b| (b.metadata.clone(), serde_json::to_value(&b.spec).ok()))
+                .unzip(),
+        };
+        let existing_spec = existing_spec.flatten();
+        let previous_hash = existing_meta
+            .as_ref()
+            .and_then(|m| m.annotations.as_ref())
+            .and_then(|a| a.get(TEMPLATE_HASH_ANNOTATION))
+            .cloned();
+        // The resourceVersion moves only with a real template change.
+        let resource_version = match (&previous_hash, &existing_spec) {
+            (Some(h), Some(s)) if *h == hash => s
+                .pointer("/resource/resourceVersion")
+                .cloned()
+                .unwrap_or(Value::Null),
+            _ => template
+                .pointer("/metadata/resourceVersion")
+                .cloned()
+                .unwrap_or(Value::Null),
+        };
+        let desired = desired_binding_spec(template, spec, resource_version)?;
+        let (labels, annotations) = binding_claim(policy, permanent_id, &hash);
+        let owner = owner_reference(template);
+        let up_to_date = existing_spec.as_ref().is_some_and(|s| {
+            desired
+                .iter()
+                .all(|(k, v)| s.get(k).unwrap_or(&Value::Null) == v)
+        }) && existing_meta.as_ref().is_some_and(|m| {
+            let l = m.labels.clone().unwrap_or_default();
+            let a = m.annotations.clone().unwrap_or_default();
+            labels.iter().all(|(k, v)| l.get(k) == Some(v))
+                && annotations.iter().all(|(k, v)| a.get(k) == Some(v))
+                && m.owner_references.as_ref().is_some_and(|o| {
+                    o.iter().any(|r| {
+                        Some(&r.uid)
+                            == owner
+                                .get("uid")
+                                .and_then(Value::as_str)
+                                .map(str::to_string)
+                                .as_ref()
+                    })
+                })
+        });
+        if up_to_date {
+            return Ok(());
+        }
+        let (api_version, kind) = (
+            "work.karmada.io/v1alpha2",
+            match key.namespace {
+                Some(_) => "ResourceBinding",
+                None => "ClusterResourceBinding",
+            },
+        );
+        let mut metadata = json!({
+            "name": name,
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": [owner],
+        });
+        if let Some(ns) = &key.namespace {
+            metadata["namespace"] = json!(ns);
+        }
+        let ar = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("work.karmada.io", "v1alpha2", kind),
+            if key.namespace.is_some() {
+                "resourcebindings"
+            } else {
+                "clusterresourcebindings"
+            },
+        );
+        let api = dynamic_api(&self.ctx.host, &ar, key.namespace.as_deref());
+        let params = PatchParams {
+            field_manager: Some(DETECTOR_MANAGER.into()),
+            ..Default::default()
+        };
+        if existing_meta.is_none() {
+            let body = json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": desired});
+            let obj: DynamicObject =
+                serde_json::from_value(body).map_err(|source| Error::Encode {
+                    what: "a binding",
+                    source,
+                })?;
+            match api
+                .create(
+                    &PostParams {
+                        field_manager: Some(DETECTOR_MANAGER.into()),
+                        ..Default::default()
+                    },
+                    &obj,
+                )
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 409 => {
+                    // Made meanwhile (or not yet in our cache): patch it on the next round.
+                    return Err(Error::Host {
+                        action: "creating binding",
+                        object: name,
+                        source: kube::Error::Api(s),
+                    });
+                }
+                Err(e) => return Err(host_err("creating binding", name)(e)),
+            }
+            self.ctx.metrics.wrote("binding");
+            self.ctx.events.record(EventRequest {
+                involved: involved(template),
+                type_: "Normal",
+                reason: "ApplyPolicySucceed",
+                message: format!(
+                    "Apply policy({}) succeed",
+                    if policy.namespace.is_empty() {
+                        policy.name.clone()
+                    } else {
+                        format!("{}/{}", policy.namespace, policy.name)
+                    }
+                ),
+            });
+            return Ok(());
+        }
+        let patch = json!({"metadata": metadata, "spec": desired});
+        api.patch(&name, &params, &Patch::Merge(patch))
+            .await
+            .map_err(host_err("updating binding", name))?;
+        self.ctx.metrics.wrote("binding");
+        Ok(())
+    }
+}
+
+/// The policy holding the template, from its claim annotations.
+fn claim_of(template: &DynamicObject) -> Option<PolicyId> {
+    let a = template.annotations();
+    if let Some(name) = a.get(karmada::PROPAGATION_POLICY_NAME_ANNOTATION) {
+        return Some(PolicyId {
+            scope: PolicyScope::Namespaced,
+            namespace: a
+                .get(karmada::PROPAGATION_POLICY_NAMESPACE_ANNOTATION)
+                .cloned()
+                .unwrap_or_default(),
+            name: name.clone(),
+        });
+    }
+    a.get(karmada::CLUSTER_PROPAGATION_POLICY_ANNOTATION)
+        .map(|name| PolicyId {
+            scope: PolicyScope::Cluster,
+            namespace: String::new(),
+            name: name.clone(),
+        })
+}
+
+fn claim_id(template: &DynamicObject, scope: PolicyScope) -> Option<&str> {
+    let label = match scope {
+        PolicyScope::Namespaced => karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+        PolicyScope::Cluster => karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+    };
+    template.labels().get(label).map(String::as_str)
+}
+
+fn binding_claim(
+    policy: &PolicyId,
+    permanent_id: &str,
+    hash: &str,
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let mut labels = BTreeMap::new();
+    let mut annotations = BTreeMap::new();
+    match policy.scope {
+        PolicyScope::Namespaced => {
+            labels.insert(
+                karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL.to_string(),
+                permanent_id.to_string(),
+            );
+            annotations.insert(
+                karmada::PROPAGATION_POLICY_NAME_ANNOTATION.to_string(),
+                policy.name.clone(),
+            );
+            annotations.insert(
+                karmada::PROPAGATION_POLICY_NAMESPACE_ANNOTATION.to_string(),
+                policy.namespace.clone(),
+            );
+        }
+        PolicyScope::Cluster => {
+            labels.insert(
+                karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL.to_string(),
+                permanent_id.to_string(),
+            );
+            annotations.insert(
+                karmada::CLUSTER_PROPAGATION_POLICY_ANNOTATION.to_string(),
+                policy.name.clone(),
+            );
+        }
+    }
+    annotations.insert(TEMPLATE_HASH_ANNOTATION.to_string(), hash.to_string());
+    (labels, annotations)
+}
+
+/// The binding spec fields the detector owns, each present (null when unset) so that a
+/// merge patch clears what the policy no longer says.
+pub fn desired_binding_spec(
+    template: &Value,
+    policy: &PropagationSpec,
+    resource_version: Value,
+) -> Result<Map<String, Value>, Error> {
+    let kind = template
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let replicas =
+        flotilla_interpreter::get_replicas(template).map_err(|source| Error::Interpret {
+            kind: kind.clone(),
+            source,
+        })?;
+    let mut resource = json!({
+        "apiVersion": template.get("apiVersion").cloned().unwrap_or(Value::Null),
+        "kind": kind,
+        "name": template.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+        "uid": template.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
+        "resourceVersion": resource_version,
+    });
+    if let Some(ns) = template.pointer("/metadata/namespace") {
+        resource["namespace"] = ns.clone();
+    }
+    let mut spec = Map::new();
+    spec.insert("resource".into(), resource);
+    let (count, requirements) = match replicas {
+        Some(r) => (
+            if r.replicas == 0 {
+                Value::Null
+            } else {
+                json!(r.replicas)
+            },
+            r.requirements.map(|q| to_json(&q)).unwrap_or(Value::Null),
+        ),
+        None => (Value::Null, Value::Null),
+    };
+    spec.insert("replicas".into(), count);
+    spec.insert("replicaRequirements".into(), requirements);
+    spec.insert(
+        "placement".into(),
+        policy
+            .placement
+            .as_ref()
+            .map(to_json)
+            .unwrap_or(Value::Null),
+    );
+    spec.insert(
+        "propagateDeps".into(),
+        policy
+            .propagate_deps
+            .map(Value::Bool)
+            .unwrap_or(Value::Null),
+    );
+    spec.insert(
+        "conflictResolution".into(),
+        policy
+            .conflict_resolution
+            .map(|c| to_json(&c))
+            .unwrap_or(Value::Null),
+    );
+    spec.insert(
+        "failover".into(),
+        policy
+            .failover
+            .as_ref()
+            .map(to_json)
+            .unwrap_or(Value::Null),
+    );
+    spec.insert(
+        "schedulerName".into(),
+        json!(
+            policy
+                .scheduler_name
+                .clone()
+                .unwrap_or_else(|| flotilla_api::policy::DEFAULT_SCHEDULER_NAME.to_string())
+        ),
+    );
+    spec.insert(
+        "suspension".into(),
+        policy
+            .suspension
+            .as_ref()
+            .map(to_json)
+            .unwrap_or(Value::Null),
+    );
+    spec.insert(
+        "preserveResourcesOnDeletion".into(),
+        policy
+            .preserve_resources_on_deletion
+            .map(Value::Bool)
+            .unwrap_or(Value::Null),
+    );
+    Ok(spec)
+}
+
+/// Serialising the API types cannot fail (no maps with non-string keys); a failure would
+/// show as `null` in the patch and as a validation error from the host.
+fn to_json<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// Hash of the template outside status and bookkeeping metadata.
+pub fn template_hash(template: &Value) -> String {
+    let mut t = template.clone();
+    if let Value::Object(m) = &mut t {
+        m.remove("status");
+        if let Some(Value::Object(meta)) = m.get_mut("metadata") {
+            meta.remove("resourceVersion");
+            meta.remove("managedFields");
+        }
+    }
+    let mut h = DefaultHasher::new();
+    t.to_string().hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// The owner reference of a binding to its template.
+fn owner_reference(template: &Value) -> Value {
+    json!({
+        "apiVersion": template.get("apiVersion").cloned().unwrap_or(Value::Null),
+        "kind": template.get("kind").cloned().unwrap_or(Value::Null),
+        "name": template.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+        "uid": template.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
+        "controller": true,
+        "blockOwnerDeletion": true,
+    })
+}
+
+/// The template as an event's involved object.
+pub(crate) fn involved(template: &Value) -> ObjectReference {
+    let s = |p: &str| {
+        template
+            .pointer(p)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    ObjectReference {
+        api_version: s("/apiVersion"),
+        kind: s("/kind"),
+        namespace: s("/metadata/namespace"),
+        name: s("/metadata/name"),
+        uid: s("/metadata/uid"),
+        ..Default::default()
+    }
+}
+
+/// A dynamic API for one resource, namespaced or not.
+pub(crate) fn dynamic_api(
+    client: &kube::Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flotilla_and_bookkeeping_kinds_are_not_propagated() {
+        assert!(propagatable(&GroupVersionKind::gvk(
+            "apps",
+            "v1",
+            "Deployment"
+        )));
+        assert!(propagatable(&GroupVersionKind::gvk("", "v1", "ConfigMap")));
+        assert!(propagatable(&GroupVersionKind::gvk(
+            "example.com",
+            "v1",
+            "Widget"
+        )));
+        for (g, k) in [
+            ("work.karmada.io", "Work"),
+            ("policy.karmada.io", "PropagationPolicy"),
+            ("cluster.karmada.io", "Cluster"),
+            ("coordination.k8s.io", "Lease"),
+            ("", "Event"),
+            ("", "Namespace"),
+            ("apiregistration.k8s.io", "APIService"),
+        ] {
+            assert!(!propagatable(&GroupVersionKind::gvk(g, "v1", k)), "{g}/{k}");
+        }
+        assert!(skipped_namespace("kube-system"));
+        assert!(skipped_namespace("karmada-es-member1"));
+        assert!(!skipped_namespace("default"));
+    }
+
+    #[test]
+    fn the_binding_spec_follows_template_and_policy() {
+        let template = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "demo", "uid": "u1", "resourceVersion": "7"},
+            "spec": {"replicas": 6, "template": {"spec": {"containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "500m"}}}]}}}
+        });
+        let policy: PropagationSpec = serde_json::from_value(json!({
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+            "placement": {"clusterAffinity": {"clusterNames": ["m1"]}},
+            "conflictResolution": "Overwrite"
+        }))
+        .unwrap();
+        let spec = desired_binding_spec(&template, &policy, json!("7")).unwrap();
+        assert_eq!(
+            spec["resource"],
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "u1",
+                   "resourceVersion": "7", "namespace": "demo"})
+        );
+        assert_eq!(spec["replicas"], 6);
+        assert_eq!(
+            spec["replicaRequirements"]["resourceRequest"]["cpu"],
+            "500m"
+        );
+        assert_eq!(
+            spec["placement"]["clusterAffinity"]["clusterNames"],
+            json!(["m1"])
+        );
+        assert_eq!(spec["conflictResolution"], "Overwrite");
+        assert_eq!(spec["schedulerName"], "default-scheduler");
+        assert_eq!(spec["propagateDeps"], Value::Null);
+        // The result parses as a binding spec.
+        let parsed: flotilla_api::ResourceBindingSpec = serde_json::from_value(Value::Object(
+            spec.into_iter().filter(|(_, v)| !v.is_null()).collect(),
+        ))
+        .unwrap();
+        assert_eq!(parsed.replicas, 6);
+    }
+
+    #[test]
+    fn the_hash_ignores_status_and_revision() {
+        let a = json!({"kind": "ConfigMap", "metadata": {"name": "c", "resourceVersion": "1"}, "data": {"k": "v"}});
+        let mut b = a.clone();
+        b["metadata"]["resourceVersion"] = json!("2");
+        b["status"] = json!({"x": 1});
+        assert_eq!(template_hash(&a), template_hash(&b));
+        b["data"]["k"] = json!("w");
+        assert_ne!(template_hash(&a), template_hash(&b));
+    }
+}

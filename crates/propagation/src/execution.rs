@@ -1,0 +1,648 @@
+//! The execution controller: each Work in `karmada-es-<cluster>` is applied to that member
+//! with server-side apply under one field manager, through the member's reused client
+//! ([`crate::members`]). Every member has its own queue and workers, so a dead or slow member
+//! only delays its own Works.
+//!
+//! - Conflicts: a member object that exists and does not carry this Work's annotations is
+//!   left alone under `conflictResolution: Abort` (the default; the Work's `Applied` condition
+//!   says why) and taken over under `Overwrite`. A Namespace that already exists in a member
+//!   is used as it is and never deleted by Flotilla.
+//! - A missing namespace in the member is created before applying into it.
+//! - Status: one watch per (member, kind) on the objects Flotilla applied (label
+//!   `karmada.io/managed=true`) feeds `manifestStatuses` (reflected status and health,
+//!   `flotilla_interpreter`); a member event re-queues the Work it belongs to, which writes
+//!   its status when it changed. A Work whose generation was applied already is not applied
+//!   again for a status event.
+//! - Deletion: a finalizer on the Work deletes the member objects it applied (unless
+//!   `preserveResourcesOnDeletion`) before the Work goes; a Cluster that no longer exists has
+//!   nothing to clean.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dashmap::DashMap;
+use flotilla_api::Cluster;
+use flotilla_api::work::{ManifestStatus, ResourceIdentifier, WORK_APPLIED, Work, WorkStatus};
+use flotilla_core::karmada;
+use flotilla_runtime::WorkQueue;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::GroupVersionKind;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tracing::{Instrument, debug, info_span};
+
+use crate::members::MemberClients;
+use crate::registry::{ResourceInfo, gvk_of};
+use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers};
+use crate::{Context, EXECUTION_MANAGER, Error, host_err, is_not_found};
+
+const CONTROLLER: &str = "execution";
+/// Applied condition reasons and message (Karmada's).
+pub const REASON_APPLIED_SUCCESSFUL: &str = "AppliedSuccessful";
+pub const REASON_APPLIED_FAILED: &str = "AppliedFailed";
+pub const MESSAGE_APPLIED_SUCCESSFUL: &str = "Manifest has been successfully applied";
+
+enum Signal {
+    Work { cluster: String, name: String },
+    Cluster(String),
+}
+
+struct ClusterQueue {
+    queue: Arc<WorkQueue<String>>,
+    _workers: Vec<AbortOnDrop>,
+}
+
+struct MemberWatch {
+    epoch: u64,
+    store: Store<DynamicObject>,
+    _task: AbortOnDrop,
+}
+
+struct Execution {
+    ctx: Arc<Context>,
+    works: Store<Work>,
+    members: Arc<MemberClients>,
+    queues: DashMap<String, ClusterQueue>,
+    watches: DashMap<(String, GroupVersionKind), MemberWatch>,
+    /// Work generation last applied completely, per (cluster, Work name).
+    applied: DashMap<(String, String), i64>,
+    signals: mpsc::UnboundedSender<Signal>,
+}
+
+/// One manifest's outcome in a member.
+enum Outcome {
+    Applied,
+    /// Present and left alone (a Namespace the member already had).
+    Kept,
+    Failed(String),
+}
+
+pub(crate) async fn run(ctx: Arc<Context>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (works, t1) = {
+        let tx = tx.clone();
+        reflect(
+            Api::<Work>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |w: &Work, _| {
+                let Some(ns) = w.namespace() else { return };
+                if let Ok(cluster) = karmada::cluster_of_execution_namespace(&ns) {
+                    let _ = tx.send(Signal::Work {
+                        cluster: cluster.to_string(),
+                        name: w.name_any(),
+                    });
+                }
+            },
+        )
+    };
+    let (clusters, t2) = {
+        let tx = tx.clone();
+        reflect(
+            Api::<Cluster>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |c: &Cluster, _| {
+                let _ = tx.send(Signal::Cluster(c.name_any()));
+            },
+        )
+    };
+    let _tasks = [AbortOnDrop(t1), AbortOnDrop(t2)];
+    let members = MemberClients::new(ctx.host.clone(), clusters.clone());
+    if clusters.wait_until_ready().await.is_err() || works.wait_until_ready().await.is_err() {
+        return;
+    }
+    debug!("execution controller started");
+    let exec = Arc::new(Execution {
+        ctx,
+        works,
+        members,
+        queues: DashMap::new(),
+        watches: DashMap::new(),
+        applied: DashMap::new(),
+        signals: tx,
+    });
+    let _teardown = Teardown(exec.clone());
+    while let Some(signal) = rx.recv().await {
+        match signal {
+            Signal::Work { cluster, name } => exec.enqueue(&cluster, name),
+            Signal::Cluster(cluster) => {
+                let ns = karmada::execution_namespace(&cluster);
+                for w in exec.works.state() {
+                    if w.namespace().as_deref() == Some(ns.as_str()) {
+                        exec.enqueue(&cluster, w.name_any());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Ends the per-cluster workers and the member watches with the controller's task: they hold
+/// the controller themselves, so dropping it would not.
+struct Teardown(Arc<Execution>);
+
+impl Drop for Teardown {
+    fn drop(&mut self) {
+        self.0.queues.clear();
+        self.0.watches.clear();
+    }
+}
+
+impl Execution {
+    fn enqueue(self: &Arc<Self>, cluster: &str, work: String) {
+        if let Some(q) = self.queues.get(cluster) {
+            q.queue.add(work);
+            return;
+        }
+        let entry = self.queues.entry(cluster.to_string()).or_insert_with(|| {
+            let queue = WorkQueue::new(self.ctx.opts.retry_base, self.ctx.opts.retry_max);
+            let exec = self.clone();
+            let name = cluster.to_string();
+            let workers = spawn_workers(
+                queue.clone(),
+                self.ctx.opts.execution_workers_per_cluster,
+                move |work: String| {
+                    let exec = exec.clone();
+                    let cluster = name.clone();
+                    async move {
+                        let span = info_span!("execute", cluster = %cluster, work = %work);
+                        let mut timer = crate::metrics::Timer::start(&exec.ctx.metrics, CONTROLLER);
+                        let result = exec.reconcile(&cluster, &work).instrument(span).await;
+                        timer.ok = result.is_ok();
+                        result
+                    }
+                },
+            );
+            ClusterQueue {
+                queue,
+                _workers: workers.into_iter().map(AbortOnDrop).collect(),
+            }
+        });
+        entry.queue.add(work);
+        // The entry holds its shard's lock: release it before reading every queue.
+        drop(entry);
+        let depth: usize = self.queues.iter().map(|q| q.queue.len()).sum();
+        self.ctx.metrics.queue_depth(CONTROLLER, depth);
+    }
+
+    async fn reconcile(self: &Arc<Self>, cluster: &str, name: &str) -> Result<Next, Error> {
+        let ns = karmada::execution_namespace(cluster);
+        debug!("reconciling Work");
+        let Some(work) = self.works.get(&ObjectRef::new(name).within(&ns)) else {
+            self.applied
+                .remove(&(cluster.to_string(), name.to_string()));
+            return Ok(Next::Done);
+        };
+        let api: Api<Work> = Api::namespaced(self.ctx.host.clone(), &ns);
+        let finalizers = work.metadata.finalizers.clone().unwrap_or_default();
+        let has_finalizer = finalizers
+            .iter()
+            .any(|f| f == karmada::EXECUTION_CONTROLLER_FINALIZER);
+        if work.metadata.deletion_timestamp.is_some() {
+            if !has_finalizer {
+                return Ok(Next::Done);
+            }
+            let preserve = work.spec.preserve_resources_on_deletion == Some(true);
+            let exists = self
+                .members
+                .cluster(cluster)
+                .is_some_and(|c| c.metadata.deletion_timestamp.is_none());
+            if !preserve && exists {
+                self.delete_member_objects(cluster, &work).await?;
+            }
+            let kept: Vec<&String> = finalizers
+                .iter()
+                .filter(|f| *f != karmada::EXECUTION_CONTROLLER_FINALIZER)
+                .collect();
+            let patch = json!({"metadata": {"finalizers": kept, "resourceVersion": work.metadata.resource_version}});
+            match api
+                .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if is_not_found(&e) => {}
+                Err(e) => return Err(host_err("removing the finalizer of Work", name)(e)),
+            }
+            self.applied
+                .remove(&(cluster.to_string(), name.to_string()));
+            return Ok(Next::Done);
+        }
+        if !has_finalizer {
+            let mut all = finalizers.clone();
+            all.push(karmada::EXECUTION_CONTROLLER_FINALIZER.to_string());
+            let patch = json!({"metadata": {"finalizers": all, "resourceVersion": work.metadata.resource_version}});
+            api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .map_err(host_err("adding the finalizer of Work", name))?;
+            return Ok(Next::Done);
+        }
+        if work.spec.suspend_dispatching == Some(true) {
+            return Ok(Next::Done);
+        }
+        if self.members.cluster(cluster).is_none() {
+            return Ok(Next::Done);
+        }
+        if !self.members.ready(cluster) {
+            // The status controller flips Ready back; the Cluster event re-queues the Works.
+            return Ok(Next::After(Duration::from_secs(10)));
+        }
+        let member = match self.members.get(cluster).await {
+            Ok(m) => m,
+            Err(e) => {
+                self.members.invalidate(cluster);
+                return Err(e);
+            }
+        };
+        let generation = work.metadata.generation.unwrap_or(0);
+        debug!(generation, "applying Work");
+        let key = (cluster.to_string(), name.to_string());
+        let already = self.applied.get(&key).is_some_and(|g| *g == generation);
+        let mut outcomes = Vec::new();
+        let mut statuses = Vec::new();
+        for (ordinal, manifest) in work.spec.workload.manifests.iter().enumerate() {
+            let manifest = manifest.clone().into_value();
+            let api_version = manifest
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let kind = manifest.get("kind").and_then(Value::as_str).unwrap_or("");
+            let Some(info) = self.ctx.registry.lookup(api_version, kind) else {
+                outcomes.push(Outcome::Failed(format!(
+                    "the host does not serve {api_version} {kind}"
+                )));
+                continue;
+            };
+            let gvk = gvk_of(api_version, kind);
+            let store = self.watch(cluster, &gvk, &info, &member);
+            let obj_name = manifest
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let obj_ns = manifest
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .filter(|_| info.namespaced);
+            let mut r = ObjectRef::new_with(obj_name, info.resource.clone());
+            if let Some(n) = obj_ns {
+                r = r.within(n);
+            }
+            let seen = store.get(&r);
+            let outcome = if already && seen.is_some() {
+                Outcome::Applied
+            } else {
+                self.apply(
+                    cluster,
+                    &member.client,
+                    &info,
+                    obj_ns,
+                    &manifest,
+                    name,
+                    seen.is_some(),
+                )
+                .await
+            };
+            outcomes.push(outcome);
+            if let Some(obj) = store.get(&r) {
+                let value = serde_json::to_value(obj.as_ref()).unwrap_or(Value::Null);
+                statuses.push(ManifestStatus {
+                    identifier: ResourceIdentifier {
+                        ordinal: i32::try_from(ordinal).unwrap_or(i32::MAX),
+                        group: gvk.group.clone(),
+                        version: gvk.version.clone(),
+                        kind: kind.to_string(),
+                        resource: info.resource.plural.clone(),
+                        namespace: obj_ns.unwrap_or_default().to_string(),
+                        name: obj_name.to_string(),
+                    },
+                    status: flotilla_interpreter::reflect_status(&value),
+                    health: Some(flotilla_interpreter::health(&value)),
+                });
+            }
+        }
+        let failures: Vec<&str> = outcomes
+            .iter()
+            .filter_map(|o| match o {
+                Outcome::Failed(m) => Some(m.as_str()),
+                _ => None,
+            })
+            .collect();
+        let ok = failures.is_empty();
+        for o in &outcomes {
+            if !matches!(o, Outcome::Kept) {
+                self.ctx
+                    .metrics
+                    .applied(cluster, matches!(o, Outcome::Applied));
+            }
+        }
+        if ok {
+            self.applied.insert(key, generation);
+        } else {
+            self.applied.remove(&key);
+        }
+        let message = if ok {
+            MESSAGE_APPLIED_SUCCESSFUL.to_string()
+        } else {
+            failures.join("; ")
+        };
+        let reason = if ok {
+            REASON_APPLIED_SUCCESSFUL
+        } else {
+            REASON_APPLIED_FAILED
+        };
+        let current = work.status.clone().unwrap_or_default();
+        let applied = crate::aggregate::condition(
+            &current.conditions,
+            WORK_APPLIED,
+            ok,
+            reason,
+            &message,
+            work.metadata.generation,
+        );
+        let unchanged = current.manifest_statuses == statuses
+            && current.conditions.iter().any(|c| {
+                c.type_ == WORK_APPLIED
+                    && c.status == applied.status
+                    && c.reason == applied.reason
+                    && c.message == applied.message
+                    && c.observed_generation == applied.observed_generation
+            });
+        if !unchanged {
+            let status = WorkStatus {
+                conditions: crate::aggregate::with_condition(&current.conditions, applied),
+                manifest_statuses: statuses,
+            };
+            let patch = json!({"status": status});
+            api.patch_status(
+                name,
+                &PatchParams {
+                    field_manager: Some(EXECUTION_MANAGER.into()),
+                    ..Default::default()
+                },
+                &Patch::Merge(patch),
+            )
+            .await
+            .map_err(host_err("writing the status of Work", name))?;
+            self.ctx.metrics.wrote("work_status");
+        }
+        if ok {
+            Ok(Next::Done)
+        } else {
+            Err(Error::ApplyFailed {
+                cluster: cluster.to_string(),
+                work: name.to_string(),
+                message,
+            })
+        }
+    }
+
+    /// The store of the member watch of `gvk`, started (or restarted for a new client) here.
+    fn watch(
+        self: &Arc<Self>,
+        cluster: &str,
+        gvk: &GroupVersionKind,
+        info: &ResourceInfo,
+        member: &crate::members::MemberClient,
+    ) -> Store<DynamicObject> {
+        let key = (cluster.to_string(), gvk.clone());
+        if let Some(w) = self.watches.get(&key) {
+            if w.epoch == member.epoch {
+                return w.store.clone();
+            }
+        }
+        debug!(cluster, kind = %gvk.kind, "watching member objects");
+        let tx = self.signals.clone();
+        let expected_ns = karmada::execution_namespace(cluster);
+        let cluster_name = cluster.to_string();
+        let (store, task) = reflect(
+            Api::<DynamicObject>::all_with(member.client.clone(), &info.resource),
+            watcher::Config::default().labels(&format!(
+                "{}={}",
+                karmada::MANAGED_BY_KARMADA_LABEL,
+                karmada::MANAGED_BY_KARMADA_LABEL_VALUE
+            )),
+            info.resource.clone(),
+            move |obj: &DynamicObject, _| {
+                let a = obj.annotations();
+                if a.get(karmada::WORK_NAMESPACE_ANNOTATION) != Some(&expected_ns) {
+                    return;
+                }
+                if let Some(work) = a.get(karmada::WORK_NAME_ANNOTATION) {
+                    let _ = tx.send(Signal::Work {
+                        cluster: cluster_name.clone(),
+                        name: work.clone(),
+                    });
+                }
+            },
+        );
+        self.watches.insert(
+            key,
+            MemberWatch {
+                epoch: member.epoch,
+                store: store.clone(),
+                _task: AbortOnDrop(task),
+            },
+        );
+        store
+    }
+
+    /// Applies one manifest; `known` says the member watch has it (so it is ours).
+    #[allow(clippy::too_many_arguments)]
+    async fn apply(
+        &self,
+        cluster: &str,
+        client: &kube::Client,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        manifest: &Value,
+        work_name: &str,
+        known: bool,
+    ) -> Outcome {
+        let timeout = self.ctx.opts.member_timeout;
+        let api = crate::detector::dynamic_api(client, &info.resource, namespace);
+        let name = manifest
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let kind = manifest.get("kind").and_then(Value::as_str).unwrap_or("");
+        let what = match namespace {
+            Some(ns) => format!("{kind} {ns}/{name}"),
+            None => format!("{kind} {name}"),
+        };
+        if !known {
+            match tokio::time::timeout(timeout, api.get_opt(&name)).await {
+                Err(_) => {
+                    return Outcome::Failed(format!("reading {what} timed out after {timeout:?}"));
+                }
+                Ok(Err(e)) => {
+                    return Outcome::Failed(format!("reading {what}: {}", api_message(&e)));
+                }
+                Ok(Ok(Some(existing))) => {
+                    let a = existing.annotations();
+                    let ours = a.get(karmada::WORK_NAME_ANNOTATION).map(String::as_str)
+                        == Some(work_name)
+                        && a.get(karmada::WORK_NAMESPACE_ANNOTATION)
+                            == Some(&karmada::execution_namespace(cluster));
+                    let overwrite = manifest
+                        .pointer(&format!(
+                            "/metadata/annotations/{}",
+                            karmada::CONFLICT_RESOLUTION_ANNOTATION.replace('/', "~1")
+                        ))
+                        .and_then(Value::as_str)
+                        == Some(karmada::CONFLICT_RESOLUTION_OVERWRITE);
+                    if !ours && kind == "Namespace" && info.resource.group.is_empty() {
+                        return Outcome::Kept;
+                    }
+                    if !ours && !overwrite {
+                        return Outcome::Failed(format!(
+                            "{what} already exists in cluster {cluster} and is not managed by \
+                             Flotilla; conflictResolution is Abort (set it to Overwrite in the \
+                             policy to take the object over)"
+                        ));
+                    }
+                }
+                Ok(Ok(None)) => {}
+            }
+        }
+        let params = PatchParams::apply(EXECUTION_MANAGER).force();
+        for attempt in 0..2 {
+            let result =
+                tokio::time::timeout(timeout, api.patch(&name, &params, &Patch::Apply(manifest)))
+                    .await;
+            match result {
+                Err(_) => {
+                    return Outcome::Failed(format!("applying {what} timed out after {timeout:?}"));
+                }
+                Ok(Ok(_)) => return Outcome::Applied,
+                Ok(Err(e)) => {
+                    let missing_ns = namespace.filter(|ns| namespace_missing(&e, ns));
+                    if let (Some(ns), 0) = (missing_ns, attempt) {
+                        if let Err(msg) = self.create_namespace(cluster, client, ns).await {
+                            return Outcome::Failed(msg);
+                        }
+                        continue;
+                    }
+                    return Outcome::Failed(format!("applying {what}: {}", api_message(&e)));
+                }
+            }
+        }
+        Outcome::Failed(format!(
+            "applying {what}: the namespace could not be created"
+        ))
+    }
+
+    /// Creates namespace `ns` in the member as the namespace sync's Work would, so that Work
+    /// takes it as its own (and deletes it with the host namespace).
+    async fn create_namespace(
+        &self,
+        cluster: &str,
+        client: &kube::Client,
+        ns: &str,
+    ) -> Result<(), String> {
+        let api: Api<Namespace> = Api::all(client.clone());
+        let manifest = crate::namespaces::namespace_manifest(
+            &Namespace {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(ns.to_string()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            cluster,
+            &karmada::work_name("", ns, "Namespace"),
+        );
+        let body: Namespace = serde_json::from_value(manifest).map_err(|e| e.to_string())?;
+        let result = tokio::time::timeout(
+            self.ctx.opts.member_timeout,
+            api.create(
+                &PostParams {
+                    field_manager: Some(EXECUTION_MANAGER.into()),
+                    ..Default::default()
+                },
+                &body,
+            ),
+        )
+        .await;
+        match result {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(kube::Error::Api(s))) if s.code == 409 => Ok(()),
+            Ok(Err(e)) => Err(format!("creating namespace {ns}: {}", api_message(&e))),
+            Err(_) => Err(format!("creating namespace {ns} timed out")),
+        }
+    }
+
+    /// Deletes the member objects of a Work that carry its annotations.
+    async fn delete_member_objects(&self, cluster: &str, work: &Work) -> Result<(), Error> {
+        let member = self.members.get(cluster).await?;
+        let timeout = self.ctx.opts.member_timeout;
+        let work_name = work.name_any();
+        let work_ns = karmada::execution_namespace(cluster);
+        for manifest in &work.spec.workload.manifests {
+            let (Some(api_version), Some(kind), Some(name)) =
+                (manifest.api_version(), manifest.kind(), manifest.name())
+            else {
+                continue;
+            };
+            let Some(info) = self.ctx.registry.lookup(api_version, kind) else {
+                continue;
+            };
+            let ns = manifest.namespace().filter(|_| info.namespaced);
+            let api = crate::detector::dynamic_api(&member.client, &info.resource, ns);
+            let member_err = |action: &'static str| {
+                let object = format!("{kind} {name}");
+                let cluster = cluster.to_string();
+                move |source: kube::Error| Error::Member {
+                    action,
+                    object,
+                    cluster,
+                    source,
+                }
+            };
+            let existing = tokio::time::timeout(timeout, api.get_opt(name))
+                .await
+                .map_err(|_| Error::MemberTimeout {
+                    cluster: cluster.to_string(),
+                })?
+                .map_err(member_err("reading"))?;
+            let Some(existing) = existing else { continue };
+            let a = existing.annotations();
+            if a.get(karmada::WORK_NAME_ANNOTATION) != Some(&work_name)
+                || a.get(karmada::WORK_NAMESPACE_ANNOTATION) != Some(&work_ns)
+            {
+                continue;
+            }
+            match tokio::time::timeout(timeout, api.delete(name, &DeleteParams::background())).await
+            {
+                Err(_) => {
+                    return Err(Error::MemberTimeout {
+                        cluster: cluster.to_string(),
+                    });
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) if is_not_found(&e) => {}
+                Ok(Err(e)) => return Err(member_err("deleting")(e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a member's error says the namespace `ns` does not exist.
+fn namespace_missing(e: &kube::Error, ns: &str) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 404
+        && (s.details.as_ref().is_some_and(|d| d.kind == "namespaces" && d.name == ns)
+            || s.message.contains(&format!("namespaces \"{ns}\" not found"))))
+}
+
+/// The member's own message for an API error, the error text otherwise.
+fn api_message(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => s.message.clone(),
+        other => crate::error_chain(other),
+    }
+}

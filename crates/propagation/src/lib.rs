@@ -1,0 +1,244 @@
+//! The propagation controllers of `flotilla controller-manager`: from a template on the host
+//! to running objects in the member clusters, and their status back.
+//!
+//! ```text
+//!  template (any kind) ──detector──▶ ResourceBinding ──scheduler──▶ spec.clusters
+//!     ▲  claim labels      │ policy match, replicas,                   │
+//!     │                    │ requirements, placement                   ▼
+//!     │ .status      binding controller ──▶ Work per cluster (karmada-es-<cluster>)
+//!     └──────────────  aggregatedStatus ◀──┐        │
+//!                      FullyApplied        │        ▼ execution controller (per-cluster queues)
+//!                                          │   server-side apply to the member ──▶ member
+//!                                          └── Work status ◀── one watch per (member, kind)
+//!  Namespace (host) ──namespace sync──▶ Namespace Work per cluster
+//! ```
+//!
+//! - [`policy`] (pure): which PropagationPolicy or ClusterPropagationPolicy claims a template;
+//! - [`detector`]: watches every propagatable kind (found by [`registry`] at run time) and the
+//!   policies, claims templates and writes their bindings;
+//! - [`render`] (pure): a binding's Work for one cluster;
+//! - [`binding`]: Works from bindings, the bindings' status from the Works, the templates'
+//!   status from the bindings ([`aggregate`], pure, and `flotilla_interpreter`);
+//! - [`execution`]: applies Works to members through [`members`]' clients and reports what
+//!   the members have;
+//! - [`namespaces`]: every host namespace in every member;
+//! - [`metrics`]: what `/metrics` shows of all of them.
+
+pub mod aggregate;
+pub mod binding;
+pub mod detector;
+pub mod execution;
+pub mod members;
+pub mod metrics;
+pub mod namespaces;
+pub mod policy;
+pub mod registry;
+pub mod render;
+mod runner;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_runtime::EventRecorder;
+use tokio::task::JoinHandle;
+
+pub use metrics::Metrics;
+
+/// Field manager of the detector's writes (claims and bindings).
+pub const DETECTOR_MANAGER: &str = "flotilla-detector";
+/// Field manager of the binding controller's writes (Works, binding and template status).
+pub const BINDING_MANAGER: &str = "flotilla-binding-controller";
+/// Field manager of the execution controller's applies to members and Work status writes.
+pub const EXECUTION_MANAGER: &str = "flotilla-execution-controller";
+/// Field manager of the namespace sync's Works.
+pub const NAMESPACE_MANAGER: &str = "flotilla-namespace-sync";
+
+/// Errors of the propagation controllers, named for the action that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the template is not a JSON object")]
+    TemplateNotObject,
+    #[error("interpreting a {kind}")]
+    Interpret {
+        kind: String,
+        source: flotilla_interpreter::InterpretError,
+    },
+    #[error("the host does not serve {api_version} {kind}")]
+    UnknownKind { api_version: String, kind: String },
+    #[error("{action} {object}")]
+    Host {
+        action: &'static str,
+        object: String,
+        source: kube::Error,
+    },
+    #[error("encoding {what}")]
+    Encode {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+    #[error("cluster {cluster} does not exist")]
+    NoCluster { cluster: String },
+    #[error("connecting to cluster {cluster}")]
+    Connect {
+        cluster: String,
+        source: flotilla_membership::MembershipError,
+    },
+    #[error("applying Work {work} to cluster {cluster}: {message}")]
+    ApplyFailed {
+        cluster: String,
+        work: String,
+        message: String,
+    },
+    #[error("cluster {cluster} did not answer in time")]
+    MemberTimeout { cluster: String },
+    #[error("{action} {object} in cluster {cluster}")]
+    Member {
+        action: &'static str,
+        object: String,
+        cluster: String,
+        source: kube::Error,
+    },
+}
+
+impl Error {
+    /// A write that lost an optimistic-concurrency race (HTTP 409): retried on fresh data.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Error::Host { source: kube::Error::Api(s), .. } if s.code == 409)
+    }
+}
+
+/// A host call's error with what was being done.
+pub(crate) fn host_err(
+    action: &'static str,
+    object: impl Into<String>,
+) -> impl FnOnce(kube::Error) -> Error {
+    let object = object.into();
+    move |source| Error::Host {
+        action,
+        object,
+        source,
+    }
+}
+
+/// An error and its sources on one line, for logs and conditions.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+/// Whether a kube error is the API's 404.
+pub(crate) fn is_not_found(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 404)
+}
+
+/// How the propagation controllers run. Every field has a default.
+#[derive(Debug, Clone)]
+pub struct PropagationOptions {
+    /// Workers of the detector's queue.
+    pub detector_workers: usize,
+    /// Workers of the binding controller's queue.
+    pub binding_workers: usize,
+    /// Workers of each member cluster's execution queue.
+    pub execution_workers_per_cluster: usize,
+    /// Host discovery is refreshed this often (and whenever a CRD changes).
+    pub discovery_period: Duration,
+    /// First retry delay of a failed reconcile; doubles per failure.
+    pub retry_base: Duration,
+    /// Longest retry delay.
+    pub retry_max: Duration,
+    /// Deadline of one member request (apply, get, delete).
+    pub member_timeout: Duration,
+    /// Namespaces matching none of these are propagated to every member (besides the fixed
+    /// exclusions `default`, `karmada-*` and `kube-*`... see [`namespaces`]).
+    pub skipped_namespace_prefixes: Vec<String>,
+    /// Write core/v1 Events on templates.
+    pub events: bool,
+}
+
+impl Default for PropagationOptions {
+    fn default() -> Self {
+        Self {
+            detector_workers: 4,
+            binding_workers: 8,
+            execution_workers_per_cluster: 4,
+            discovery_period: Duration::from_secs(30),
+            retry_base: Duration::from_millis(200),
+            retry_max: Duration::from_secs(30),
+            member_timeout: Duration::from_secs(10),
+            skipped_namespace_prefixes: Vec::new(),
+            events: true,
+        }
+    }
+}
+
+/// What every controller shares.
+pub(crate) struct Context {
+    pub host: kube::Client,
+    pub opts: PropagationOptions,
+    pub registry: Arc<registry::Registry>,
+    pub metrics: Arc<Metrics>,
+    pub events: EventRecorder,
+}
+
+/// The running propagation controllers.
+pub struct Propagation {
+    tasks: Vec<JoinHandle<()>>,
+    metrics: Arc<Metrics>,
+}
+
+/// Starts the detector, the binding, execution and namespace controllers against `host`.
+pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
+    let metrics = Arc::new(Metrics::new());
+    let registry = registry::Registry::new();
+    let mut tasks = Vec::new();
+    let events = if opts.events {
+        let (recorder, task) = EventRecorder::start(
+            host.clone(),
+            "flotilla-controller-manager".into(),
+            Duration::from_secs(600),
+        );
+        tasks.push(task);
+        recorder
+    } else {
+        EventRecorder::disabled()
+    };
+    let ctx = Arc::new(Context {
+        host: host.clone(),
+        opts: opts.clone(),
+        registry: registry.clone(),
+        metrics: metrics.clone(),
+        events,
+    });
+    tasks.push(tokio::spawn(
+        registry.clone().run(host, opts.discovery_period),
+    ));
+    tasks.push(tokio::spawn(detector::run(ctx.clone())));
+    tasks.push(tokio::spawn(binding::run(ctx.clone())));
+    tasks.push(tokio::spawn(execution::run(ctx.clone())));
+    tasks.push(tokio::spawn(namespaces::run(ctx)));
+    Propagation { tasks, metrics }
+}
+
+impl Propagation {
+    /// Stops every controller and the member watches they own.
+    pub async fn stop(self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        for task in self.tasks {
+            // A cancelled task's JoinError is the expected outcome.
+            let _ = task.await;
+        }
+    }
+
+    /// The controllers' metrics in the Prometheus text format.
+    pub fn metrics_text(&self) -> String {
+        self.metrics.render()
+    }
+}

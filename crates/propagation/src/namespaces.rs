@@ -1,0 +1,276 @@
+//! Namespace sync: every namespace of the host exists in every member cluster, as Karmada's
+//! namespace sync controller does, so workloads applied into a namespace find it there. Each
+//! (namespace, cluster) pair is a Work in `karmada-es-<cluster>` holding the Namespace; the
+//! execution controller applies it (a namespace the member already had is used as it is) and
+//! deletes it with the Work when the host namespace goes (only where Flotilla created it).
+//!
+//! Skipped: `default`, `kube-*`, `karmada-*` (system and execution namespaces), namespaces
+//! labelled `namespace.karmada.io/skip-auto-propagation: "true"`, and those starting with a
+//! configured prefix. A cluster joined later gets every namespace: any change of namespaces,
+//! Clusters or these Works re-computes the whole desired set (cheap: it is in memory) and
+//! writes only the differences.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use flotilla_api::Cluster;
+use flotilla_api::work::{Manifest, Work, WorkSpec, WorkloadTemplate};
+use flotilla_core::karmada;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::runtime::watcher;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+use tracing::warn;
+
+use crate::runner::{AbortOnDrop, reflect};
+use crate::{Context, NAMESPACE_MANAGER, is_not_found};
+
+/// Label on the Works of the namespace sync.
+pub const NAMESPACE_WORK_LABEL: &str = "namespace.flotilla.io/sync";
+
+/// Whether namespace `name` (with `labels`) is propagated to members.
+pub fn propagated(
+    name: &str,
+    labels: &BTreeMap<String, String>,
+    skipped_prefixes: &[String],
+) -> bool {
+    if name == "default" || name.starts_with("kube-") || name.starts_with("karmada-") {
+        return false;
+    }
+    if labels
+        .get(karmada::NAMESPACE_SKIP_AUTO_PROPAGATION_LABEL)
+        .is_some_and(|v| v == "true")
+    {
+        return false;
+    }
+    !skipped_prefixes
+        .iter()
+        .any(|p| name.starts_with(p.as_str()))
+}
+
+/// The manifest of a host namespace in members: its name, labels and annotations (minus
+/// kubectl's bookkeeping), and the Work annotations.
+pub fn namespace_manifest(ns: &Namespace, cluster: &str, work_name: &str) -> Value {
+    let mut labels = ns.labels().clone();
+    labels.insert(
+        karmada::MANAGED_BY_KARMADA_LABEL.to_string(),
+        karmada::MANAGED_BY_KARMADA_LABEL_VALUE.to_string(),
+    );
+    let mut annotations = ns.annotations().clone();
+    annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+    annotations.insert(
+        karmada::WORK_NAMESPACE_ANNOTATION.to_string(),
+        karmada::execution_namespace(cluster),
+    );
+    annotations.insert(
+        karmada::WORK_NAME_ANNOTATION.to_string(),
+        work_name.to_string(),
+    );
+    json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": ns.name_any(), "labels": labels, "annotations": annotations},
+    })
+}
+
+pub(crate) async fn run(ctx: Arc<Context>) {
+    let dirty = Arc::new(Notify::new());
+    let mark = |dirty: &Arc<Notify>| {
+        let dirty = dirty.clone();
+        move || dirty.notify_one()
+    };
+    let (namespaces, t1) = {
+        let m = mark(&dirty);
+        reflect(
+            Api::<Namespace>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |_: &Namespace, _| m(),
+        )
+    };
+    let (clusters, t2) = {
+        let m = mark(&dirty);
+        reflect(
+            Api::<Cluster>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |_: &Cluster, _| m(),
+        )
+    };
+    let (works, t3) = {
+        let m = mark(&dirty);
+        reflect(
+            Api::<Work>::all(ctx.host.clone()),
+            watcher::Config::default().labels(&format!("{NAMESPACE_WORK_LABEL}=true")),
+            (),
+            move |_: &Work, _| m(),
+        )
+    };
+    let _tasks = [AbortOnDrop(t1), AbortOnDrop(t2), AbortOnDrop(t3)];
+    if namespaces.wait_until_ready().await.is_err()
+        || clusters.wait_until_ready().await.is_err()
+        || works.wait_until_ready().await.is_err()
+    {
+        return;
+    }
+    let mut failures = 0u32;
+    loop {
+        let started = std::time::Instant::now();
+        let ok = sync(&ctx, &namespaces.state(), &clusters.state(), &works.state()).await;
+        ctx.metrics.reconciled("namespace", ok, started.elapsed());
+        if ok {
+            failures = 0;
+            dirty.notified().await;
+        } else {
+            failures = failures.saturating_add(1);
+            let delay =
+                flotilla_runtime::queue::backoff(ctx.opts.retry_base, ctx.opts.retry_max, failures);
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = dirty.notified() => {}
+            }
+        }
+    }
+}
+
+/// One pass: writes missing or outdated namespace Works and deletes those no longer wanted.
+async fn sync(
+    ctx: &Context,
+    namespaces: &[Arc<Namespace>],
+    clusters: &[Arc<Cluster>],
+    works: &[Arc<Work>],
+) -> bool {
+    let mut ok = true;
+    let mut wanted: BTreeSet<(String, String)> = BTreeSet::new();
+    let existing: BTreeMap<(String, String), &Arc<Work>> = works
+        .iter()
+        .filter_map(|w| Some(((w.namespace()?, w.name_any()), w)))
+        .collect();
+    for cluster in clusters {
+        if cluster.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let cluster_name = cluster.name_any();
+        let work_ns = karmada::execution_namespace(&cluster_name);
+        for ns in namespaces {
+            let name = ns.name_any();
+            let active = ns.metadata.deletion_timestamp.is_none();
+            if !active || !propagated(&name, ns.labels(), &ctx.opts.skipped_namespace_prefixes) {
+                continue;
+            }
+            let work_name = karmada::work_name("", &name, "Namespace");
+            wanted.insert((work_ns.clone(), work_name.clone()));
+            let manifest = namespace_manifest(ns, &cluster_name, &work_name);
+            let Ok(manifest) = Manifest::try_from(manifest) else {
+                continue;
+            };
+            let spec = WorkSpec {
+                workload: WorkloadTemplate {
+                    manifests: vec![manifest],
+                },
+                ..Default::default()
+            };
+            if existing
+                .get(&(work_ns.clone(), work_name.clone()))
+                .is_some_and(|w| w.spec == spec && w.metadata.deletion_timestamp.is_none())
+            {
+                continue;
+            }
+            let body = json!({
+                "apiVersion": "work.karmada.io/v1alpha1",
+                "kind": "Work",
+                "metadata": {"name": work_name, "namespace": work_ns,
+                             "labels": {NAMESPACE_WORK_LABEL: "true"}},
+                "spec": spec,
+            });
+            let api: Api<Work> = Api::namespaced(ctx.host.clone(), &work_ns);
+            if let Err(e) = api
+                .patch(
+                    &work_name,
+                    &PatchParams::apply(NAMESPACE_MANAGER).force(),
+                    &Patch::Apply(&body),
+                )
+                .await
+            {
+                // A cluster just joined may not have its execution namespace yet.
+                warn!(work = %work_name, namespace = %work_ns, error = %e, "writing a namespace Work failed; retrying");
+                ok = false;
+            } else {
+                ctx.metrics.wrote("namespace_work");
+            }
+        }
+    }
+    tracing::debug!(
+        namespaces = namespaces.len(),
+        wanted = wanted.len(),
+        existing = existing.len(),
+        "namespace sync pass"
+    );
+    for ((ns, name), work) in &existing {
+        if wanted.contains(&(ns.clone(), name.clone()))
+            || work.metadata.deletion_timestamp.is_some()
+        {
+            continue;
+        }
+        let api: Api<Work> = Api::namespaced(ctx.host.clone(), ns);
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => ctx.metrics.wrote("namespace_work_delete"),
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => {
+                warn!(work = %name, namespace = %ns, error = %e, "deleting a namespace Work failed; retrying");
+                ok = false;
+            }
+        }
+    }
+    ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_and_opted_out_namespaces_stay_home() {
+        let none = BTreeMap::new();
+        assert!(propagated("team-x", &none, &[]));
+        for n in [
+            "default",
+            "kube-system",
+            "kube-public",
+            "karmada-system",
+            "karmada-es-m1",
+            "karmada-cluster",
+        ] {
+            assert!(!propagated(n, &none, &[]), "{n}");
+        }
+        let mut skip = BTreeMap::new();
+        skip.insert(
+            karmada::NAMESPACE_SKIP_AUTO_PROPAGATION_LABEL.to_string(),
+            "true".to_string(),
+        );
+        assert!(!propagated("team-x", &skip, &[]));
+        assert!(!propagated("tmp-1", &none, &["tmp-".to_string()]));
+    }
+
+    #[test]
+    fn the_manifest_keeps_labels_and_points_to_its_work() {
+        let ns: Namespace = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "team-x", "uid": "u", "resourceVersion": "9",
+                         "labels": {"team": "x"},
+                         "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}", "note": "n"}},
+            "status": {"phase": "Active"}
+        }))
+        .unwrap();
+        let m = namespace_manifest(&ns, "m1", "team-x-abc");
+        assert_eq!(
+            m,
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-x",
+                "labels": {"team": "x", "karmada.io/managed": "true"},
+                "annotations": {"note": "n", "work.karmada.io/namespace": "karmada-es-m1",
+                                "work.karmada.io/name": "team-x-abc"}}})
+        );
+    }
+}

@@ -1,0 +1,449 @@
+//! A binding's Work for one member cluster (pure): the template copied without what belongs
+//! to the host (identity, revision, ownership, status), that cluster's replicas set, and the
+//! labels and annotations that trace the member object back to its Work and template.
+//!
+//! Besides `metadata.{uid, resourceVersion, generation, creationTimestamp, deletionTimestamp,
+//! deletionGracePeriodSeconds, managedFields, ownerReferences, finalizers, selfLink}` and
+//! `status`, the fields a member fills in itself are dropped so that applying does not fight
+//! the member: a Service's `clusterIP(s)` (unless headless), a Job's generated selector and
+//! controller-uid labels (unless `manualSelector`), a Pod's `nodeName`, a ServiceAccount's
+//! `secrets`. OverridePolicies will plug in at [`Rendering::manifest`], after the replicas are
+//! set and before the Work is built.
+
+use std::collections::BTreeMap;
+
+use flotilla_api::binding::ResourceBindingSpec;
+use flotilla_api::policy::ConflictResolution;
+use flotilla_api::work::{Manifest, WorkSpec, WorkloadTemplate};
+use flotilla_core::karmada;
+use serde_json::{Map, Value, json};
+
+use crate::Error;
+
+/// What a Work is built from, besides the template.
+#[derive(Clone, Debug)]
+pub struct Rendering<'a> {
+    /// The binding's namespace (empty for a ClusterResourceBinding) and name.
+    pub binding_namespace: &'a str,
+    pub binding_name: &'a str,
+    /// The binding's uid: the permanent id its Works are labelled with.
+    pub binding_id: &'a str,
+    pub spec: &'a ResourceBindingSpec,
+}
+
+/// A Work to write: its namespace, name, labels, annotations and spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenderedWork {
+    pub namespace: String,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub spec: WorkSpec,
+}
+
+impl RenderedWork {
+    /// The Work as a server-side apply body.
+    pub fn to_apply_body(&self) -> Value {
+        json!({
+            "apiVersion": "work.karmada.io/v1alpha1",
+            "kind": "Work",
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "labels": self.labels,
+                "annotations": self.annotations,
+            },
+            "spec": self.spec,
+        })
+    }
+}
+
+const HOST_METADATA: [&str; 10] = [
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "ownerReferences",
+    "finalizers",
+    "selfLink",
+];
+
+/// Labels the API server or controllers put on a Job's pods from its uid.
+const JOB_GENERATED_LABELS: [&str; 4] = [
+    "controller-uid",
+    "batch.kubernetes.io/controller-uid",
+    "job-name",
+    "batch.kubernetes.io/job-name",
+];
+
+fn strip_host_fields(obj: &mut Map<String, Value>) {
+    obj.remove("status");
+    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
+        for key in HOST_METADATA {
+            meta.remove(key);
+        }
+    }
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    match (api_version, kind) {
+        ("v1", "Service") => {
+            if let Some(Value::Object(spec)) = obj.get_mut("spec") {
+                if spec.get("clusterIP").and_then(Value::as_str) != Some("None") {
+                    spec.remove("clusterIP");
+                    spec.remove("clusterIPs");
+                }
+            }
+        }
+        ("v1", "Pod") => {
+            if let Some(Value::Object(spec)) = obj.get_mut("spec") {
+                spec.remove("nodeName");
+            }
+        }
+        ("v1", "ServiceAccount") => {
+            obj.remove("secrets");
+        }
+        ("batch/v1", "Job") => {
+            if let Some(Value::Object(spec)) = obj.get_mut("spec") {
+                if spec.get("manualSelector") != Some(&Value::Bool(true)) {
+                    spec.remove("selector");
+                    if let Some(Value::Object(labels)) = spec
+                        .get_mut("template")
+                        .and_then(|t| t.pointer_mut("/metadata/labels"))
+                    {
+                        for key in JOB_GENERATED_LABELS {
+                            labels.remove(key);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn string_map<'m>(meta: &'m mut Map<String, Value>, key: &str) -> &'m mut Map<String, Value> {
+    let entry = meta
+        .entry(key.to_string())
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !entry.is_object() {
+        *entry = Value::Object(Map::new());
+    }
+    match entry {
+        Value::Object(m) => m,
+        // Replaced by an object just above.
+        _ => unreachable!("metadata map is an object"),
+    }
+}
+
+/// The label naming a binding's permanent id on its Works: ResourceBindings and
+/// ClusterResourceBindings (no namespace) have one each.
+pub fn binding_id_label(binding_namespace: &str) -> &'static str {
+    if binding_namespace.is_empty() {
+        karmada::CLUSTER_RESOURCE_BINDING_PERMANENT_ID_LABEL
+    } else {
+        karmada::RESOURCE_BINDING_PERMANENT_ID_LABEL
+    }
+}
+
+impl Rendering<'_> {
+    /// The manifest for `cluster`: the stripped template with that cluster's replicas.
+    pub fn manifest(
+        &self,
+        template: &Value,
+        cluster: &str,
+        work_name: &str,
+    ) -> Result<Value, Error> {
+        let mut obj = template.clone();
+        let generation = template
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64);
+        let uid = template
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Value::Object(map) = &mut obj else {
+            return Err(Error::TemplateNotObject);
+        };
+        strip_host_fields(map);
+        let api_version = map
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let kind = map
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if flotilla_interpreter::has_replicas(&api_version, &kind) {
+            // Among all targets, so that a Job's completions add up exactly.
+            let targets = &self.spec.clusters;
+            let revised = if targets.iter().any(|t| t.name == cluster) {
+                flotilla_interpreter::revise_replicas_among(&mut obj, cluster, targets)
+            } else {
+                flotilla_interpreter::revise_replicas(&mut obj, 0, self.spec.replicas)
+            };
+            revised.map_err(|source| Error::Interpret {
+                kind: kind.clone(),
+                source,
+            })?;
+        }
+        let Value::Object(map) = &mut obj else {
+            return Err(Error::TemplateNotObject);
+        };
+        let meta = string_map(map, "metadata");
+        let labels = string_map(meta, "labels");
+        labels.insert(karmada::MANAGED_BY_KARMADA_LABEL.into(), json!("true"));
+        let annotations = string_map(meta, "annotations");
+        annotations.insert(
+            karmada::WORK_NAMESPACE_ANNOTATION.into(),
+            json!(karmada::execution_namespace(cluster)),
+        );
+        annotations.insert(karmada::WORK_NAME_ANNOTATION.into(), json!(work_name));
+        if let Some(g) = generation {
+            annotations.insert(
+                karmada::RESOURCE_TEMPLATE_GENERATION_ANNOTATION.into(),
+                json!(g.to_string()),
+            );
+        }
+        if let Some(uid) = uid {
+            annotations.insert(karmada::RESOURCE_TEMPLATE_UID_ANNOTATION.into(), json!(uid));
+        }
+        let resolution = match self.spec.conflict_resolution.unwrap_or_default() {
+            ConflictResolution::Overwrite => "overwrite",
+            ConflictResolution::Abort => "abort",
+        };
+        annotations.insert(
+            karmada::CONFLICT_RESOLUTION_ANNOTATION.into(),
+            json!(resolution),
+        );
+        Ok(obj)
+    }
+
+    /// The Work of `template` for `cluster`.
+    pub fn work(&self, template: &Value, cluster: &str) -> Result<RenderedWork, Error> {
+        let kind = template.get("kind").and_then(Value::as_str).unwrap_or("");
+        let namespace = template
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let name = template
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let work_name = karmada::work_name(namespace, name, kind);
+        let manifest = self.manifest(template, cluster, &work_name)?;
+        let manifest = Manifest::try_from(manifest).map_err(|_| Error::TemplateNotObject)?;
+        let mut labels = BTreeMap::new();
+        labels.insert(
+            binding_id_label(self.binding_namespace).to_string(),
+            self.binding_id.to_string(),
+        );
+        labels.insert(
+            karmada::MANAGED_BY_KARMADA_LABEL.to_string(),
+            "true".to_string(),
+        );
+        let mut annotations = BTreeMap::new();
+        if !self.binding_namespace.is_empty() {
+            annotations.insert(
+                karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION.to_string(),
+                self.binding_namespace.to_string(),
+            );
+        }
+        let name_annotation = if self.binding_namespace.is_empty() {
+            karmada::CLUSTER_RESOURCE_BINDING_ANNOTATION
+        } else {
+            karmada::RESOURCE_BINDING_NAME_ANNOTATION
+        };
+        annotations.insert(name_annotation.to_string(), self.binding_name.to_string());
+        let suspended = self.spec.suspension.as_ref().is_some_and(|s| {
+            s.suspension.dispatching == Some(true)
+                || s.suspension
+                    .dispatching_on_clusters
+                    .as_ref()
+                    .is_some_and(|c| c.cluster_names.iter().any(|n| n == cluster))
+        });
+        Ok(RenderedWork {
+            namespace: karmada::execution_namespace(cluster),
+            name: work_name,
+            labels,
+            annotations,
+            spec: WorkSpec {
+                workload: WorkloadTemplate {
+                    manifests: vec![manifest],
+                },
+                suspend_dispatching: suspended.then_some(true),
+                preserve_resources_on_deletion: self
+                    .spec
+                    .preserve_resources_on_deletion
+                    .filter(|p| *p),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(v: Value) -> ResourceBindingSpec {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn deployment() -> Value {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "demo", "uid": "u-1", "resourceVersion": "42",
+                         "generation": 3, "creationTimestamp": "2026-01-01T00:00:00Z",
+                         "managedFields": [{"manager": "kubectl"}], "finalizers": ["x"],
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "o", "uid": "o"}],
+                         "labels": {"app": "web"}},
+            "spec": {"replicas": 6, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}},
+            "status": {"replicas": 6}
+        })
+    }
+
+    #[test]
+    fn a_work_per_cluster_carries_that_clusters_replicas_and_no_host_fields() {
+        let s = spec(
+            json!({"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "demo", "name": "web"},
+                            "replicas": 6,
+                            "clusters": [{"name": "m1", "replicas": 4}, {"name": "m2", "replicas": 2}]}),
+        );
+        let r = Rendering {
+            binding_namespace: "demo",
+            binding_name: "web-deployment",
+            binding_id: "b-1",
+            spec: &s,
+        };
+        let w = r.work(&deployment(), "m2").unwrap();
+        assert_eq!(w.namespace, "karmada-es-m2");
+        assert!(w.name.starts_with("web-"), "{}", w.name);
+        assert_eq!(
+            w.labels[karmada::RESOURCE_BINDING_PERMANENT_ID_LABEL],
+            "b-1"
+        );
+        assert_eq!(
+            w.annotations[karmada::RESOURCE_BINDING_NAME_ANNOTATION],
+            "web-deployment"
+        );
+        assert_eq!(
+            w.annotations[karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION],
+            "demo"
+        );
+        let m = w.spec.workload.manifests[0].clone().into_value();
+        assert_eq!(m["spec"]["replicas"], 2);
+        assert!(m.get("status").is_none());
+        let meta = m["metadata"].as_object().unwrap();
+        for gone in HOST_METADATA {
+            assert!(!meta.contains_key(gone), "{gone} kept");
+        }
+        assert_eq!(meta["labels"]["app"], "web");
+        assert_eq!(meta["labels"][karmada::MANAGED_BY_KARMADA_LABEL], "true");
+        assert_eq!(
+            meta["annotations"][karmada::WORK_NAME_ANNOTATION],
+            json!(w.name)
+        );
+        assert_eq!(
+            meta["annotations"][karmada::WORK_NAMESPACE_ANNOTATION],
+            "karmada-es-m2"
+        );
+        assert_eq!(
+            meta["annotations"][karmada::RESOURCE_TEMPLATE_GENERATION_ANNOTATION],
+            "3"
+        );
+        assert_eq!(
+            meta["annotations"][karmada::RESOURCE_TEMPLATE_UID_ANNOTATION],
+            "u-1"
+        );
+        assert_eq!(
+            meta["annotations"][karmada::CONFLICT_RESOLUTION_ANNOTATION],
+            "abort"
+        );
+        // The same template and binding always give the same Work name.
+        assert_eq!(r.work(&deployment(), "m1").unwrap().name, w.name);
+        // A cluster not in the result gets 0 replicas.
+        let m = r.work(&deployment(), "m9").unwrap().spec.workload.manifests[0]
+            .clone()
+            .into_value();
+        assert_eq!(m["spec"]["replicas"], 0);
+    }
+
+    #[test]
+    fn member_filled_fields_are_dropped() {
+        let s = spec(
+            json!({"resource": {"apiVersion": "v1", "kind": "Service", "name": "s"},
+                            "conflictResolution": "Overwrite"}),
+        );
+        let r = Rendering {
+            binding_namespace: "demo",
+            binding_name: "s-service",
+            binding_id: "b",
+            spec: &s,
+        };
+        let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "demo"},
+                         "spec": {"clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "ports": [{"port": 80}]}});
+        let m = r.manifest(&svc, "m1", "w").unwrap();
+        assert!(m["spec"].get("clusterIP").is_none());
+        assert_eq!(m["spec"]["ports"][0]["port"], 80);
+        assert_eq!(
+            m["metadata"]["annotations"][karmada::CONFLICT_RESOLUTION_ANNOTATION],
+            "overwrite"
+        );
+        let headless = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                              "spec": {"clusterIP": "None"}});
+        assert_eq!(
+            r.manifest(&headless, "m1", "w").unwrap()["spec"]["clusterIP"],
+            "None"
+        );
+        let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                         "spec": {"selector": {"matchLabels": {"controller-uid": "x"}},
+                                  "template": {"metadata": {"labels": {"controller-uid": "x", "job-name": "j", "app": "a"}}}}});
+        let m = r.manifest(&job, "m1", "w").unwrap();
+        assert!(m["spec"].get("selector").is_none());
+        assert_eq!(
+            m["spec"]["template"]["metadata"]["labels"],
+            json!({"app": "a"})
+        );
+    }
+
+    #[test]
+    fn suspension_and_preservation_reach_the_work() {
+        let s = spec(
+            json!({"resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "c"},
+                            "suspension": {"dispatchingOnClusters": {"clusterNames": ["m2"]}},
+                            "preserveResourcesOnDeletion": true}),
+        );
+        let r = Rendering {
+            binding_namespace: "",
+            binding_name: "c-configmap",
+            binding_id: "b",
+            spec: &s,
+        };
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
+        let w1 = r.work(&cm, "m1").unwrap();
+        let w2 = r.work(&cm, "m2").unwrap();
+        assert_eq!(w1.spec.suspend_dispatching, None);
+        assert_eq!(w2.spec.suspend_dispatching, Some(true));
+        assert_eq!(w1.spec.preserve_resources_on_deletion, Some(true));
+        assert!(
+            !w1.annotations
+                .contains_key(karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION)
+        );
+        assert_eq!(
+            w1.labels[karmada::CLUSTER_RESOURCE_BINDING_PERMANENT_ID_LABEL],
+            "b"
+        );
+        assert_eq!(
+            w1.annotations[karmada::CLUSTER_RESOURCE_BINDING_ANNOTATION],
+            "c-configmap"
+        );
+        let m = w1.spec.workload.manifests[0].clone().into_value();
+        assert_eq!(m["data"]["k"], "v");
+    }
+}

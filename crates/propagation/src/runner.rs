@@ -1,0 +1,109 @@
+//! The plumbing every controller here repeats: a reflector (a watch feeding an in-memory
+//! store, with kube-runtime's backoff while the API is away) that calls back on each change,
+//! and a pool of workers draining a [`WorkQueue`] with retries on failure.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_runtime::WorkQueue;
+use futures::StreamExt;
+use kube::Resource;
+use kube::api::Api;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher::{self, Event};
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+use tracing::warn;
+
+use crate::Error;
+
+/// Aborts the task when dropped, so watches end with their owner.
+pub(crate) struct AbortOnDrop(pub JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Watches `api` into a store; `on_change(object, deleted)` runs for every object seen
+/// (on relists too). The store is ready once the first list is complete.
+pub(crate) fn reflect<K, F>(
+    api: Api<K>,
+    config: watcher::Config,
+    dyntype: K::DynamicType,
+    on_change: F,
+) -> (Store<K>, JoinHandle<()>)
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Send + Sync,
+    F: Fn(&K, bool) + Send + 'static,
+{
+    let writer = reflector::store::Writer::new(dyntype);
+    let store = writer.as_reader();
+    let stream = reflector::reflector(writer, watcher::watcher(api, config)).default_backoff();
+    let task = tokio::spawn(async move {
+        futures::pin_mut!(stream);
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(Event::Apply(obj)) | Ok(Event::InitApply(obj)) => on_change(&obj, false),
+                Ok(Event::Delete(obj)) => on_change(&obj, true),
+                Ok(Event::Init) | Ok(Event::InitDone) => {}
+                Err(e) => warn!(error = %e, "watch failed; retrying"),
+            }
+        }
+    });
+    (store, task)
+}
+
+/// What a reconcile asks for next.
+pub(crate) enum Next {
+    /// Nothing until something changes.
+    Done,
+    /// Look again after this long.
+    After(Duration),
+}
+
+/// Runs `workers` tasks taking keys from `queue` into `reconcile`; failures are retried with
+/// the queue's backoff (conflicts at once).
+pub(crate) fn spawn_workers<K, F, Fut>(
+    queue: Arc<WorkQueue<K>>,
+    workers: usize,
+    reconcile: F,
+) -> Vec<JoinHandle<()>>
+where
+    K: Clone + Eq + Hash + Send + Sync + Debug + 'static,
+    F: Fn(K) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Next, Error>> + Send + 'static,
+{
+    (0..workers.max(1))
+        .map(|_| {
+            let queue = queue.clone();
+            let reconcile = reconcile.clone();
+            tokio::spawn(async move {
+                while let Some(key) = queue.pop().await {
+                    match reconcile(key.clone()).await {
+                        Ok(Next::Done) => queue.forget(&key),
+                        Ok(Next::After(delay)) => {
+                            queue.forget(&key);
+                            queue.add_after(key.clone(), delay);
+                        }
+                        Err(e) if e.is_conflict() => {
+                            tracing::debug!(?key, "write conflict; retrying");
+                            queue.add(key.clone());
+                        }
+                        Err(e) => {
+                            let delay = queue.retry(key.clone());
+                            warn!(?key, error = %crate::error_chain(&e), ?delay, "reconcile failed; retrying");
+                        }
+                    }
+                    queue.done(&key);
+                }
+            })
+        })
+        .collect()
+}

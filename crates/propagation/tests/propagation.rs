@@ -1,0 +1,500 @@
+//! The first user journey in-process, over loopback TLS with kube-rs: a host with the
+//! aggregated Cluster server, three simulated members joined, the cluster controllers, the
+//! scheduler and the propagation controllers. A Deployment and a PropagationPolicy on the
+//! host become Deployments in the members, divided by free capacity, with status back.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use flotilla_api::{ResourceBinding, Work};
+use flotilla_membersim::{MemberOptions, RunningMember};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+/// Members: name, nodes, CPU per node. With 1-CPU replicas the free capacity is 6:4:2.
+const MEMBERS: [(&str, u32, &str); 3] = [
+    ("member1", 3, "2"),
+    ("member2", 2, "2"),
+    ("member3", 1, "2"),
+];
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Env {
+    _dir: tempfile::TempDir,
+    host: flotilla_host::RunningHost,
+    aggregated: flotilla_aggregated::RunningAggregated,
+    client: kube::Client,
+    members: BTreeMap<String, RunningMember>,
+    clusters: Option<flotilla_controllers::ControllerManager>,
+    scheduler: Option<flotilla_scheduler_runtime::RunningScheduler>,
+    propagation: Option<flotilla_propagation::Propagation>,
+}
+
+async fn eventually<F, Fut, T>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    let deadline = Instant::now() + WAIT;
+    loop {
+        match check().await {
+            Ok(v) => return v,
+            Err(last) if Instant::now() > deadline => {
+                panic!("timed out waiting for {what}: {last}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+impl Env {
+    async fn start() -> Env {
+        let flotilla_testenv::ControlPlane {
+            dir,
+            host,
+            aggregated,
+            client,
+        } = flotilla_testenv::ControlPlane::start().await.unwrap();
+        let mut members = BTreeMap::new();
+        for (name, nodes, cpu) in MEMBERS {
+            let mut opts = MemberOptions::new(name, dir.path().join("members").join(name));
+            opts.nodes = nodes;
+            opts.node_cpu = cpu.into();
+            opts.node_memory = "16Gi".into();
+            opts.ready_delay = Duration::from_millis(50);
+            let member = flotilla_membersim::start(opts).await.unwrap();
+            let credentials =
+                flotilla_membership::MemberCredentials::token(&member.token, &member.ca_pem);
+            let join = flotilla_membership::Member::new(name, member.url(), credentials);
+            flotilla_membership::join(&client, &join).await.unwrap();
+            members.insert(name.to_string(), member);
+        }
+        let clusters = flotilla_controllers::spawn(
+            client.clone(),
+            flotilla_controllers::ControllerManagerOptions {
+                status_period: Duration::from_millis(300),
+                probe_timeout: Duration::from_secs(1),
+                ..Default::default()
+            },
+        );
+        let scheduler = flotilla_scheduler_runtime::spawn(client.clone(), Default::default());
+        let propagation = flotilla_propagation::spawn(
+            client.clone(),
+            flotilla_propagation::PropagationOptions {
+                retry_max: Duration::from_secs(2),
+                ..Default::default()
+            },
+        );
+        let env = Env {
+            _dir: dir,
+            host,
+            aggregated,
+            client,
+            members,
+            clusters: Some(clusters),
+            scheduler: Some(scheduler),
+            propagation: Some(propagation),
+        };
+        env.wait_clusters_ready().await;
+        env
+    }
+
+    async fn stop(mut self) {
+        if let Some(p) = self.propagation.take() {
+            p.stop().await;
+        }
+        if let Some(s) = self.scheduler.take() {
+            s.stop().await;
+        }
+        if let Some(c) = self.clusters.take() {
+            c.stop().await;
+        }
+        for (_, m) in std::mem::take(&mut self.members) {
+            m.stop().await;
+        }
+        self.aggregated.stop().await;
+        self.host.stop().await;
+    }
+
+    async fn wait_clusters_ready(&self) {
+        let clusters: Api<flotilla_api::Cluster> = Api::all(self.client.clone());
+        eventually("three Ready clusters with capacity", || async {
+            let list = clusters
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            let ready = list
+                .items
+                .iter()
+                .filter(|c| {
+                    let s = c.status.as_ref();
+                    s.is_some_and(|s| {
+                        s.conditions
+                            .iter()
+                            .any(|c| c.type_ == "Ready" && c.status == "True")
+                            && s.resource_summary.is_some()
+                    })
+                })
+                .count();
+            if ready == 3 {
+                Ok(())
+            } else {
+                Err(format!("{ready} ready"))
+            }
+        })
+        .await;
+    }
+
+    async fn member(&self, name: &str) -> kube::Client {
+        flotilla_testenv::client_for(&self.members[name].kubeconfig, None)
+            .await
+            .unwrap()
+    }
+
+    async fn create_namespace(&self, name: &str) {
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        api.create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": name}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+
+    async fn apply(&self, ns: &str, obj: Value) {
+        let name = obj["metadata"]["name"].as_str().unwrap().to_string();
+        let (api_version, kind) = (
+            obj["apiVersion"].as_str().unwrap().to_string(),
+            obj["kind"].as_str().unwrap().to_string(),
+        );
+        let gvk = match api_version.split_once('/') {
+            Some((g, v)) => kube::api::GroupVersionKind::gvk(g, v, &kind),
+            None => kube::api::GroupVersionKind::gvk("", &api_version, &kind),
+        };
+        let (ar, _) = kube::discovery::pinned_kind(&self.client, &gvk)
+            .await
+            .unwrap();
+        let api: Api<kube::api::DynamicObject> = if ns.is_empty() {
+            Api::all_with(self.client.clone(), &ar)
+        } else {
+            Api::namespaced_with(self.client.clone(), ns, &ar)
+        };
+        api.patch(
+            &name,
+            &PatchParams::apply("test").force(),
+            &Patch::Apply(&obj),
+        )
+        .await
+        .unwrap();
+    }
+
+    /// Replicas of Deployment `ns/name` in each member (0 when absent).
+    async fn member_replicas(&self, ns: &str, name: &str) -> BTreeMap<String, i32> {
+        let mut out = BTreeMap::new();
+        for m in self.members.keys() {
+            let api: Api<Deployment> = Api::namespaced(self.member(m).await, ns);
+            let r = api
+                .get_opt(name)
+                .await
+                .unwrap()
+                .and_then(|d| d.spec.and_then(|s| s.replicas))
+                .unwrap_or(0);
+            out.insert(m.clone(), r);
+        }
+        out
+    }
+}
+
+fn deployment(name: &str, replicas: i32, image: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"containers": [{"name": "c", "image": image,
+                                       "resources": {"requests": {"cpu": "1", "memory": "128Mi"}}}]}}}
+    })
+}
+
+fn policy(name: &str, kind: &str, api_version: &str, extra: Value) -> Value {
+    let mut p = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": name},
+        "spec": {"resourceSelectors": [{"apiVersion": api_version, "kind": kind}],
+                 "placement": {"replicaScheduling": {"replicaSchedulingType": "Divided",
+                     "replicaDivisionPreference": "Weighted",
+                     "weightPreference": {"dynamicWeight": "AvailableReplicas"}}}}
+    });
+    if let (Some(spec), Some(e)) = (p["spec"].as_object_mut(), extra.as_object()) {
+        spec.extend(e.clone());
+    }
+    p
+}
+
+fn split(pairs: &[(&str, i32)]) -> BTreeMap<String, i32> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
+    let env = Env::start().await;
+    env.create_namespace("demo").await;
+    env.apply("demo", policy("web", "Deployment", "apps/v1", json!({})))
+        .await;
+    env.apply("demo", deployment("web", 6, "nginx:1.25")).await;
+    eventually("the members run 3/2/1", || async {
+        let r = env.member_replicas("demo", "web").await;
+        if r == split(&[("member1", 3), ("member2", 2), ("member3", 1)]) {
+            Ok(())
+        } else {
+            Err(format!("{r:?}"))
+        }
+    })
+    .await;
+    let host: Api<Deployment> = Api::namespaced(env.client.clone(), "demo");
+    eventually("the template reports 6 ready replicas", || async {
+        let d = host.get("web").await.map_err(|e| e.to_string())?;
+        let s = d.status.clone().unwrap_or_default();
+        if s.ready_replicas == Some(6) && s.available_replicas == Some(6) && s.replicas == Some(6) {
+            Ok(())
+        } else {
+            Err(format!("{s:?}"))
+        }
+    })
+    .await;
+    let rbs: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "demo");
+    let rb = rbs.get("web-deployment").await.unwrap();
+    let conditions = &rb.status.as_ref().unwrap().conditions;
+    for t in ["Scheduled", "FullyApplied"] {
+        assert!(
+            conditions
+                .iter()
+                .any(|c| c.type_ == t && c.status == "True"),
+            "{t}: {conditions:?}"
+        );
+    }
+    assert_eq!(rb.status.as_ref().unwrap().aggregated_status.len(), 3);
+    // The template is claimed, the binding owned by it.
+    let d = host.get("web").await.unwrap();
+    let labels = d.metadata.labels.clone().unwrap();
+    assert!(
+        labels.contains_key("propagationpolicy.karmada.io/permanent-id"),
+        "{labels:?}"
+    );
+    assert_eq!(
+        rb.metadata.owner_references.as_ref().unwrap()[0].uid,
+        d.metadata.uid.clone().unwrap()
+    );
+    // Events on the template.
+    let events: Api<Event> = Api::namespaced(env.client.clone(), "demo");
+    eventually("sync events on the template", || async {
+        let list = events
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let reasons: Vec<String> = list
+            .items
+            .iter()
+            .filter(|e| {
+                e.involved_object.name.as_deref() == Some("web")
+                    && e.involved_object.kind.as_deref() == Some("Deployment")
+            })
+            .filter_map(|e| e.reason.clone())
+            .collect();
+        if ["ApplyPolicySucceed", "SyncWorkSucceed", "SyncSucceed"]
+            .iter()
+            .all(|r| reasons.iter().any(|x| x == r))
+        {
+            Ok(())
+        } else {
+            Err(format!("{reasons:?}"))
+        }
+    })
+    .await;
+
+    // Scale up: existing replicas stay where they are, the increment follows free capacity.
+    env.apply("demo", deployment("web", 12, "nginx:1.25")).await;
+    eventually("the members run 6/4/2", || async {
+        let r = env.member_replicas("demo", "web").await;
+        if r == split(&[("member1", 6), ("member2", 4), ("member3", 2)]) {
+            Ok(())
+        } else {
+            Err(format!("{r:?}"))
+        }
+    })
+    .await;
+    // A new image rolls out everywhere.
+    env.apply("demo", deployment("web", 12, "nginx:1.26")).await;
+    for m in ["member1", "member2", "member3"] {
+        let api: Api<Deployment> = Api::namespaced(env.member(m).await, "demo");
+        eventually("the new image in the member", || async {
+            let d = api.get("web").await.map_err(|e| e.to_string())?;
+            let image = d.spec.unwrap().template.spec.unwrap().containers[0]
+                .image
+                .clone();
+            if image.as_deref() == Some("nginx:1.26") {
+                Ok(())
+            } else {
+                Err(format!("{image:?}"))
+            }
+        })
+        .await;
+    }
+    // Deleting the template removes the binding, the Works and the member objects.
+    host.delete("web", &DeleteParams::background())
+        .await
+        .unwrap();
+    eventually("the Deployment gone from every member", || async {
+        let r = env.member_replicas("demo", "web").await;
+        let mut exists = Vec::new();
+        for m in env.members.keys() {
+            let api: Api<Deployment> = Api::namespaced(env.member(m).await, "demo");
+            if api
+                .get_opt("web")
+                .await
+                .map_err(|e| e.to_string())?
+                .is_some()
+            {
+                exists.push(m.clone());
+            }
+        }
+        if exists.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{exists:?} {r:?}"))
+        }
+    })
+    .await;
+    eventually("binding and Works gone", || async {
+        let b = rbs
+            .get_opt("web-deployment")
+            .await
+            .map_err(|e| e.to_string())?;
+        let works: Api<Work> = Api::all(env.client.clone());
+        let left = works
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| e.to_string())?
+            .items
+            .into_iter()
+            .filter(|w| {
+                w.metadata.annotations.as_ref().is_some_and(|a| {
+                    a.get("resourcebinding.karmada.io/name").map(String::as_str)
+                        == Some("web-deployment")
+                })
+            })
+            .count();
+        if b.is_none() && left == 0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "binding {:?}, {left} works",
+                b.map(|b| b.metadata.name)
+            ))
+        }
+    })
+    .await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespaces_configmaps_and_conflicts() {
+    let env = Env::start().await;
+    env.create_namespace("team-x").await;
+    for m in ["member1", "member2", "member3"] {
+        let api: Api<Namespace> = Api::all(env.member(m).await);
+        eventually("team-x in the member", || async {
+            api.get_opt("team-x")
+                .await
+                .map_err(|e| e.to_string())?
+                .map(|_| ())
+                .ok_or_else(|| "absent".to_string())
+        })
+        .await;
+    }
+    // A ConfigMap that member2 already has, not made by Flotilla: Abort leaves it alone.
+    let m2: Api<ConfigMap> = Api::namespaced(env.member("member2").await, "team-x");
+    m2.create(
+        &PostParams::default(),
+        &serde_json::from_value(
+            json!({"metadata": {"name": "settings"}, "data": {"owner": "member"}}),
+        )
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let mut p = policy("cfg", "ConfigMap", "v1", json!({}));
+    p["spec"]["placement"] = json!({"replicaScheduling": {"replicaSchedulingType": "Duplicated"}});
+    env.apply("team-x", p.clone()).await;
+    env.apply(
+        "team-x",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"owner": "host"}}),
+    )
+    .await;
+    let rbs: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "team-x");
+    let failed = eventually(
+        "member2 refused under Abort, the others applied",
+        || async {
+            let rb = rbs
+                .get("settings-configmap")
+                .await
+                .map_err(|e| e.to_string())?;
+            let items = rb.status.map(|s| s.aggregated_status).unwrap_or_default();
+            let by: BTreeMap<_, _> = items
+                .iter()
+                .map(|i| (i.cluster_name.clone(), i.clone()))
+                .collect();
+            match (by.get("member1"), by.get("member2"), by.get("member3")) {
+                (Some(a), Some(b), Some(c))
+                    if a.applied == Some(true)
+                        && c.applied == Some(true)
+                        && b.applied == Some(false) =>
+                {
+                    Ok(b.applied_message.clone().unwrap_or_default())
+                }
+                _ => Err(format!("{items:?}")),
+            }
+        },
+    )
+    .await;
+    assert!(failed.contains("not managed by Flotilla"), "{failed}");
+    assert_eq!(
+        m2.get("settings").await.unwrap().data.unwrap()["owner"],
+        "member"
+    );
+    // Overwrite takes it over.
+    p["spec"]["conflictResolution"] = json!("Overwrite");
+    env.apply("team-x", p).await;
+    eventually("member2 overwritten", || async {
+        let cm = m2.get("settings").await.map_err(|e| e.to_string())?;
+        let owner = cm.data.unwrap_or_default().get("owner").cloned();
+        if owner.as_deref() == Some("host") {
+            Ok(())
+        } else {
+            Err(format!("{owner:?}"))
+        }
+    })
+    .await;
+    // Deleting the namespace on the host removes it from the members.
+    let nss: Api<Namespace> = Api::all(env.client.clone());
+    nss.delete("team-x", &DeleteParams::default())
+        .await
+        .unwrap();
+    for m in ["member1", "member3"] {
+        let api: Api<Namespace> = Api::all(env.member(m).await);
+        eventually("team-x gone from the member", || async {
+            match api.get_opt("team-x").await.map_err(|e| e.to_string())? {
+                None => Ok(()),
+                Some(ns) if ns.metadata.deletion_timestamp.is_some() => Ok(()),
+                Some(_) => Err("still there".into()),
+            }
+        })
+        .await;
+    }
+    env.stop().await;
+}

@@ -149,6 +149,7 @@ pub struct ResourceSelector {
     pub name: Option<String>,
     /// Label query over the targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schemas::label_selector")]
     pub label_selector: Option<LabelSelector>,
 }
 
@@ -338,6 +339,7 @@ pub struct SpreadConstraint {
 pub struct ClusterAffinity {
     /// Cluster labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schemas::label_selector")]
     pub label_selector: Option<LabelSelector>,
     /// Cluster fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -60,3 +60,37 @@ pub(crate) fn resource_list(generator: &mut SchemaGenerator) -> Schema {
         "additionalProperties": value,
     })
 }
+
+/// A metav1 `LabelSelector` whose `matchExpressions[].operator` must be one of the four
+/// operators, so a selector that could never be evaluated is refused with a 422 when the
+/// policy is written, not found later by the detector.
+pub(crate) fn label_selector(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "A label query over a set of resources.",
+        "type": "object",
+        "properties": {
+            "matchLabels": {
+                "description": "Labels that must all be present with these values.",
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+            },
+            "matchExpressions": {
+                "description": "Requirements that must all hold.",
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "operator"],
+                    "properties": {
+                        "key": {"type": "string"},
+                        "operator": {
+                            "type": "string",
+                            "enum": ["In", "NotIn", "Exists", "DoesNotExist"],
+                        },
+                        "values": {"type": "array", "items": {"type": "string"}},
+                    },
+                },
+            },
+        },
+        "x-kubernetes-map-type": "atomic",
+    })
+}

@@ -3,7 +3,7 @@
 //! and an in-process control loop ([`sim`]) standing in for the scheduler, kubelet and
 //! workload controllers. Pods that do not fit stay Pending, so placement decisions made by
 //! Flotilla show up as they would on a real cluster. [`start`] runs one in-process;
-//! [`start_many`] runs many sharing one CA, serving certificate and registry (scale tests
+//! [`start_many`] runs many sharing one CA and serving certificate (scale tests
 //! with hundreds of members in one process); `flotilla member-sim` runs either alone.
 //!
 //! For failover tests a member can lose its network without losing its state
@@ -359,25 +359,34 @@ async fn rebind(addr: SocketAddr) -> Result<TcpListener, MemberError> {
     }
 }
 
-/// What a member cluster serves: the built-in kinds, Pods and Nodes, and access reviews.
+/// What a member cluster serves: the built-in kinds, Pods and Nodes, access reviews and
+/// CustomResourceDefinitions (so propagated CRDs are served in the member, and their custom
+/// resources can follow).
 pub fn member_registry() -> Arc<Registry> {
     let registry = Registry::new();
-    for def in flotilla_kinds::builtin_resources()
-        .into_iter()
-        .chain(flotilla_kinds::cluster_resources())
-        .chain(flotilla_apiserver::reviews::review_resources())
-    {
-        registry.register(def);
+    for def in base_resources() {
+        registry.register(def.clone());
     }
     Arc::new(registry)
 }
 
-/// One registry for every member of the process: members serve no custom resources, so
-/// theirs never changes, and building it per member would cost each its own copy of every
-/// resource definition.
-fn shared_registry() -> Arc<Registry> {
-    static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
-    REGISTRY.get_or_init(member_registry).clone()
+/// The resource definitions every member starts from, built once per process: each member
+/// registers its own copies (cheap: the hooks and schemas are shared) into its own registry,
+/// which grows with the CRDs created in that member.
+fn base_resources() -> &'static [flotilla_apimachinery::resource::ResourceDef] {
+    static BASE: OnceLock<Vec<flotilla_apimachinery::resource::ResourceDef>> = OnceLock::new();
+    BASE.get_or_init(|| {
+        flotilla_kinds::builtin_resources()
+            .into_iter()
+            .chain(flotilla_kinds::cluster_resources())
+            .chain(
+                flotilla_kinds::extension_resources()
+                    .into_iter()
+                    .filter(|d| d.plural == "customresourcedefinitions"),
+            )
+            .chain(flotilla_apiserver::reviews::review_resources())
+            .collect()
+    })
 }
 
 /// `pods/log`: simulated containers write nothing, but the pod must exist.
@@ -459,7 +468,7 @@ async fn start_with(
         ..ServerOptions::default()
     };
     let server = ApiServer::with_options(
-        shared_registry(),
+        member_registry(),
         storage.clone(),
         ServerConfig::default(),
         options,

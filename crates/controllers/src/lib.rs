@@ -35,6 +35,7 @@ pub mod resources;
 pub mod status;
 pub mod taints;
 
+pub(crate) use flotilla_runtime::error_chain;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -180,18 +181,6 @@ impl Error {
         };
         matches!(source, kube::Error::Api(s) if s.code == 409)
     }
-}
-
-/// An error and its sources on one line, for logs.
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 /// How the controllers run. Every field has a default (Karmada's where it has one).

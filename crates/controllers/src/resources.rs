@@ -14,8 +14,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use flotilla_api::cluster::NodeSummary;
 use flotilla_api::NodeCapacityGroup;
+use flotilla_api::cluster::NodeSummary;
 use k8s_openapi::api::core::v1::{Node, Pod};
 
 use crate::quantity::Round;

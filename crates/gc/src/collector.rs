@@ -26,8 +26,8 @@ use crate::decide::{
     OwnerState, Policy,
 };
 use crate::graph::{Graph, ObjectInfo, OwnerRef, Resource, Work};
-use crate::queue::Queue;
 use crate::{Error, GcOptions, Metrics, error_chain};
+use flotilla_runtime::WorkQueue;
 
 const CRD_GROUP: &str = "apiextensions.k8s.io";
 const CRD_PLURAL: &str = "customresourcedefinitions";
@@ -37,7 +37,7 @@ pub struct Shared {
     client: kube::Client,
     opts: GcOptions,
     graph: Mutex<Graph>,
-    pub(crate) queue: Arc<Queue<Work>>,
+    pub(crate) queue: Arc<WorkQueue<Work>>,
     pub(crate) metrics: Metrics,
     /// `(group, kind)` → the resource to read owners of that kind through.
     kinds: RwLock<HashMap<(String, String), Arc<Resource>>>,
@@ -56,7 +56,7 @@ impl Drop for AbortOnDrop {
 
 /// Starts discovery (which starts the watches) and the workers.
 pub(crate) fn start(client: kube::Client, opts: GcOptions) -> (Arc<Shared>, Vec<JoinHandle<()>>) {
-    let queue = Queue::new(opts.retry_base, opts.retry_max);
+    let queue = WorkQueue::new(opts.retry_base, opts.retry_max);
     let workers = opts.workers.max(1);
     let shared = Arc::new(Shared {
         client,
@@ -344,8 +344,7 @@ async fn worker(shared: Arc<Shared>) {
     // The graph is incomplete until the first lists are done: an owner not listed yet would
     // look absent (live reads would save us, at the cost of one read per dependent).
     shared.synced().await;
-    loop {
-        let work = shared.queue.next().await;
+    while let Some(work) = shared.queue.pop().await {
         let span = match &work {
             Work::AttemptToDelete(uid) => {
                 tracing::info_span!("gc_attempt_to_delete", %uid, object = tracing::field::Empty)
@@ -366,7 +365,12 @@ async fn worker(shared: Arc<Shared>) {
                 false
             }
         };
-        shared.queue.done(work, ok);
+        if ok {
+            shared.queue.forget(&work);
+        } else {
+            shared.queue.retry(work.clone());
+        }
+        shared.queue.done(&work);
     }
 }
 

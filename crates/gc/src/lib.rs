@@ -9,7 +9,7 @@
 //!                                 graph (uid → owners, dependents)  [`graph`, pure]
 //!                                                        │ work: AttemptToDelete(uid) / Orphan(uid)
 //!                                                        ▼
-//!                         queue (dedup, retry with backoff) [`queue`] ──▶ workers
+//!                         queue (dedup, retry with backoff) (flotilla_runtime::WorkQueue) ──▶ workers
 //!                              live GETs decide ([`decide`], pure) ──▶ DELETE / PATCH
 //! ```
 //!
@@ -31,8 +31,8 @@ pub mod collector;
 pub mod decide;
 pub mod graph;
 pub mod metrics;
-pub mod queue;
 
+pub(crate) use flotilla_runtime::error_chain;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -163,18 +163,6 @@ impl GarbageCollector {
     pub async fn synced(&self) {
         self.shared.synced().await;
     }
-}
-
-/// An error and its sources on one line, for logs.
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ mod validate;
 pub use credentials::{
     KEY_CA_BUNDLE, KEY_CLIENT_CERT, KEY_CLIENT_KEY, KEY_TOKEN, MemberCredentials,
 };
-pub use probe::{PROBE_TIMEOUT, error_chain, probe_member, probe_member_within};
+pub use flotilla_runtime::error_chain;
+pub use probe::{PROBE_TIMEOUT, probe_member, probe_member_within};
 pub use target::MemberTarget;
 pub use validate::{
     MAX_CLUSTER_NAME_LEN, validate_cluster_name, validate_endpoint, validate_label,

@@ -8,33 +8,10 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::ListParams;
 
 use crate::{MemberCredentials, MembershipError};
+use flotilla_runtime::error_chain;
 
 /// How long [`probe_member`] waits for the member to answer (connecting included).
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The causes of `error`, outermost first, joined with ": ". A level whose text its parent
-/// already shows is left out (many wrappers print their cause inline); an API error prints
-/// as the Status message the server sent.
-pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut current = Some(error);
-    while let Some(e) = current {
-        let text = match e.downcast_ref::<kube::Error>() {
-            Some(kube::Error::Api(status)) => {
-                format!("{} ({}, {})", status.message, status.code, status.reason)
-            }
-            _ => e.to_string(),
-        };
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        if matches!(e.downcast_ref::<kube::Error>(), Some(kube::Error::Api(_))) {
-            break;
-        }
-        current = e.source();
-    }
-    parts.join(": ")
-}
 
 /// Adds what to check to a failed TLS verification, whose own words do not say it.
 fn with_hint(reason: String) -> String {

@@ -2,10 +2,60 @@
 //! controllers), with no decisions of its own:
 //!
 //! - [`queue`]: the coalescing work queue keyed by object, with per-key exponential backoff;
-//! - [`events`]: the core/v1 Event recorder, writing in the background with deduplication.
+//! - [`events`]: the core/v1 Event recorder, writing in the background with deduplication;
+//! - [`error_chain`]: an error and its causes on one line, for logs and conditions.
 
 pub mod events;
 pub mod queue;
 
 pub use events::{EventRecorder, EventRequest};
 pub use queue::WorkQueue;
+
+/// The causes of `error`, outermost first, joined with ": ". A level whose text its parent
+/// already shows is left out (many wrappers print their cause inline); an API error prints
+/// as the Status message the server sent.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = Some(error);
+    while let Some(e) = current {
+        let text = match e.downcast_ref::<kube::Error>() {
+            Some(kube::Error::Api(status)) => {
+                format!("{} ({}, {})", status.message, status.code, status.reason)
+            }
+            _ => e.to_string(),
+        };
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        if matches!(e.downcast_ref::<kube::Error>(), Some(kube::Error::Api(_))) {
+            break;
+        }
+        current = e.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading the Secret of member1")]
+    struct Outer {
+        source: kube::Error,
+    }
+
+    #[test]
+    fn an_api_error_prints_as_the_servers_status() {
+        let status: kube::core::Status = serde_json::from_value(serde_json::json!(
+            {"code": 403, "message": "secrets is forbidden", "reason": "Forbidden"}))
+        .unwrap();
+        let e = Outer {
+            source: kube::Error::Api(Box::new(status)),
+        };
+        assert_eq!(
+            error_chain(&e),
+            "reading the Secret of member1: secrets is forbidden (403, Forbidden)"
+        );
+    }
+}

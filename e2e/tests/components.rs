@@ -168,10 +168,12 @@ fn components_as_separate_processes_with_leader_election() {
         "--image=nginx",
         "--replicas=3",
     ]);
+    // The member runs the 3 probe pods and the 2 of `web`, which the binding controller
+    // propagated to it.
     eventually(WAIT, "B reports the member's new pods", || {
         let c = k.get_json(&["cluster", "edge"]);
         let pods = &c["status"]["resourceSummary"]["allocated"]["pods"];
-        if pods.as_str() == Some("3") {
+        if pods.as_str() == Some("5") {
             Ok(())
         } else {
             Err(c["status"]["resourceSummary"].to_string())

@@ -71,6 +71,9 @@ struct Binding {
 
 struct BindingController {
     ctx: Arc<Context>,
+    /// The applied state last reported in an Event per (binding, cluster): the binding in the
+    /// cache may not show our own status write yet, and must not make us report it twice.
+    reported: dashmap::DashMap<(BindingKey, String), (Option<bool>, Option<String>)>,
     queue: Arc<WorkQueue<BindingKey>>,
     bindings: Store<ResourceBinding>,
     cluster_bindings: Store<ClusterResourceBinding>,
@@ -150,6 +153,7 @@ pub(crate) async fn run(ctx: Arc<Context>) {
     }
     let controller = Arc::new(BindingController {
         ctx: ctx.clone(),
+        reported: dashmap::DashMap::new(),
         queue: queue.clone(),
         bindings,
         cluster_bindings,
@@ -216,9 +220,18 @@ impl BindingController {
 
     async fn reconcile(&self, key: &BindingKey) -> Result<Next, Error> {
         let Some(binding) = self.binding(key) else {
+            self.reported.retain(|(k, _), _| k != key);
             return Ok(Next::Done);
         };
-        let uid = binding.meta.uid.clone().unwrap_or_default();
+        // The permanent id the detector gave the binding; its uid for bindings made by hand.
+        let uid = binding
+            .meta
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(binding_id_label(key.namespace.as_deref().unwrap_or(""))))
+            .cloned()
+            .or_else(|| binding.meta.uid.clone())
+            .unwrap_or_default();
         let finalizer = if key.namespace.is_some() {
             karmada::BINDING_CONTROLLER_FINALIZER
         } else {
@@ -259,18 +272,20 @@ impl BindingController {
             }
             return Ok(Next::Done);
         }
+        let mut binding = binding;
         if !finalizers.iter().any(|f| f == finalizer) {
             let mut all = finalizers.clone();
             all.push(finalizer.to_string());
             let patch = json!({"metadata": {"finalizers": all, "resourceVersion": binding.meta.resource_version}});
-            api.patch(&key.name, &PatchParams::default(), &Patch::Merge(patch))
+            let updated = api
+                .patch(&key.name, &PatchParams::default(), &Patch::Merge(patch))
                 .await
                 .map_err(host_err(
                     "adding the finalizer of binding",
                     key.name.clone(),
                 ))?;
-            // The update brings the binding back with the finalizer.
-            return Ok(Next::Done);
+            // Go on with the updated binding rather than wait for its watch event.
+            binding.meta.resource_version = updated.metadata.resource_version;
         }
         let resource = &binding.spec.resource;
         debug!(clusters = ?binding.spec.clusters, works = works.len(), "reconciling binding");
@@ -391,6 +406,7 @@ impl BindingController {
             .collect();
         let items = aggregate::aggregated_items(&binding.spec.clusters, &cluster_works);
         self.record_transitions(
+            key,
             &template,
             &template_ref,
             &binding.status.aggregated_status,
@@ -427,17 +443,24 @@ impl BindingController {
     /// Events on the template when a cluster's copy turns applied or fails to apply.
     fn record_transitions(
         &self,
+        key: &BindingKey,
         template: &Value,
         template_ref: &str,
         old: &[AggregatedStatusItem],
         new: &[AggregatedStatusItem],
     ) {
         for item in new {
-            let before = old.iter().find(|o| o.cluster_name == item.cluster_name);
-            let was = before.and_then(|b| b.applied);
-            if was == item.applied
-                && before.and_then(|b| b.applied_message.as_ref()) == item.applied_message.as_ref()
-            {
+            let now = (item.applied, item.applied_message.clone());
+            let entry = (key.clone(), item.cluster_name.clone());
+            let before = match self.reported.get(&entry) {
+                Some(r) => Some(r.clone()),
+                None => old
+                    .iter()
+                    .find(|o| o.cluster_name == item.cluster_name)
+                    .map(|b| (b.applied, b.applied_message.clone())),
+            };
+            self.reported.insert(entry, now.clone());
+            if before == Some(now) {
                 continue;
             }
             let (type_, reason, message) = if item.applied == Some(true) {

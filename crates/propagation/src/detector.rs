@@ -31,6 +31,7 @@ use flotilla_api::policy::{ClusterPropagationPolicy, PropagationPolicy, Propagat
 use flotilla_core::karmada;
 use flotilla_runtime::{EventRequest, WorkQueue};
 use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -219,6 +220,25 @@ pub(crate) async fn run(ctx: Arc<Context>) {
                     name: p.name_any(),
                 };
                 enqueue_for_policy(&templates, &queue, &id, &p.spec);
+            },
+        )
+    };
+    tasks.push(AbortOnDrop(task));
+    // A CRD added or removed changes what the host serves: look again now, and once more
+    // shortly after, when a new CRD is being established.
+    let (_crds, task) = {
+        let registry = ctx.registry.clone();
+        reflect(
+            Api::<CustomResourceDefinition>::all(ctx.host.clone()),
+            watcher::Config::default(),
+            (),
+            move |_: &CustomResourceDefinition, _| {
+                registry.request_refresh();
+                let registry = registry.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                    registry.request_refresh();
+                });
             },
         )
     };
@@ -437,14 +457,20 @@ impl Detector {
         let Some(spec) = self.policy_spec(&winner) else {
             return Ok(Next::Done);
         };
-        if claimed.as_ref() != Some(&winner)
+        let value = if claimed.as_ref() != Some(&winner)
             || claim_id(&template, winner.scope) != Some(permanent_id.as_str())
         {
-            self.write_claim(&info, key, Some(&winner), Some(&permanent_id))
+            // Go on with the claimed template at once rather than wait for its watch event.
+            let claimed = self
+                .write_claim(&info, key, Some(&winner), Some(&permanent_id))
                 .await?;
-            // The claim changes the template; its watch event brings it back here.
-            return Ok(Next::Done);
-        }
+            serde_json::to_value(&claimed).map_err(|source| Error::Encode {
+                what: "a template",
+                source,
+            })?
+        } else {
+            value
+        };
         self.write_binding(key, &value, &winner, &permanent_id, &spec)
             .await?;
         Ok(Next::Done)
@@ -457,7 +483,7 @@ impl Detector {
         key: &TemplateKey,
         policy: Option<&PolicyId>,
         permanent_id: Option<&str>,
-    ) -> Result<(), Error> {
+    ) -> Result<DynamicObject, Error> {
         let mut labels = Map::new();
         let mut annotations = Map::new();
         for l in [
@@ -503,18 +529,19 @@ impl Detector {
         }
         let api = dynamic_api(&self.ctx.host, &info.resource, key.namespace.as_deref());
         let patch = json!({"metadata": {"labels": labels, "annotations": annotations}});
-        api.patch(
-            &key.name,
-            &PatchParams {
-                field_manager: Some(DETECTOR_MANAGER.into()),
-                ..Default::default()
-            },
-            &Patch::Merge(patch),
-        )
-        .await
-        .map_err(host_err("claiming template", key.name.clone()))?;
+        let claimed = api
+            .patch(
+                &key.name,
+                &PatchParams {
+                    field_manager: Some(DETECTOR_MANAGER.into()),
+                    ..Default::default()
+                },
+                &Patch::Merge(patch),
+            )
+            .await
+            .map_err(host_err("claiming template", key.name.clone()))?;
         self.ctx.metrics.wrote("template_claim");
-        Ok(())
+        Ok(claimed)
     }
 
     async fn delete_binding(&self, key: &TemplateKey) -> Result<(), Error> {
@@ -650,6 +677,9 @@ impl Detector {
             ..Default::default()
         };
         if existing_meta.is_none() {
+            // Karmada's binding permanent id, set once at creation; Works carry it.
+            let id_label = crate::render::binding_id_label(key.namespace.as_deref().unwrap_or(""));
+            metadata["labels"][id_label] = json!(uuid::Uuid::new_v4().to_string());
             let body = json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": desired});
             let obj: DynamicObject =
                 serde_json::from_value(body).map_err(|source| Error::Encode {
@@ -834,11 +864,7 @@ pub fn desired_binding_spec(
     );
     spec.insert(
         "failover".into(),
-        policy
-            .failover
-            .as_ref()
-            .map(to_json)
-            .unwrap_or(Value::Null),
+        policy.failover.as_ref().map(to_json).unwrap_or(Value::Null),
     );
     spec.insert(
         "schedulerName".into(),

@@ -212,6 +212,7 @@ impl Execution {
                 .members
                 .cluster(cluster)
                 .is_some_and(|c| c.metadata.deletion_timestamp.is_none());
+            debug!(preserve, exists, "Work deleted");
             if !preserve && exists {
                 self.delete_member_objects(cluster, &work).await?;
             }
@@ -239,7 +240,6 @@ impl Execution {
             api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
                 .await
                 .map_err(host_err("adding the finalizer of Work", name))?;
-            return Ok(Next::Done);
         }
         if work.spec.suspend_dispatching == Some(true) {
             return Ok(Next::Done);
@@ -522,6 +522,14 @@ impl Execution {
                 Ok(Err(e)) => {
                     let missing_ns = namespace.filter(|ns| namespace_missing(&e, ns));
                     if let (Some(ns), 0) = (missing_ns, attempt) {
+                        // Only while the host namespace is propagated here: a namespace being
+                        // deleted on the host must not come back through its last objects.
+                        if !self.namespace_propagated(cluster, ns) {
+                            return Outcome::Failed(format!(
+                                "namespace {ns} does not exist in cluster {cluster} (it is \
+                                 created there while the host namespace exists)"
+                            ));
+                        }
                         if let Err(msg) = self.create_namespace(cluster, client, ns).await {
                             return Outcome::Failed(msg);
                         }
@@ -534,6 +542,14 @@ impl Execution {
         Outcome::Failed(format!(
             "applying {what}: the namespace could not be created"
         ))
+    }
+
+    /// Whether the namespace sync has a live Work for `ns` in `cluster`.
+    fn namespace_propagated(&self, cluster: &str, ns: &str) -> bool {
+        let work = karmada::work_name("", ns, "Namespace");
+        self.works
+            .get(&ObjectRef::new(&work).within(&karmada::execution_namespace(cluster)))
+            .is_some_and(|w| w.metadata.deletion_timestamp.is_none())
     }
 
     /// Creates namespace `ns` in the member as the namespace sync's Work would, so that Work
@@ -610,6 +626,7 @@ impl Execution {
                 })?
                 .map_err(member_err("reading"))?;
             let Some(existing) = existing else { continue };
+            debug!(kind, name, "deleting the member object of a deleted Work");
             let a = existing.annotations();
             if a.get(karmada::WORK_NAME_ANNOTATION) != Some(&work_name)
                 || a.get(karmada::WORK_NAMESPACE_ANNOTATION) != Some(&work_ns)

@@ -36,6 +36,7 @@ pub mod registry;
 pub mod render;
 mod runner;
 
+pub use flotilla_runtime::error_chain;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -118,18 +119,6 @@ pub(crate) fn host_err(
         object,
         source,
     }
-}
-
-/// An error and its sources on one line, for logs and conditions.
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 /// Whether a kube error is the API's 404.

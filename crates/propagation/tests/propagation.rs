@@ -498,3 +498,118 @@ async fn namespaces_configmaps_and_conflicts() {
     }
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_scoped_templates_and_late_policies() {
+    let env = Env::start().await;
+    // A ClusterRole through a ClusterPropagationPolicy and a ClusterResourceBinding.
+    env.apply(
+        "",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": {"name": "viewer"},
+               "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}),
+    )
+    .await;
+    env.apply(
+        "",
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterPropagationPolicy",
+               "metadata": {"name": "roles"},
+               "spec": {"resourceSelectors": [{"apiVersion": "rbac.authorization.k8s.io/v1",
+                                               "kind": "ClusterRole", "name": "viewer"}],
+                        "placement": {"clusterAffinity": {"clusterNames": ["member1", "member3"]}}}}),
+    )
+    .await;
+    for (m, expected) in [("member1", true), ("member3", true)] {
+        let api: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(env.member(m).await);
+        eventually("the ClusterRole in the member", || async {
+            let found = api
+                .get_opt("viewer")
+                .await
+                .map_err(|e| e.to_string())?
+                .is_some();
+            if found == expected {
+                Ok(())
+            } else {
+                Err(format!("{m}: {found}"))
+            }
+        })
+        .await;
+    }
+    let crbs: Api<flotilla_api::ClusterResourceBinding> = Api::all(env.client.clone());
+    let crb = crbs.get("viewer-clusterrole").await.unwrap();
+    let clusters: Vec<String> = crb.spec.clusters.iter().map(|c| c.name.clone()).collect();
+    assert_eq!(clusters, ["member1", "member3"]);
+    let m2: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(env.member("member2").await);
+    assert!(
+        m2.get_opt("viewer").await.unwrap().is_none(),
+        "member2 is not selected"
+    );
+
+    // A template first, its policy later: the new policy claims it.
+    env.create_namespace("late").await;
+    env.apply(
+        "late",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"a": "1"}}),
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client.clone(), "late");
+    let rbs: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "late");
+    assert!(
+        rbs.get_opt("cfg-configmap").await.unwrap().is_none(),
+        "no policy, no binding"
+    );
+    let mut p = policy("late-cfg", "ConfigMap", "v1", json!({}));
+    p["spec"]["placement"] = json!({"replicaScheduling": {"replicaSchedulingType": "Duplicated"}});
+    env.apply("late", p).await;
+    let member2: Api<ConfigMap> = Api::namespaced(env.member("member2").await, "late");
+    eventually("the ConfigMap in member2", || async {
+        member2
+            .get_opt("cfg")
+            .await
+            .map_err(|e| e.to_string())?
+            .map(|_| ())
+            .ok_or_else(|| "absent".to_string())
+    })
+    .await;
+    let claimed = cms.get("cfg").await.unwrap();
+    assert_eq!(
+        claimed.metadata.annotations.unwrap()["propagationpolicy.karmada.io/name"],
+        "late-cfg"
+    );
+    // An update of the template reaches the members.
+    env.apply(
+        "late",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"a": "2"}}),
+    )
+    .await;
+    eventually("the new data in member2", || async {
+        let cm = member2.get("cfg").await.map_err(|e| e.to_string())?;
+        let a = cm.data.unwrap_or_default().get("a").cloned();
+        if a.as_deref() == Some("2") {
+            Ok(())
+        } else {
+            Err(format!("{a:?}"))
+        }
+    })
+    .await;
+    // Deleting the policy releases the template; the copies stay (Karmada's behaviour).
+    let pps: Api<flotilla_api::PropagationPolicy> = Api::namespaced(env.client.clone(), "late");
+    pps.delete("late-cfg", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the template released", || async {
+        let cm = cms.get("cfg").await.map_err(|e| e.to_string())?;
+        let a = cm.metadata.annotations.unwrap_or_default();
+        if a.contains_key("propagationpolicy.karmada.io/name") {
+            Err(format!("{a:?}"))
+        } else {
+            Ok(())
+        }
+    })
+    .await;
+    assert!(
+        member2.get_opt("cfg").await.unwrap().is_some(),
+        "member copies stay"
+    );
+    env.stop().await;
+}

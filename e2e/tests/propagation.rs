@@ -786,9 +786,10 @@ spec:
             }
         },
     );
-    // The scheduler places Widgets only on members whose Cluster status lists the API: the
-    // status controller re-reads a member's discovery every --cluster-api-enablements-period
-    // (60 s), so this can take that long after the CRD reached the member.
+    // The scheduler places Widgets only on members whose Cluster status lists the API, and
+    // re-places the Duplicated binding when a member starts to list it: the status controller
+    // re-reads a member's discovery every --cluster-api-enablements-period (60 s), so this
+    // can take that long after the CRD reached the member.
     env.wait_for(
         Duration::from_secs(150),
         "widgets served in every member with w1 in it",

@@ -23,6 +23,9 @@ pub struct ClusterChange {
     pub taints: bool,
     /// The reported free capacity shrank: the member now counts what was reserved there.
     pub usage_grew: bool,
+    /// What the filters read changed (new cluster, labels, location, taints, readiness, API
+    /// enablements): a Duplicated binding may now fit here, or no longer.
+    pub fit: bool,
 }
 
 #[derive(Default)]
@@ -81,12 +84,21 @@ impl ClusterIndex {
                 matters: true,
                 taints: !snap.taints.is_empty(),
                 usage_grew: false,
+                fit: true,
             },
             Some(old) if **old == snap => return ClusterChange::default(),
             Some(old) => ClusterChange {
                 matters: true,
                 taints: old.taints != snap.taints,
                 usage_grew: shrank(&old.free, &snap.free, cluster),
+                fit: old.labels != snap.labels
+                    || old.provider != snap.provider
+                    || old.region != snap.region
+                    || old.zones != snap.zones
+                    || old.taints != snap.taints
+                    || old.api_enablements != snap.api_enablements
+                    || old.deleting != snap.deleting
+                    || old.ready != snap.ready,
             },
         };
         inner.by_name.insert(name, Arc::new(snap));

@@ -194,6 +194,20 @@ pub fn schedule_trigger(binding: &Binding) -> Option<Trigger> {
     None
 }
 
+/// Whether the binding is placed whole on every fitting cluster: a Duplicated placement, or
+/// a kind without replicas. Karmada schedules those again whenever it looks at them, so a
+/// cluster that starts to fit (a label, an API, readiness) gets its copy.
+pub fn is_duplicated(binding: &Binding) -> bool {
+    use flotilla_api::policy::ReplicaSchedulingType;
+    let Some(placement) = &binding.spec.placement else {
+        return false;
+    };
+    binding.spec.replicas == 0
+        || placement.replica_scheduling.as_ref().is_none_or(|r| {
+            r.replica_scheduling_type.unwrap_or_default() == ReplicaSchedulingType::Duplicated
+        })
+}
+
 /// Whether the binding waits for capacity or for a cluster to appear: those are the ones a
 /// cluster change can unblock.
 pub fn is_waiting(binding: &Binding) -> bool {
@@ -452,7 +466,10 @@ pub fn plan(
     out.clusters = kept;
 
     let trigger = schedule_trigger(binding);
-    if trigger.is_none() && out.evicted_now.is_empty() && out.gone.is_empty() {
+    // A Duplicated binding is placed again on every look (see `is_duplicated`); its status
+    // moves only when the result does.
+    let recheck = trigger.is_none() && is_duplicated(binding);
+    if trigger.is_none() && !recheck && out.evicted_now.is_empty() && out.gone.is_empty() {
         return out;
     }
     out.trigger = trigger;
@@ -488,7 +505,13 @@ pub fn plan(
     };
     let result = flotilla_scheduler::schedule(&req, clusters, reserved);
     if let Ok(r) = &result {
+        let unchanged = r.clusters == out.clusters;
         out.clusters = r.clusters.clone();
+        if recheck && unchanged && out.evicted_now.is_empty() && out.gone.is_empty() {
+            out.result = Some(result);
+            out.per_replica = per_replica;
+            return out;
+        }
         let trigger_time = binding.spec.reschedule_triggered_at.as_ref().map(|t| t.0);
         out.scheduled_time = Some(match trigger_time {
             Some(t) if fresh && t > now => t,

@@ -279,11 +279,13 @@ fn removed() -> ClusterChange {
         matters: true,
         taints: true,
         usage_grew: true,
+        fit: true,
     }
 }
 
 /// Queues the bindings a cluster change can affect: those waiting for capacity or a cluster,
-/// and (when taints changed or the cluster went) those placed on it.
+/// (when taints changed or the cluster went) those placed on it, and (when what the filters
+/// read changed) the Duplicated ones, which Karmada re-places whenever it looks at them.
 fn cluster_changed(shared: &Shared, name: &str, change: ClusterChange) {
     if change.usage_grew {
         shared.book.lock().clear(name);
@@ -294,7 +296,8 @@ fn cluster_changed(shared: &Shared, name: &str, change: ClusterChange) {
     let bindings = shared.bindings.read();
     for (key, b) in bindings.iter() {
         let placed_here = change.taints && b.spec.clusters.iter().any(|t| t.name == name);
-        if placed_here || decide::is_waiting(b) {
+        let duplicated = change.fit && decide::is_duplicated(b);
+        if placed_here || duplicated || decide::is_waiting(b) {
             shared.queue.add(key.clone());
         }
     }

@@ -502,3 +502,47 @@ fn condition_transition_time_is_kept_when_status_does_not_change() {
     );
     assert_eq!(p["status"]["conditions"][0]["reason"], "NoClusterFit");
 }
+
+fn duplicated() -> Placement {
+    Placement {
+        replica_scheduling: Some(ReplicaSchedulingStrategy {
+            replica_scheduling_type: Some(ReplicaSchedulingType::Duplicated),
+            ..ReplicaSchedulingStrategy::default()
+        }),
+        ..Placement::default()
+    }
+}
+
+#[test]
+fn a_duplicated_binding_follows_the_clusters_that_fit() {
+    assert!(is_duplicated(&binding(2, duplicated())));
+    assert!(
+        is_duplicated(&binding(0, dynamic())),
+        "kinds without replicas are duplicated"
+    );
+    assert!(!is_duplicated(&binding(5, dynamic())));
+    let b = scheduled(binding(2, duplicated()), &[("a", 2)], 900);
+    // Cluster b serves no Deployments yet: nothing changes and nothing is written.
+    let mut no_api = (*snap("b", 4_000, vec![])).clone();
+    no_api.api_enablements = flotilla_scheduler::ApiSet::new([("v1", "ConfigMap")]);
+    let clusters = vec![snap("a", 6_000, vec![]), Arc::new(no_api)];
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert!(!p.spec_changed(&b));
+    assert_eq!(p.scheduled_time, None);
+    assert_eq!(
+        status_patch(
+            &b.status,
+            b.metadata.generation,
+            p.result.as_ref().unwrap(),
+            p.scheduled_time,
+            ts(1_000)
+        ),
+        None
+    );
+    // Now it does: the binding gets a copy there too.
+    let clusters = vec![snap("a", 6_000, vec![]), snap("b", 4_000, vec![])];
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert!(p.spec_changed(&b));
+    assert_eq!(targets(&p), [("a".to_string(), 2), ("b".to_string(), 2)]);
+    assert!(p.scheduled_time.is_some());
+}

@@ -27,12 +27,13 @@ use kube::core::GroupVersionKind;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
 use tracing::{Instrument, debug, info_span};
 
 use crate::aggregate::{self, ClusterWork};
 use crate::detector::{dynamic_api, involved};
 use crate::render::{Rendering, binding_id_label};
-use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers};
+use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers, wait_ready};
 use crate::{BINDING_MANAGER, Context, Error, host_err, is_not_found};
 
 const CONTROLLER: &str = "binding";
@@ -101,7 +102,13 @@ fn work_resource() -> ApiResource {
     )
 }
 
-pub(crate) async fn run(ctx: Arc<Context>) {
+/// Runs the binding controller; `works` is the shared Work cache and `work_events` names the
+/// binding of each Work that changed.
+pub(crate) async fn run(
+    ctx: Arc<Context>,
+    works: Store<Work>,
+    mut work_events: mpsc::UnboundedReceiver<BindingKey>,
+) {
     let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
     let (bindings, t1) = {
         let queue = queue.clone();
@@ -131,23 +138,18 @@ pub(crate) async fn run(ctx: Arc<Context>) {
             },
         )
     };
-    let (works, t3) = {
+    let forward = {
         let queue = queue.clone();
-        reflect(
-            Api::<Work>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |w: &Work, _| {
-                if let Some(key) = binding_of_work(w) {
-                    queue.add(key);
-                }
-            },
-        )
+        tokio::spawn(async move {
+            while let Some(key) = work_events.recv().await {
+                queue.add(key);
+            }
+        })
     };
-    let _tasks = [AbortOnDrop(t1), AbortOnDrop(t2), AbortOnDrop(t3)];
-    if works.wait_until_ready().await.is_err()
-        || bindings.wait_until_ready().await.is_err()
-        || cluster_bindings.wait_until_ready().await.is_err()
+    let _tasks = [AbortOnDrop(t1), AbortOnDrop(t2), AbortOnDrop(forward)];
+    if !wait_ready(&works).await
+        || !wait_ready(&bindings).await
+        || !wait_ready(&cluster_bindings).await
     {
         return;
     }

@@ -42,7 +42,7 @@ use tracing::{Instrument, debug, info_span};
 
 use crate::policy::{PolicyId, PolicyScope, PolicyView, TemplateView};
 use crate::registry::{ResourceInfo, api_version_of};
-use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers};
+use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers, wait_ready};
 use crate::{Context, DETECTOR_MANAGER, Error, host_err, is_not_found};
 
 const CONTROLLER: &str = "detector";
@@ -258,10 +258,10 @@ pub(crate) async fn run(ctx: Arc<Context>) {
     );
     tasks.push(AbortOnDrop(task));
     for ready in [
-        policies.wait_until_ready().await.is_ok(),
-        cluster_policies.wait_until_ready().await.is_ok(),
-        bindings.wait_until_ready().await.is_ok(),
-        cluster_bindings.wait_until_ready().await.is_ok(),
+        wait_ready(&policies).await,
+        wait_ready(&cluster_policies).await,
+        wait_ready(&bindings).await,
+        wait_ready(&cluster_bindings).await,
     ] {
         if !ready {
             return;

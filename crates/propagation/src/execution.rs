@@ -37,7 +37,7 @@ use tracing::{Instrument, debug, info_span};
 
 use crate::members::MemberClients;
 use crate::registry::{ResourceInfo, gvk_of};
-use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers};
+use crate::runner::{AbortOnDrop, Next, reflect, reflect_trimmed, spawn_workers, wait_ready};
 use crate::{Context, EXECUTION_MANAGER, Error, host_err, is_not_found};
 
 const CONTROLLER: &str = "execution";
@@ -46,7 +46,18 @@ pub const REASON_APPLIED_SUCCESSFUL: &str = "AppliedSuccessful";
 pub const REASON_APPLIED_FAILED: &str = "AppliedFailed";
 pub const MESSAGE_APPLIED_SUCCESSFUL: &str = "Manifest has been successfully applied";
 
-enum Signal {
+/// The signal of a changed Work in an execution namespace.
+pub(crate) fn signal_of(w: &Work) -> Option<Signal> {
+    let ns = w.namespace()?;
+    let cluster = karmada::cluster_of_execution_namespace(&ns).ok()?;
+    Some(Signal::Work {
+        cluster: cluster.to_string(),
+        name: w.name_any(),
+    })
+}
+
+/// What re-queues Works: a Work changed, or a member's object or Cluster did.
+pub(crate) enum Signal {
     Work { cluster: String, name: String },
     Cluster(String),
 }
@@ -81,25 +92,14 @@ enum Outcome {
     Failed(String),
 }
 
-pub(crate) async fn run(ctx: Arc<Context>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let (works, t1) = {
-        let tx = tx.clone();
-        reflect(
-            Api::<Work>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |w: &Work, _| {
-                let Some(ns) = w.namespace() else { return };
-                if let Ok(cluster) = karmada::cluster_of_execution_namespace(&ns) {
-                    let _ = tx.send(Signal::Work {
-                        cluster: cluster.to_string(),
-                        name: w.name_any(),
-                    });
-                }
-            },
-        )
-    };
+/// Runs the execution controller; `works` is the shared Work cache, `signals` carries the
+/// Work changes (and is how member watches re-queue Works, through `tx`).
+pub(crate) async fn run(
+    ctx: Arc<Context>,
+    works: Store<Work>,
+    tx: mpsc::UnboundedSender<Signal>,
+    mut rx: mpsc::UnboundedReceiver<Signal>,
+) {
     let (clusters, t2) = {
         let tx = tx.clone();
         reflect(
@@ -111,9 +111,9 @@ pub(crate) async fn run(ctx: Arc<Context>) {
             },
         )
     };
-    let _tasks = [AbortOnDrop(t1), AbortOnDrop(t2)];
+    let _tasks = [AbortOnDrop(t2)];
     let members = MemberClients::new(ctx.host.clone(), clusters.clone());
-    if clusters.wait_until_ready().await.is_err() || works.wait_until_ready().await.is_err() {
+    if !wait_ready(&clusters).await || !wait_ready(&works).await {
         return;
     }
     debug!("execution controller started");
@@ -418,7 +418,7 @@ impl Execution {
         let tx = self.signals.clone();
         let expected_ns = karmada::execution_namespace(cluster);
         let cluster_name = cluster.to_string();
-        let (store, task) = reflect(
+        let (store, task) = reflect_trimmed(
             Api::<DynamicObject>::all_with(member.client.clone(), &info.resource),
             watcher::Config::default().labels(&format!(
                 "{}={}",
@@ -426,6 +426,7 @@ impl Execution {
                 karmada::MANAGED_BY_KARMADA_LABEL_VALUE
             )),
             info.resource.clone(),
+            trim_member_object,
             move |obj: &DynamicObject, _| {
                 let a = obj.annotations();
                 if a.get(karmada::WORK_NAMESPACE_ANNOTATION) != Some(&expected_ns) {
@@ -646,6 +647,20 @@ impl Execution {
             }
         }
         Ok(())
+    }
+}
+
+/// What the member watches keep of an object: status, the spec's scalars (health reads
+/// `spec.replicas` and the like) and the annotations naming its Work, not the pod template
+/// (the bulk of a workload) nor kubectl's last-applied copy.
+fn trim_member_object(obj: &mut DynamicObject) {
+    if let Some(annotations) = obj.metadata.annotations.as_mut() {
+        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+    if let Some(Value::Object(spec)) = obj.data.get_mut("spec") {
+        spec.remove("template");
+        spec.remove("jobTemplate");
+        spec.remove("volumeClaimTemplates");
     }
 }
 

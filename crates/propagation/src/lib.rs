@@ -40,7 +40,11 @@ pub use flotilla_runtime::error_chain;
 use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla_api::Work;
 use flotilla_runtime::EventRecorder;
+use kube::api::Api;
+use kube::runtime::watcher;
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 pub use metrics::Metrics;
@@ -205,11 +209,41 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
         events,
     });
     tasks.push(tokio::spawn(
-        registry.clone().run(host, opts.discovery_period),
+        registry.clone().run(host.clone(), opts.discovery_period),
     ));
+    // One Work cache for the binding and execution controllers (Works are the largest objects
+    // Flotilla keeps, a copy of every manifest per cluster); each change goes to both.
+    let (binding_tx, binding_rx) = mpsc::unbounded_channel();
+    let (exec_tx, exec_rx) = mpsc::unbounded_channel();
+    let (works, works_task) = {
+        let exec_tx = exec_tx.clone();
+        runner::reflect(
+            Api::<Work>::all(host),
+            watcher::Config::default(),
+            (),
+            move |w: &Work, _| {
+                if let Some(key) = binding::binding_of_work(w) {
+                    let _ = binding_tx.send(key);
+                }
+                if let Some(signal) = execution::signal_of(w) {
+                    let _ = exec_tx.send(signal);
+                }
+            },
+        )
+    };
+    tasks.push(works_task);
     tasks.push(tokio::spawn(detector::run(ctx.clone())));
-    tasks.push(tokio::spawn(binding::run(ctx.clone())));
-    tasks.push(tokio::spawn(execution::run(ctx.clone())));
+    tasks.push(tokio::spawn(binding::run(
+        ctx.clone(),
+        works.clone(),
+        binding_rx,
+    )));
+    tasks.push(tokio::spawn(execution::run(
+        ctx.clone(),
+        works,
+        exec_tx,
+        exec_rx,
+    )));
     tasks.push(tokio::spawn(namespaces::run(ctx)));
     Propagation { tasks, metrics }
 }

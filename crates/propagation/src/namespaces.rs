@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tracing::warn;
 
-use crate::runner::{AbortOnDrop, reflect};
+use crate::runner::{AbortOnDrop, reflect, wait_ready};
 use crate::{Context, NAMESPACE_MANAGER, is_not_found};
 
 /// Label on the Works of the namespace sync.
@@ -109,10 +109,7 @@ pub(crate) async fn run(ctx: Arc<Context>) {
         )
     };
     let _tasks = [AbortOnDrop(t1), AbortOnDrop(t2), AbortOnDrop(t3)];
-    if namespaces.wait_until_ready().await.is_err()
-        || clusters.wait_until_ready().await.is_err()
-        || works.wait_until_ready().await.is_err()
-    {
+    if !wait_ready(&namespaces).await || !wait_ready(&clusters).await || !wait_ready(&works).await {
         return;
     }
     let mut failures = 0u32;

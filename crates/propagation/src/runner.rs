@@ -43,9 +43,32 @@ where
     K::DynamicType: Clone + Eq + Hash + Send + Sync,
     F: Fn(&K, bool) + Send + 'static,
 {
+    reflect_trimmed(api, config, dyntype, |_| {}, on_change)
+}
+
+/// [`reflect`], with `trim` applied to every object before it is stored (and seen by
+/// `on_change`); managedFields are always dropped, as no controller here reads them and
+/// they are often the larger half of an object.
+pub(crate) fn reflect_trimmed<K, T, F>(
+    api: Api<K>,
+    config: watcher::Config,
+    dyntype: K::DynamicType,
+    mut trim: T,
+    on_change: F,
+) -> (Store<K>, JoinHandle<()>)
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Send + Sync,
+    T: FnMut(&mut K) + Send + 'static,
+    F: Fn(&K, bool) + Send + 'static,
+{
     let writer = reflector::store::Writer::new(dyntype);
     let store = writer.as_reader();
-    let stream = reflector::reflector(writer, watcher::watcher(api, config)).default_backoff();
+    let trimmed = watcher::watcher(api, config).modify(move |obj: &mut K| {
+        obj.meta_mut().managed_fields = None;
+        trim(obj);
+    });
+    let stream = reflector::reflector(writer, trimmed).default_backoff();
     let task = tokio::spawn(async move {
         futures::pin_mut!(stream);
         while let Some(event) = stream.next().await {
@@ -58,6 +81,23 @@ where
         }
     });
     (store, task)
+}
+
+/// Waits until the store's first list is complete; false when its watch ended for good.
+///
+/// Polls in rounds: kube-runtime 5's `Store::wait_until_ready` wakes only one of several
+/// tasks waiting on clones of one store, and the Work cache is shared.
+pub(crate) async fn wait_ready<K>(store: &Store<K>) -> bool
+where
+    K: kube::runtime::reflector::Lookup + Clone + 'static,
+    K::DynamicType: Eq + Hash + Clone,
+{
+    loop {
+        match tokio::time::timeout(Duration::from_millis(100), store.wait_until_ready()).await {
+            Ok(result) => return result.is_ok(),
+            Err(_) => continue,
+        }
+    }
 }
 
 /// What a reconcile asks for next.

@@ -20,6 +20,7 @@ use flotilla_api::binding::{
 use flotilla_api::work::Work;
 use flotilla_core::karmada;
 use flotilla_runtime::{EventRequest, WorkQueue};
+use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
@@ -37,6 +38,8 @@ use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers, wait_ready};
 use crate::{BINDING_MANAGER, Context, Error, host_err, is_not_found};
 
 const CONTROLLER: &str = "binding";
+/// Work writes of one binding in flight at once.
+const WORK_WRITES_IN_FLIGHT: usize = 16;
 
 /// A ResourceBinding (with a namespace) or ClusterResourceBinding (without).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -332,9 +335,16 @@ impl BindingController {
                 .map(|t| t.from_cluster.as_str()),
         );
         let mut wrote = false;
+        let mut writes = Vec::new();
+        let mut recreate_later = false;
         for target in &binding.spec.clusters {
             let rendered = rendering.work(&template, &target.name)?;
             let current = works.get(&target.name);
+            if current.is_some_and(|w| w.metadata.deletion_timestamp.is_some()) {
+                // Written again once it is gone (its deletion event brings us back).
+                recreate_later = true;
+                continue;
+            }
             let same = current.is_some_and(|w| {
                 w.spec == rendered.spec
                     && w.metadata.deletion_timestamp.is_none()
@@ -347,30 +357,18 @@ impl BindingController {
                         .iter()
                         .all(|(k, v)| w.annotations().get(k) == Some(v))
             });
-            if same {
-                continue;
+            if !same {
+                writes.push(rendered);
             }
-            let api: Api<DynamicObject> =
-                Api::namespaced_with(self.ctx.host.clone(), &rendered.namespace, &work_resource());
-            let body: DynamicObject =
-                serde_json::from_value(rendered.to_apply_body()).map_err(|source| {
-                    Error::Encode {
-                        what: "a Work",
-                        source,
-                    }
-                })?;
-            api.patch(
-                &rendered.name,
-                &PatchParams::apply(BINDING_MANAGER).force(),
-                &Patch::Apply(&body),
-            )
-            .await
-            .map_err(host_err(
-                "writing Work",
-                format!("{}/{}", rendered.namespace, rendered.name),
-            ))?;
-            self.ctx.metrics.wrote("work");
-            debug!(work = %rendered.name, cluster = %target.name, "Work written");
+        }
+        // A binding can have a Work in each of hundreds of clusters: write them concurrently.
+        let results: Vec<Result<(), Error>> = futures::stream::iter(writes)
+            .map(|rendered| self.write_work(rendered))
+            .buffer_unordered(WORK_WRITES_IN_FLIGHT)
+            .collect()
+            .await;
+        for r in results {
+            r?;
             wrote = true;
         }
         for (cluster, work) in &works {
@@ -420,7 +418,33 @@ impl BindingController {
             self.write_template_status(&template_api, &template, &items)
                 .await?;
         }
+        if recreate_later {
+            return Ok(Next::After(Duration::from_secs(1)));
+        }
         Ok(Next::Done)
+    }
+
+    async fn write_work(&self, rendered: crate::render::RenderedWork) -> Result<(), Error> {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.ctx.host.clone(), &rendered.namespace, &work_resource());
+        let body: DynamicObject =
+            serde_json::from_value(rendered.to_apply_body()).map_err(|source| Error::Encode {
+                what: "a Work",
+                source,
+            })?;
+        api.patch(
+            &rendered.name,
+            &PatchParams::apply(BINDING_MANAGER).force(),
+            &Patch::Apply(&body),
+        )
+        .await
+        .map_err(host_err(
+            "writing Work",
+            format!("{}/{}", rendered.namespace, rendered.name),
+        ))?;
+        self.ctx.metrics.wrote("work");
+        debug!(work = %rendered.name, namespace = %rendered.namespace, "Work written");
+        Ok(())
     }
 
     async fn delete_work(&self, work: &Work) -> Result<(), Error> {
@@ -451,6 +475,7 @@ impl BindingController {
         old: &[AggregatedStatusItem],
         new: &[AggregatedStatusItem],
     ) {
+        let mut applied = Vec::new();
         for item in new {
             let now = (item.applied, item.applied_message.clone());
             let entry = (key.clone(), item.cluster_name.clone());
@@ -465,31 +490,32 @@ impl BindingController {
             if before == Some(now) {
                 continue;
             }
-            let (type_, reason, message) = if item.applied == Some(true) {
-                (
-                    "Normal",
-                    "SyncSucceed",
-                    format!(
-                        "Successfully applied resource({template_ref}) to cluster {}",
-                        item.cluster_name
-                    ),
-                )
-            } else {
-                (
-                    "Warning",
-                    "SyncFailed",
-                    format!(
-                        "Failed to apply resource({template_ref}) to cluster {}: {}",
-                        item.cluster_name,
-                        item.applied_message.as_deref().unwrap_or("unknown error")
-                    ),
-                )
-            };
+            if item.applied == Some(true) {
+                applied.push(item.cluster_name.as_str());
+                continue;
+            }
             self.ctx.events.record(EventRequest {
                 involved: involved(template),
-                type_,
-                reason,
-                message,
+                type_: "Warning",
+                reason: "SyncFailed",
+                message: format!(
+                    "Failed to apply resource({template_ref}) to cluster {}: {}",
+                    item.cluster_name,
+                    item.applied_message.as_deref().unwrap_or("unknown error")
+                ),
+            });
+        }
+        // Successes in one Event per reconcile: with hundreds of clusters, one per cluster
+        // would flood the namespace's Events (failures stay one per cluster: each says why).
+        if !applied.is_empty() {
+            self.ctx.events.record(EventRequest {
+                involved: involved(template),
+                type_: "Normal",
+                reason: "SyncSucceed",
+                message: format!(
+                    "Successfully applied resource({template_ref}) to {}",
+                    cluster_list(&applied)
+                ),
             });
         }
     }
@@ -569,6 +595,22 @@ impl BindingController {
     }
 }
 
+/// `cluster m1`, `clusters m1, m2`, or the first ten and how many more.
+fn cluster_list(names: &[&str]) -> String {
+    const SHOWN: usize = 10;
+    let head = names
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    match names.len() {
+        1 => format!("cluster {head}"),
+        n if n <= SHOWN => format!("clusters {head}"),
+        n => format!("clusters {head} and {} more", n - SHOWN),
+    }
+}
+
 fn key_text(key: &BindingKey) -> String {
     match &key.namespace {
         Some(ns) => format!("{ns}/{}", key.name),
@@ -579,6 +621,18 @@ fn key_text(key: &BindingKey) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cluster_lists_stay_short() {
+        assert_eq!(cluster_list(&["m1"]), "cluster m1");
+        assert_eq!(cluster_list(&["m1", "m2"]), "clusters m1, m2");
+        let many: Vec<String> = (1..=12).map(|i| format!("m{i}")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            cluster_list(&refs),
+            "clusters m1, m2, m3, m4, m5, m6, m7, m8, m9, m10 and 2 more"
+        );
+    }
 
     #[test]
     fn works_name_their_binding() {

@@ -680,6 +680,12 @@ impl Detector {
             // Karmada's binding permanent id, set once at creation; Works carry it.
             let id_label = crate::render::binding_id_label(key.namespace.as_deref().unwrap_or(""));
             metadata["labels"][id_label] = json!(uuid::Uuid::new_v4().to_string());
+            // The binding controller's finalizer from the start saves it a write.
+            metadata["finalizers"] = json!([if key.namespace.is_some() {
+                karmada::BINDING_CONTROLLER_FINALIZER
+            } else {
+                karmada::CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER
+            }]);
             let body = json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": desired});
             let obj: DynamicObject =
                 serde_json::from_value(body).map_err(|source| Error::Encode {

@@ -87,6 +87,8 @@ struct Execution {
 /// One manifest's outcome in a member.
 enum Outcome {
     Applied,
+    /// Applied before at this Work generation and still there: nothing sent.
+    Unchanged,
     /// Present and left alone (a Namespace the member already had).
     Kept,
     Failed(String),
@@ -293,7 +295,7 @@ impl Execution {
             }
             let seen = store.get(&r);
             let outcome = if already && seen.is_some() {
-                Outcome::Applied
+                Outcome::Unchanged
             } else {
                 self.apply(
                     cluster,

@@ -52,6 +52,9 @@ impl RenderedWork {
                 "namespace": self.namespace,
                 "labels": self.labels,
                 "annotations": self.annotations,
+                // Set at creation, so the execution controller need not add it in a second
+                // write; it removes it once the member objects are gone.
+                "finalizers": [karmada::EXECUTION_CONTROLLER_FINALIZER],
             },
             "spec": self.spec,
         })

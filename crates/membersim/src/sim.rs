@@ -8,7 +8,7 @@
 //! until the watch has delivered the pass's own writes, so it never acts on a cache that
 //! lacks them (which would, e.g., create a ReplicaSet's Pods twice).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -82,6 +82,12 @@ pub(crate) struct Sim {
     cfg: SimConfig,
     defs: Defs,
     cache: BTreeMap<String, Arc<StoredObject>>,
+    /// Keys of the cached objects by their controller's uid, so that finding an owner's
+    /// objects costs its own children, not a scan of the namespace (a scan per owner made
+    /// every pass quadratic in the objects of a namespace).
+    children: HashMap<String, BTreeSet<String>>,
+    /// The controller uid of each cached object that has one.
+    controller_of: HashMap<String, String>,
     /// When a Pod was first seen bound (by uid): it runs `ready_delay` later.
     bound_at: HashMap<String, Instant>,
     /// When a Job's Pod was first seen running: it succeeds `ready_delay` later.
@@ -276,6 +282,8 @@ impl Sim {
             cfg,
             defs,
             cache: BTreeMap::new(),
+            children: HashMap::new(),
+            controller_of: HashMap::new(),
             bound_at: HashMap::new(),
             running_at: HashMap::new(),
             readiness,
@@ -300,8 +308,11 @@ impl Sim {
         let storage = self.server.storage.clone();
         let list = storage.list("/").await?;
         self.cache.clear();
+        self.children.clear();
+        self.controller_of.clear();
         for o in list.items {
             if KEY_PREFIXES.iter().any(|p| o.key.starts_with(p)) {
+                self.index(&o);
                 self.cache.insert(o.key.clone(), o);
             }
         }
@@ -373,10 +384,36 @@ impl Sim {
         }
         match ev.event_type {
             EventType::Deleted => {
-                self.cache.remove(key);
+                let key = key.clone();
+                self.unindex(&key);
+                self.cache.remove(&key);
             }
             EventType::Added | EventType::Modified => {
-                self.cache.insert(key.clone(), ev.object);
+                let key = key.clone();
+                self.unindex(&key);
+                self.index(&ev.object);
+                self.cache.insert(key, ev.object);
+            }
+        }
+    }
+
+    fn index(&mut self, o: &StoredObject) {
+        if let Some(uid) = controller_uid(&o.value) {
+            self.children
+                .entry(uid.to_string())
+                .or_default()
+                .insert(o.key.clone());
+            self.controller_of.insert(o.key.clone(), uid.to_string());
+        }
+    }
+
+    fn unindex(&mut self, key: &str) {
+        if let Some(uid) = self.controller_of.remove(key) {
+            if let Some(set) = self.children.get_mut(&uid) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.children.remove(&uid);
+                }
             }
         }
     }
@@ -657,9 +694,13 @@ impl Sim {
     fn owned_by(&self, prefix: &str, owner: &Value) -> Vec<Arc<Value>> {
         let uid = uid_of(owner);
         let ns_prefix = format!("{prefix}{}/", ns_of(owner));
-        self.objects_under(&ns_prefix)
-            .into_iter()
-            .filter(|o| controller_uid(o) == Some(uid))
+        let Some(keys) = self.children.get(uid) else {
+            return Vec::new();
+        };
+        keys.iter()
+            .filter(|k| k.starts_with(&ns_prefix))
+            .filter_map(|k| self.cache.get(k))
+            .map(|o| o.value.clone())
             .collect()
     }
 

@@ -292,13 +292,7 @@ pub fn spawn(host: kube::Client, opts: ControllerManagerOptions) -> ControllerMa
 impl ControllerManager {
     /// Stops every controller (and the per-cluster tasks and member watches they own).
     pub async fn stop(self) {
-        for task in &self.tasks {
-            task.abort();
-        }
-        for task in self.tasks {
-            // A cancelled task's JoinError is the expected outcome here.
-            let _ = task.await;
-        }
+        flotilla_runtime::stop_tasks(self.tasks).await;
     }
 
     /// The controllers' metrics in the Prometheus text format.

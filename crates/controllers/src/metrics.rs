@@ -2,7 +2,6 @@
 //! `ControllerManager::metrics_text`. Labels never carry a cluster name: with hundreds of
 //! members, per-cluster series would dwarf everything else the process exports.
 
-use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -94,12 +93,7 @@ impl Metrics {
     }
 
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        // Writing into a String cannot fail; an error would only mean a malformed metric name.
-        if encode(&mut out, &self.registry).is_err() {
-            tracing::warn!("encoding metrics failed");
-        }
-        out
+        flotilla_runtime::encode_metrics(&self.registry)
     }
 }
 

@@ -144,13 +144,7 @@ impl GarbageCollector {
     /// Stops discovery, the watches and the workers.
     pub async fn stop(self) {
         self.shared.queue.shut_down();
-        for task in &self.tasks {
-            task.abort();
-        }
-        for task in self.tasks {
-            // A cancelled task's JoinError is the expected outcome here.
-            let _ = task.await;
-        }
+        flotilla_runtime::stop_tasks(self.tasks).await;
     }
 
     /// The collector's metrics in the Prometheus text format.

@@ -2,7 +2,6 @@
 //! `GarbageCollector::metrics_text`. Labels carry policies and error kinds, never object
 //! names (unbounded).
 
-use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -116,12 +115,7 @@ impl Metrics {
     }
 
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        // Writing into a String cannot fail; an error would only mean a malformed metric name.
-        if encode(&mut out, &self.registry).is_err() {
-            tracing::warn!("encoding metrics failed");
-        }
-        out
+        flotilla_runtime::encode_metrics(&self.registry)
     }
 }
 

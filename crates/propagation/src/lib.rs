@@ -251,13 +251,7 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
 impl Propagation {
     /// Stops every controller and the member watches they own.
     pub async fn stop(self) {
-        for task in &self.tasks {
-            task.abort();
-        }
-        for task in self.tasks {
-            // A cancelled task's JoinError is the expected outcome.
-            let _ = task.await;
-        }
+        flotilla_runtime::stop_tasks(self.tasks).await;
     }
 
     /// The controllers' metrics in the Prometheus text format.

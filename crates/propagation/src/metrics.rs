@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -115,11 +114,7 @@ impl Metrics {
     }
 
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        if encode(&mut out, &self.registry).is_err() {
-            tracing::warn!("encoding metrics failed");
-        }
-        out
+        flotilla_runtime::encode_metrics(&self.registry)
     }
 }
 

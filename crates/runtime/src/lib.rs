@@ -3,13 +3,35 @@
 //!
 //! - [`queue`]: the coalescing work queue keyed by object, with per-key exponential backoff;
 //! - [`events`]: the core/v1 Event recorder, writing in the background with deduplication;
-//! - [`error_chain`]: an error and its causes on one line, for logs and conditions.
+//! - [`error_chain`]: an error and its causes on one line, for logs and conditions;
+//! - [`encode_metrics`] and [`stop_tasks`]: what every controller's `/metrics` and `stop` do.
 
 pub mod events;
 pub mod queue;
 
 pub use events::{EventRecorder, EventRequest};
 pub use queue::WorkQueue;
+
+/// A Prometheus registry in the text exposition format.
+pub fn encode_metrics(registry: &prometheus_client::registry::Registry) -> String {
+    let mut out = String::new();
+    // Writing into a String cannot fail; an error would only mean a malformed metric name.
+    if prometheus_client::encoding::text::encode(&mut out, registry).is_err() {
+        tracing::warn!("encoding metrics failed");
+    }
+    out
+}
+
+/// Aborts every task, then waits for each to end (so what they own is dropped on return).
+pub async fn stop_tasks(tasks: Vec<tokio::task::JoinHandle<()>>) {
+    for task in &tasks {
+        task.abort();
+    }
+    for task in tasks {
+        // A cancelled task's JoinError is the expected outcome here.
+        let _ = task.await;
+    }
+}
 
 /// The causes of `error`, outermost first, joined with ": ". A level whose text its parent
 /// already shows is left out (many wrappers print their cause inline); an API error prints

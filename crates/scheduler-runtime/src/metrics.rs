@@ -3,7 +3,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -135,12 +134,7 @@ impl Metrics {
 
     /// The text exposition.
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        // Writing into a String cannot fail; an error would only mean a malformed name.
-        if encode(&mut out, &self.registry).is_err() {
-            tracing::warn!("encoding metrics failed");
-        }
-        out
+        flotilla_runtime::encode_metrics(&self.registry)
     }
 }
 

@@ -613,3 +613,93 @@ async fn cluster_scoped_templates_and_late_policies() {
     );
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_member_does_not_delay_the_others() {
+    let env = Env::start().await;
+    env.create_namespace("spread").await;
+    let members_ns: Vec<Api<Namespace>> = {
+        let mut v = Vec::new();
+        for m in ["member1", "member2", "member3"] {
+            v.push(Api::all(env.member(m).await));
+        }
+        v
+    };
+    for api in &members_ns {
+        eventually("spread in the member", || async {
+            api.get_opt("spread")
+                .await
+                .map_err(|e| e.to_string())?
+                .map(|_| ())
+                .ok_or_else(|| "absent".to_string())
+        })
+        .await;
+    }
+    // member3 stops answering (connections refused) while its Cluster is still Ready.
+    env.members["member3"].set_reachable(false).await.unwrap();
+    let mut p = policy("all", "ConfigMap", "v1", json!({}));
+    p["spec"]["placement"] = json!({"replicaScheduling": {"replicaSchedulingType": "Duplicated"}});
+    env.apply("spread", p).await;
+    for i in 0..5 {
+        env.apply(
+            "spread",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("c{i}")}, "data": {"i": i.to_string()}}),
+        )
+        .await;
+    }
+    let works: Api<Work> = Api::all(env.client.clone());
+    let applied = eventually("every ConfigMap applied in member1 and member2", || async {
+        let list = works
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let applied: Vec<String> = list
+            .items
+            .iter()
+            .filter(|w| {
+                w.status.as_ref().is_some_and(|s| {
+                    s.conditions
+                        .iter()
+                        .any(|c| c.type_ == "Applied" && c.status == "True")
+                }) && w
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .is_some_and(|a| a.contains_key("resourcebinding.karmada.io/name"))
+            })
+            .map(|w| w.metadata.namespace.clone().unwrap_or_default())
+            .collect();
+        let per = |ns: &str| applied.iter().filter(|n| *n == ns).count();
+        if per("karmada-es-member1") == 5 && per("karmada-es-member2") == 5 {
+            Ok(per("karmada-es-member3"))
+        } else {
+            Err(format!("{applied:?}"))
+        }
+    })
+    .await;
+    assert_eq!(
+        applied, 0,
+        "member3 is unreachable: nothing can be applied there"
+    );
+    // Once member3 answers again, its Works are applied too.
+    env.members["member3"].set_reachable(true).await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(env.member("member3").await, "spread");
+    eventually("the ConfigMaps in member3 after it came back", || async {
+        let n = cms
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| e.to_string())?
+            .items
+            .iter()
+            .filter(|c| {
+                c.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with('c'))
+            })
+            .count();
+        if n == 5 { Ok(()) } else { Err(format!("{n}")) }
+    })
+    .await;
+    env.stop().await;
+}

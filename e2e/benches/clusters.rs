@@ -118,38 +118,11 @@ async fn client(kubeconfig: &Path, context: Option<&str>) -> kube::Client {
     kube::Client::try_from(config).unwrap()
 }
 
-/// (user+system CPU seconds, RSS KiB, peak RSS KiB) of a process.
-fn proc_usage(pid: u32) -> (f64, u64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    // utime and stime are fields 14 and 15 (1-based); after the ')' split, indices 11 and 12.
-    let ticks: f64 = fields
-        .get(11..13)
-        .map(|f| f.iter().filter_map(|t| t.parse::<f64>().ok()).sum())
-        .unwrap_or(0.0);
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib = |key: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (ticks / 100.0, kib("VmRSS:"), kib("VmHWM:"))
-}
-
 fn ready_and_pods(c: &flotilla_api::Cluster) -> (bool, i64) {
     let Some(status) = &c.status else {
         return (false, 0);
     };
-    let ready = status
-        .conditions
-        .iter()
-        .any(|c| c.type_ == "Ready" && c.status == "True");
+    let ready = status.is_ready();
     let pods = status
         .resource_summary
         .as_ref()
@@ -231,7 +204,7 @@ async fn main() {
         &d.join("members.log"),
         count as usize,
     );
-    let (_, sims_rss, _) = proc_usage(members.0.id());
+    let (_, sims_rss, _) = flotilla_testenv::proc_usage(members.0.id());
     println!(
         "member-sims: {count} started in {:.1} s, process RSS {} MiB",
         started.elapsed().as_secs_f64(),
@@ -366,10 +339,10 @@ async fn main() {
     );
 
     // Steady state: CPU over a minute, RSS.
-    let (cpu0, _, _) = proc_usage(pid);
+    let (cpu0, _, _) = flotilla_testenv::proc_usage(pid);
     let w0 = Instant::now();
     tokio::time::sleep(Duration::from_secs(60)).await;
-    let (cpu1, rss, hwm) = proc_usage(pid);
+    let (cpu1, rss, hwm) = flotilla_testenv::proc_usage(pid);
     let wall = w0.elapsed().as_secs_f64();
     println!(
         "controller-manager steady state over {wall:.0} s: CPU {:.1}% of one core, RSS {} MiB (peak {} MiB; target <= 300 MiB)",

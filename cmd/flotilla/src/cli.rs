@@ -491,17 +491,7 @@ async fn wait_members_ready(client: &kube::Client, count: usize, timeout: std::t
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         let ready = match clusters.list(&Default::default()).await {
-            Ok(list) => list
-                .items
-                .iter()
-                .filter(|c| {
-                    c.status.as_ref().is_some_and(|s| {
-                        s.conditions
-                            .iter()
-                            .any(|c| c.type_ == "Ready" && c.status == "True")
-                    })
-                })
-                .count(),
+            Ok(list) => list.items.iter().filter(|c| c.is_ready()).count(),
             Err(_) => 0,
         };
         if ready >= count {

@@ -191,6 +191,9 @@ pub struct ResourceModelRange {
     pub max: Quantity,
 }
 
+/// Cluster condition type: the member answers its health checks.
+pub const CONDITION_READY: &str = "Ready";
+
 /// Observed state of a member cluster.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -311,6 +314,22 @@ pub struct NodeCapacityGroup {
     /// Free capacity of each of those nodes.
     #[schemars(schema_with = "crate::schemas::resource_list")]
     pub available: ResourceList,
+}
+
+impl ClusterStatus {
+    /// Whether the `Ready` condition is True.
+    pub fn is_ready(&self) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| c.type_ == CONDITION_READY && c.status == "True")
+    }
+}
+
+impl Cluster {
+    /// Whether the cluster has a status whose `Ready` condition is True.
+    pub fn is_ready(&self) -> bool {
+        self.status.as_ref().is_some_and(ClusterStatus::is_ready)
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 
-pub const CONDITION_READY: &str = "Ready";
+pub const CONDITION_READY: &str = flotilla_api::cluster::CONDITION_READY;
 pub const REASON_READY: &str = "ClusterReady";
 pub const REASON_NOT_READY: &str = "ClusterNotReady";
 pub const REASON_NOT_REACHABLE: &str = "ClusterNotReachable";

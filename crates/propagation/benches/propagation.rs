@@ -245,32 +245,8 @@ fn spawn_component(component: &str, kubeconfig: &Path, dir: &Path) -> Proc {
     }
 }
 
-/// (user+system CPU seconds, RSS KiB, peak RSS KiB) of a process ("self" for this one).
-fn proc_usage(pid: &str) -> (f64, u64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    // utime and stime are fields 14 and 15 (1-based); after the ')' split, indices 11 and 12.
-    let ticks: f64 = fields
-        .get(11..13)
-        .map(|f| f.iter().filter_map(|t| t.parse::<f64>().ok()).sum())
-        .unwrap_or(0.0);
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib = |key: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (ticks / 100.0, kib("VmRSS:"), kib("VmHWM:"))
-}
-
 fn usage(p: &Proc) -> (f64, u64, u64) {
-    proc_usage(&p.child.id().to_string())
+    flotilla_testenv::proc_usage(p.child.id())
 }
 
 /// `GET /metrics` over plain HTTP/1.0.
@@ -579,12 +555,9 @@ async fn wait_clusters_ready(host: &kube::Client, count: usize) {
             .items
             .iter()
             .filter(|c| {
-                c.status.as_ref().is_some_and(|s| {
-                    s.conditions
-                        .iter()
-                        .any(|c| c.type_ == "Ready" && c.status == "True")
-                        && s.resource_summary.is_some()
-                })
+                c.status
+                    .as_ref()
+                    .is_some_and(|s| s.is_ready() && s.resource_summary.is_some())
             })
             .count();
         if ready == count {
@@ -682,7 +655,7 @@ async fn run_scenario(sc: &Scenario) {
             "as fast as they go".into()
         }
     );
-    let (bench_cpu_start, _, _) = proc_usage("self");
+    let (bench_cpu_start, _, _) = flotilla_testenv::proc_usage("self");
     let setup = Instant::now();
     let cp = flotilla_testenv::ControlPlane::start().await.unwrap();
     let host = cp.client.clone();
@@ -779,7 +752,7 @@ async fn run_scenario(sc: &Scenario) {
 
     let (cm_cpu0, _, _) = usage(&cm);
     let (sched_cpu0, _, _) = usage(&sched);
-    let (bench_cpu0, _, _) = proc_usage("self");
+    let (bench_cpu0, _, _) = flotilla_testenv::proc_usage("self");
     let created: Arc<Mutex<HashMap<Key, Instant>>> = Arc::default();
     let start = Instant::now();
     let creator = {
@@ -866,7 +839,7 @@ async fn run_scenario(sc: &Scenario) {
     let wall = start.elapsed();
     let (cm_cpu1, cm_rss, cm_hwm) = usage(&cm);
     let (sched_cpu1, sched_rss, sched_hwm) = usage(&sched);
-    let (bench_cpu1, bench_rss, _) = proc_usage("self");
+    let (bench_cpu1, bench_rss, _) = flotilla_testenv::proc_usage("self");
 
     // Report.
     let created = created.lock().clone();

@@ -132,13 +132,9 @@ impl Env {
                 .items
                 .iter()
                 .filter(|c| {
-                    let s = c.status.as_ref();
-                    s.is_some_and(|s| {
-                        s.conditions
-                            .iter()
-                            .any(|c| c.type_ == "Ready" && c.status == "True")
-                            && s.resource_summary.is_some()
-                    })
+                    c.status
+                        .as_ref()
+                        .is_some_and(|s| s.is_ready() && s.resource_summary.is_some())
                 })
                 .count();
             if ready == 3 {

@@ -18,11 +18,7 @@ use serde_json::json;
 
 fn has_capacity(c: &Cluster) -> bool {
     c.status.as_ref().is_some_and(|s| {
-        s.resource_summary.is_some()
-            && s.conditions
-                .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True")
-            && !s.api_enablements.is_empty()
+        s.resource_summary.is_some() && s.is_ready() && !s.api_enablements.is_empty()
     })
 }
 

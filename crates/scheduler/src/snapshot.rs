@@ -77,10 +77,7 @@ impl ClusterSnapshot {
                 .iter()
                 .map(|r| (e.group_version.as_str(), r.kind.as_str()))
         }));
-        snap.ready = status
-            .conditions
-            .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True");
+        snap.ready = status.is_ready();
         if let Some(summary) = &status.resource_summary {
             snap.has_resource_summary = true;
             let mut free = ResourceVector::from_capacity_list(&summary.allocatable, Round::Down);

@@ -106,3 +106,28 @@ impl ControlPlane {
         self.host.stop().await;
     }
 }
+
+/// (user+system CPU seconds, RSS KiB, peak RSS KiB) of a process: a pid, or `"self"`. What
+/// the benchmarks print for the processes they measure; zeros when /proc cannot be read.
+pub fn proc_usage(pid: impl std::fmt::Display) -> (f64, u64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // utime and stime are fields 14 and 15 (1-based); after the ')' split, indices 11 and 12.
+    let ticks: f64 = fields
+        .get(11..13)
+        .map(|f| f.iter().filter_map(|t| t.parse::<f64>().ok()).sum())
+        .unwrap_or(0.0);
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib = |key: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (ticks / 100.0, kib("VmRSS:"), kib("VmHWM:"))
+}

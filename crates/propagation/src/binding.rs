@@ -26,16 +26,16 @@ use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tracing::{Instrument, debug, info_span};
 
 use crate::aggregate::{self, ClusterWork};
-use crate::detector::{dynamic_api, involved};
+use crate::detector::involved;
 use crate::render::{Rendering, binding_id_label};
-use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers, wait_ready};
-use crate::{BINDING_MANAGER, Context, Error, host_err, is_not_found};
+use crate::runner::dynamic_api;
+use crate::runner::{AbortOnDrop, Next, spawn_workers, wait_ready};
+use crate::{BINDING_MANAGER, Context, Error, Shared, host_err, is_not_found};
 
 const CONTROLLER: &str = "binding";
 /// Work writes of one binding in flight at once.
@@ -82,6 +82,7 @@ struct BindingController {
     bindings: Store<ResourceBinding>,
     cluster_bindings: Store<ClusterResourceBinding>,
     works: Store<Work>,
+    templates: crate::detector::Templates,
 }
 
 fn binding_resource(namespaced: bool) -> ApiResource {
@@ -107,52 +108,25 @@ fn work_resource() -> ApiResource {
 
 /// Runs the binding controller; `works` is the shared Work cache and `work_events` names the
 /// binding of each Work that changed.
+/// Runs the binding controller; `events` names each binding that changed or whose Works did.
 pub(crate) async fn run(
     ctx: Arc<Context>,
-    works: Store<Work>,
-    mut work_events: mpsc::UnboundedReceiver<BindingKey>,
+    shared: Shared,
+    mut events: mpsc::UnboundedReceiver<BindingKey>,
 ) {
     let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
-    let (bindings, t1) = {
-        let queue = queue.clone();
-        reflect(
-            Api::<ResourceBinding>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |b: &ResourceBinding, _| {
-                queue.add(BindingKey {
-                    namespace: b.namespace(),
-                    name: b.name_any(),
-                })
-            },
-        )
-    };
-    let (cluster_bindings, t2) = {
-        let queue = queue.clone();
-        reflect(
-            Api::<ClusterResourceBinding>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |b: &ClusterResourceBinding, _| {
-                queue.add(BindingKey {
-                    namespace: None,
-                    name: b.name_any(),
-                })
-            },
-        )
-    };
     let forward = {
         let queue = queue.clone();
         tokio::spawn(async move {
-            while let Some(key) = work_events.recv().await {
+            while let Some(key) = events.recv().await {
                 queue.add(key);
             }
         })
     };
-    let _tasks = [AbortOnDrop(t1), AbortOnDrop(t2), AbortOnDrop(forward)];
-    if !wait_ready(&works).await
-        || !wait_ready(&bindings).await
-        || !wait_ready(&cluster_bindings).await
+    let _forward = AbortOnDrop(forward);
+    if !wait_ready(&shared.works).await
+        || !wait_ready(&shared.bindings).await
+        || !wait_ready(&shared.cluster_bindings).await
     {
         return;
     }
@@ -160,9 +134,10 @@ pub(crate) async fn run(
         ctx: ctx.clone(),
         reported: dashmap::DashMap::new(),
         queue: queue.clone(),
-        bindings,
-        cluster_bindings,
-        works,
+        bindings: shared.bindings,
+        cluster_bindings: shared.cluster_bindings,
+        works: shared.works,
+        templates: shared.templates,
     });
     let workers = spawn_workers(
         queue.clone(),
@@ -306,10 +281,23 @@ impl BindingController {
             &info.resource,
             resource.namespace.as_deref(),
         );
-        let template = match template_api.get(&resource.name).await {
-            Ok(t) => t,
-            Err(e) if is_not_found(&e) => return Ok(Next::Done),
-            Err(e) => return Err(host_err("reading template", resource.name.clone())(e)),
+        // The detector's cache has the template at least as new as this binding; kinds it
+        // does not watch (a binding made by hand) are read from the host.
+        let gvk = crate::registry::gvk_of(&resource.api_version, &resource.kind);
+        let cached = crate::detector::cached_template(
+            &self.templates,
+            &gvk,
+            resource.namespace.as_deref(),
+            &resource.name,
+        );
+        let template = match cached {
+            Some(Some(t)) => (*t).clone(),
+            Some(None) => return Ok(Next::Done),
+            None => match template_api.get(&resource.name).await {
+                Ok(t) => t,
+                Err(e) if is_not_found(&e) => return Ok(Next::Done),
+                Err(e) => return Err(host_err("reading template", resource.name.clone())(e)),
+            },
         };
         let template = serde_json::to_value(&template).map_err(|source| Error::Encode {
             what: "a template",

@@ -42,8 +42,8 @@ use tracing::{Instrument, debug, info_span};
 
 use crate::policy::{PolicyId, PolicyScope, PolicyView, TemplateView};
 use crate::registry::{ResourceInfo, api_version_of};
-use crate::runner::{AbortOnDrop, Next, reflect, spawn_workers, wait_ready};
-use crate::{Context, DETECTOR_MANAGER, Error, host_err, is_not_found};
+use crate::runner::{AbortOnDrop, Next, dynamic_api, reflect, spawn_workers, wait_ready};
+use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
 
 const CONTROLLER: &str = "detector";
 /// Annotation on a binding: hash of its template outside status, at the last binding write.
@@ -90,16 +90,36 @@ pub struct TemplateKey {
     pub name: String,
 }
 
-struct TemplateWatch {
+pub(crate) struct TemplateWatch {
     info: ResourceInfo,
     store: Store<DynamicObject>,
     _task: AbortOnDrop,
 }
 
+/// The template watches by kind: written by the detector, read by the binding controller.
+pub(crate) type Templates = Arc<DashMap<GroupVersionKind, TemplateWatch>>;
+
+/// The cached template of a kind, when the detector watches that kind (`None` otherwise:
+/// read it from the host).
+pub(crate) fn cached_template(
+    templates: &Templates,
+    gvk: &GroupVersionKind,
+    namespace: Option<&str>,
+    name: &str,
+) -> Option<Option<Arc<DynamicObject>>> {
+    templates.get(gvk).map(|w| {
+        let mut r = ObjectRef::new_with(name, w.info.resource.clone());
+        if let Some(ns) = namespace {
+            r = r.within(ns);
+        }
+        w.store.get(&r)
+    })
+}
+
 struct Detector {
     ctx: Arc<Context>,
     queue: Arc<WorkQueue<TemplateKey>>,
-    templates: Arc<DashMap<GroupVersionKind, TemplateWatch>>,
+    templates: Templates,
     policies: Store<PropagationPolicy>,
     cluster_policies: Store<ClusterPropagationPolicy>,
     bindings: Store<ResourceBinding>,
@@ -172,9 +192,9 @@ where
     });
 }
 
-pub(crate) async fn run(ctx: Arc<Context>) {
+pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
     let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
-    let templates: Arc<DashMap<GroupVersionKind, TemplateWatch>> = Arc::new(DashMap::new());
+    let templates = shared.templates.clone();
     let mut tasks = Vec::new();
 
     let (policies, task) = {
@@ -243,20 +263,7 @@ pub(crate) async fn run(ctx: Arc<Context>) {
         )
     };
     tasks.push(AbortOnDrop(task));
-    let (bindings, task) = reflect(
-        Api::<ResourceBinding>::all(ctx.host.clone()),
-        watcher::Config::default(),
-        (),
-        |_: &ResourceBinding, _| {},
-    );
-    tasks.push(AbortOnDrop(task));
-    let (cluster_bindings, task) = reflect(
-        Api::<ClusterResourceBinding>::all(ctx.host.clone()),
-        watcher::Config::default(),
-        (),
-        |_: &ClusterResourceBinding, _| {},
-    );
-    tasks.push(AbortOnDrop(task));
+    let (bindings, cluster_bindings) = (shared.bindings, shared.cluster_bindings);
     for ready in [
         wait_ready(&policies).await,
         wait_ready(&cluster_policies).await,
@@ -412,15 +419,16 @@ impl Detector {
     }
 
     async fn reconcile(&self, key: &TemplateKey) -> Result<Next, Error> {
-        let Some((template, info)) = self.templates.get(&key.gvk).map(|w| {
-            let mut r = ObjectRef::new_with(&key.name, w.info.resource.clone());
-            if let Some(ns) = &key.namespace {
-                r = r.within(ns);
-            }
-            (w.store.get(&r), w.info.clone())
-        }) else {
+        let Some(info) = self.templates.get(&key.gvk).map(|w| w.info.clone()) else {
             return Ok(Next::Done);
         };
+        let template = cached_template(
+            &self.templates,
+            &key.gvk,
+            key.namespace.as_deref(),
+            &key.name,
+        )
+        .flatten();
         let Some(template) = template else {
             return self.delete_binding(key).await.map(|()| Next::Done);
         };
@@ -947,18 +955,6 @@ pub(crate) fn involved(template: &Value) -> ObjectReference {
         name: s("/metadata/name"),
         uid: s("/metadata/uid"),
         ..Default::default()
-    }
-}
-
-/// A dynamic API for one resource, namespaced or not.
-pub(crate) fn dynamic_api(
-    client: &kube::Client,
-    resource: &ApiResource,
-    namespace: Option<&str>,
-) -> Api<DynamicObject> {
-    match namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
-        None => Api::all_with(client.clone(), resource),
     }
 }
 

@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dashmap::DashMap;
-use flotilla_api::Cluster;
 use flotilla_api::work::{ManifestStatus, ResourceIdentifier, WORK_APPLIED, Work, WorkStatus};
 use flotilla_core::karmada;
 use flotilla_runtime::WorkQueue;
@@ -37,8 +36,8 @@ use tracing::{Instrument, debug, info_span};
 
 use crate::members::MemberClients;
 use crate::registry::{ResourceInfo, gvk_of};
-use crate::runner::{AbortOnDrop, Next, reflect, reflect_trimmed, spawn_workers, wait_ready};
-use crate::{Context, EXECUTION_MANAGER, Error, host_err, is_not_found};
+use crate::runner::{AbortOnDrop, Next, reflect_trimmed, spawn_workers, wait_ready};
+use crate::{Context, EXECUTION_MANAGER, Error, Shared, host_err, is_not_found};
 
 const CONTROLLER: &str = "execution";
 /// Applied condition reasons and message (Karmada's).
@@ -96,24 +95,15 @@ enum Outcome {
 
 /// Runs the execution controller; `works` is the shared Work cache, `signals` carries the
 /// Work changes (and is how member watches re-queue Works, through `tx`).
+/// Runs the execution controller; `rx` carries Work and Cluster changes, and member
+/// watches re-queue Works through `tx`.
 pub(crate) async fn run(
     ctx: Arc<Context>,
-    works: Store<Work>,
+    shared: Shared,
     tx: mpsc::UnboundedSender<Signal>,
     mut rx: mpsc::UnboundedReceiver<Signal>,
 ) {
-    let (clusters, t2) = {
-        let tx = tx.clone();
-        reflect(
-            Api::<Cluster>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |c: &Cluster, _| {
-                let _ = tx.send(Signal::Cluster(c.name_any()));
-            },
-        )
-    };
-    let _tasks = [AbortOnDrop(t2)];
+    let (works, clusters) = (shared.works, shared.clusters);
     let members = MemberClients::new(ctx.host.clone(), clusters.clone());
     if !wait_ready(&clusters).await || !wait_ready(&works).await {
         return;
@@ -466,7 +456,7 @@ impl Execution {
         known: bool,
     ) -> Outcome {
         let timeout = self.ctx.opts.member_timeout;
-        let api = crate::detector::dynamic_api(client, &info.resource, namespace);
+        let api = crate::runner::dynamic_api(client, &info.resource, namespace);
         let name = manifest
             .pointer("/metadata/name")
             .and_then(Value::as_str)
@@ -611,7 +601,7 @@ impl Execution {
                 continue;
             };
             let ns = manifest.namespace().filter(|_| info.namespaced);
-            let api = crate::detector::dynamic_api(&member.client, &info.resource, ns);
+            let api = crate::runner::dynamic_api(&member.client, &info.resource, ns);
             let member_err = |action: &'static str| {
                 let object = format!("{kind} {name}");
                 let cluster = cluster.to_string();

@@ -40,11 +40,12 @@ pub use flotilla_runtime::error_chain;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_api::Work;
+use flotilla_api::{Cluster, ClusterResourceBinding, ResourceBinding, Work};
 use flotilla_runtime::EventRecorder;
 use kube::api::Api;
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 pub use metrics::Metrics;
@@ -179,6 +180,17 @@ pub(crate) struct Context {
     pub events: EventRecorder,
 }
 
+/// The caches the controllers share (see [`spawn`]); cloning shares them.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub works: Store<Work>,
+    pub bindings: Store<ResourceBinding>,
+    pub cluster_bindings: Store<ClusterResourceBinding>,
+    pub clusters: Store<Cluster>,
+    /// The detector's template watches, read by the binding controller too.
+    pub templates: detector::Templates,
+}
+
 /// The running propagation controllers.
 pub struct Propagation {
     tasks: Vec<JoinHandle<()>>,
@@ -211,14 +223,20 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
     tasks.push(tokio::spawn(
         registry.clone().run(host.clone(), opts.discovery_period),
     ));
-    // One Work cache for the binding and execution controllers (Works are the largest objects
-    // Flotilla keeps, a copy of every manifest per cluster); each change goes to both.
+    // The caches the controllers share, each watched once: Works (the largest objects
+    // Flotilla keeps, a copy of every manifest per cluster), bindings, Clusters and the
+    // detector's templates. Each change goes to the controllers it concerns.
     let (binding_tx, binding_rx) = mpsc::unbounded_channel();
     let (exec_tx, exec_rx) = mpsc::unbounded_channel();
-    let (works, works_task) = {
-        let exec_tx = exec_tx.clone();
+    let namespaces_dirty = Arc::new(Notify::new());
+    let (works, task) = {
+        let (binding_tx, exec_tx, dirty) = (
+            binding_tx.clone(),
+            exec_tx.clone(),
+            namespaces_dirty.clone(),
+        );
         runner::reflect(
-            Api::<Work>::all(host),
+            Api::<Work>::all(host.clone()),
             watcher::Config::default(),
             (),
             move |w: &Work, _| {
@@ -228,23 +246,75 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
                 if let Some(signal) = execution::signal_of(w) {
                     let _ = exec_tx.send(signal);
                 }
+                if namespaces::is_namespace_work(w) {
+                    dirty.notify_one();
+                }
             },
         )
     };
-    tasks.push(works_task);
-    tasks.push(tokio::spawn(detector::run(ctx.clone())));
+    tasks.push(task);
+    let (bindings, task) = {
+        let tx = binding_tx.clone();
+        runner::reflect(
+            Api::<ResourceBinding>::all(host.clone()),
+            watcher::Config::default(),
+            (),
+            move |b: &ResourceBinding, _| {
+                let _ = tx.send(binding::BindingKey {
+                    namespace: b.metadata.namespace.clone(),
+                    name: b.metadata.name.clone().unwrap_or_default(),
+                });
+            },
+        )
+    };
+    tasks.push(task);
+    let (cluster_bindings, task) = runner::reflect(
+        Api::<ClusterResourceBinding>::all(host.clone()),
+        watcher::Config::default(),
+        (),
+        move |b: &ClusterResourceBinding, _| {
+            let _ = binding_tx.send(binding::BindingKey {
+                namespace: None,
+                name: b.metadata.name.clone().unwrap_or_default(),
+            });
+        },
+    );
+    tasks.push(task);
+    let (clusters, task) = {
+        let (exec_tx, dirty) = (exec_tx.clone(), namespaces_dirty.clone());
+        runner::reflect(
+            Api::<Cluster>::all(host),
+            watcher::Config::default(),
+            (),
+            move |c: &Cluster, _| {
+                let _ = exec_tx.send(execution::Signal::Cluster(
+                    c.metadata.name.clone().unwrap_or_default(),
+                ));
+                dirty.notify_one();
+            },
+        )
+    };
+    tasks.push(task);
+    let shared = Shared {
+        works,
+        bindings,
+        cluster_bindings,
+        clusters,
+        templates: Arc::new(dashmap::DashMap::new()),
+    };
+    tasks.push(tokio::spawn(detector::run(ctx.clone(), shared.clone())));
     tasks.push(tokio::spawn(binding::run(
         ctx.clone(),
-        works.clone(),
+        shared.clone(),
         binding_rx,
     )));
     tasks.push(tokio::spawn(execution::run(
         ctx.clone(),
-        works,
+        shared.clone(),
         exec_tx,
         exec_rx,
     )));
-    tasks.push(tokio::spawn(namespaces::run(ctx)));
+    tasks.push(tokio::spawn(namespaces::run(ctx, shared, namespaces_dirty)));
     Propagation { tasks, metrics }
 }
 

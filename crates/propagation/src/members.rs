@@ -59,12 +59,7 @@ impl MemberClients {
 
     /// Whether the cluster exists and its Ready condition is True.
     pub fn ready(&self, name: &str) -> bool {
-        self.cluster(name).is_some_and(|c| {
-            c.status
-                .as_ref()
-                .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"))
-                .is_some_and(|c| c.status == "True")
-        })
+        self.cluster(name).is_some_and(|c| c.is_ready())
     }
 
     /// Names of every Cluster not being deleted.

@@ -25,7 +25,7 @@ use tokio::sync::Notify;
 use tracing::warn;
 
 use crate::runner::{AbortOnDrop, reflect, wait_ready};
-use crate::{Context, NAMESPACE_MANAGER, is_not_found};
+use crate::{Context, NAMESPACE_MANAGER, Shared, is_not_found};
 
 /// Label on the Works of the namespace sync.
 pub const NAMESPACE_WORK_LABEL: &str = "namespace.flotilla.io/sync";
@@ -75,47 +75,45 @@ pub fn namespace_manifest(ns: &Namespace, cluster: &str, work_name: &str) -> Val
     })
 }
 
-pub(crate) async fn run(ctx: Arc<Context>) {
-    let dirty = Arc::new(Notify::new());
-    let mark = |dirty: &Arc<Notify>| {
+/// Whether a Work is one of the namespace sync's.
+pub(crate) fn is_namespace_work(w: &Work) -> bool {
+    w.labels()
+        .get(NAMESPACE_WORK_LABEL)
+        .is_some_and(|v| v == "true")
+}
+
+/// Runs the namespace sync; `dirty` is notified on every change of namespaces, Clusters and
+/// namespace Works.
+pub(crate) async fn run(ctx: Arc<Context>, shared: Shared, dirty: Arc<Notify>) {
+    let (namespaces, task) = {
         let dirty = dirty.clone();
-        move || dirty.notify_one()
-    };
-    let (namespaces, t1) = {
-        let m = mark(&dirty);
         reflect(
             Api::<Namespace>::all(ctx.host.clone()),
             watcher::Config::default(),
             (),
-            move |_: &Namespace, _| m(),
+            move |_: &Namespace, _| dirty.notify_one(),
         )
     };
-    let (clusters, t2) = {
-        let m = mark(&dirty);
-        reflect(
-            Api::<Cluster>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |_: &Cluster, _| m(),
-        )
-    };
-    let (works, t3) = {
-        let m = mark(&dirty);
-        reflect(
-            Api::<Work>::all(ctx.host.clone()),
-            watcher::Config::default().labels(&format!("{NAMESPACE_WORK_LABEL}=true")),
-            (),
-            move |_: &Work, _| m(),
-        )
-    };
-    let _tasks = [AbortOnDrop(t1), AbortOnDrop(t2), AbortOnDrop(t3)];
+    let _task = AbortOnDrop(task);
+    let (clusters, works) = (shared.clusters, shared.works);
     if !wait_ready(&namespaces).await || !wait_ready(&clusters).await || !wait_ready(&works).await {
         return;
     }
     let mut failures = 0u32;
     loop {
         let started = std::time::Instant::now();
-        let ok = sync(&ctx, &namespaces.state(), &clusters.state(), &works.state()).await;
+        let namespace_works: Vec<Arc<Work>> = works
+            .state()
+            .into_iter()
+            .filter(|w| is_namespace_work(w))
+            .collect();
+        let ok = sync(
+            &ctx,
+            &namespaces.state(),
+            &clusters.state(),
+            &namespace_works,
+        )
+        .await;
         ctx.metrics.reconciled("namespace", ok, started.elapsed());
         if ok {
             failures = 0;

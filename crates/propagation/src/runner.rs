@@ -11,7 +11,7 @@ use std::time::Duration;
 use flotilla_runtime::WorkQueue;
 use futures::StreamExt;
 use kube::Resource;
-use kube::api::Api;
+use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::{self, Event};
@@ -146,4 +146,16 @@ where
             })
         })
         .collect()
+}
+
+/// A dynamic API for one resource, namespaced or not.
+pub(crate) fn dynamic_api(
+    client: &kube::Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
+    }
 }

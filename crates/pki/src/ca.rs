@@ -6,7 +6,7 @@ use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-use chrono::{Datelike, Duration, Utc};
+use chrono::{DateTime, Datelike, Duration, Utc};
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, SanType, SigningKey,
@@ -100,6 +100,7 @@ pub struct CertificateAuthority {
     cert_pem: String,
     key_pem: String,
     cert_der: Vec<u8>,
+    not_after: DateTime<Utc>,
     issuer: Issuer<'static, KeyPair>,
 }
 
@@ -132,10 +133,13 @@ impl CertificateAuthority {
         set_validity(&mut params, CA_VALIDITY_DAYS);
         let cert = params.self_signed(&key).map_err(ca_err)?;
         let key_pem = key.serialize_pem();
+        let cert_der = cert.der().to_vec();
+        let not_after = not_after_of(&cert_der, "the generated CA")?;
         Ok(Self {
             cert_pem: cert.pem(),
             key_pem,
-            cert_der: cert.der().to_vec(),
+            cert_der,
+            not_after,
             issuer: Issuer::new(params, key),
         })
     }
@@ -171,12 +175,15 @@ impl CertificateAuthority {
                 what: what.to_string(),
             });
         }
+        let not_after = DateTime::from_timestamp(cert.validity().not_after.timestamp(), 0)
+            .ok_or_else(|| parse_err("the expiry is out of range".into()))?;
         let issuer = Issuer::from_ca_cert_der(&cert_der.clone().into(), key)
             .map_err(|e| parse_err(e.to_string()))?;
         Ok(Self {
             cert_pem: cert_pem.to_string(),
             key_pem: key_pem.to_string(),
             cert_der,
+            not_after,
             issuer,
         })
     }
@@ -221,6 +228,15 @@ impl CertificateAuthority {
     /// The CA certificate, DER encoded.
     pub fn cert_der(&self) -> &[u8] {
         &self.cert_der
+    }
+
+    /// When the CA certificate expires; nothing it issues outlives it.
+    pub fn not_after(&self) -> DateTime<Utc> {
+        self.not_after
+    }
+
+    pub(crate) fn issuer(&self) -> &Issuer<'static, KeyPair> {
+        &self.issuer
     }
 
     /// Issues a serving certificate (serverAuth) for `dns_names` and `ips`, valid for a year.
@@ -293,6 +309,18 @@ impl CertificateAuthority {
     }
 }
 
+/// The `notAfter` of a DER certificate.
+fn not_after_of(cert_der: &[u8], what: &str) -> Result<DateTime<Utc>> {
+    let parse_err = |reason: String| PkiError::ParseCertificate {
+        what: what.to_string(),
+        reason,
+    };
+    let (_, cert) =
+        x509_parser::parse_x509_certificate(cert_der).map_err(|e| parse_err(e.to_string()))?;
+    DateTime::from_timestamp(cert.validity().not_after.timestamp(), 0)
+        .ok_or_else(|| parse_err("the expiry is out of range".into()))
+}
+
 fn new_key() -> Result<KeyPair> {
     KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(PkiError::GenerateKey)
 }
@@ -330,7 +358,7 @@ fn set_validity(params: &mut CertificateParams, days: i64) {
 }
 
 /// PEM-encodes DER bytes with 64-character lines.
-fn pem_encode(label: &str, der: &[u8]) -> String {
+pub(crate) fn pem_encode(label: &str, der: &[u8]) -> String {
     use base64::Engine;
     let b64 = base64::engine::general_purpose::STANDARD.encode(der);
     let mut out = format!("-----BEGIN {label}-----\n");

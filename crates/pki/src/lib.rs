@@ -3,6 +3,8 @@
 //! This crate owns:
 //! - [`CertificateAuthority`]: ECDSA P-256 CAs that issue serving certificates and Kubernetes
 //!   client certificates (CN = user, O = groups);
+//! - [`parse_certificate_request`] / [`CertificateAuthority::sign_request`]: PKCS#10 requests
+//!   (the Kubernetes CSR API's `spec.request`) checked and signed;
 //! - [`ensure_server_pki`]: the idempotent on-disk certificate set of an API server
 //!   (cluster CA, serving, admin, front-proxy CA and client);
 //! - [`server_config`] / [`client_config`]: rustls configurations using the ring provider;
@@ -13,6 +15,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod ca;
+mod csr;
 mod der;
 mod error;
 mod fsutil;
@@ -27,6 +30,9 @@ mod handshake_tests;
 mod kubectl_tests;
 
 pub use ca::{CertFiles, CertificateAuthority, IssuedCert, cert_paths};
+pub use csr::{
+    CertificateRequest, RequestError, SigningProfile, key_usages, parse_certificate_request,
+};
 pub use error::{PkiError, Result};
 pub use identity::{ClientIdentity, identity_from_cert, peer_identity};
 pub use kubeconfig::{

@@ -15,6 +15,7 @@ pub mod selector;
 pub mod status;
 
 pub use resource::{
-    GroupVersionKind, ResourceDef, ScaleDef, TableColumn, TablePrinter, Validation,
+    GroupVersionKind, PartialSubresource, Permission, Requester, ResourceDef, ScaleDef,
+    TableColumn, TablePrinter, Validation,
 };
 pub use status::{ApiError, Cause};

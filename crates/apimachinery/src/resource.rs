@@ -64,6 +64,68 @@ impl ScaleDef {
     }
 }
 
+/// A subresource written like `status`: PUT and PATCH through it change only the part of the
+/// object at `path` (everything else is kept as stored), and writes to the main resource keep
+/// that part as stored. GET returns the whole object. Discovery lists it with the verbs get,
+/// patch and update. E.g. `certificatesigningrequests/approval` owns `.status.conditions`.
+#[derive(Clone)]
+pub struct PartialSubresource {
+    /// `approval`.
+    pub name: String,
+    /// Dot path of the part it writes, from the object root (`.status.conditions`).
+    pub path: String,
+    /// Permissions a writer needs beyond `update`/`patch` on the subresource itself, computed
+    /// from the stored object (kube's admission checks, e.g. `approve` on a CSR's signer).
+    pub permission: Option<PermissionFn>,
+}
+
+impl fmt::Debug for PartialSubresource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PartialSubresource")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A permission a write needs on top of the request's own: allowed when the writer may do
+/// `verb` on `resource` of `group` under any one of `names`; otherwise the write is forbidden
+/// with `message` (kube's admission wording, e.g. `user not permitted to approve requests with
+/// signerName "example.com/x"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Permission {
+    pub verb: String,
+    pub group: String,
+    pub resource: String,
+    pub names: Vec<String>,
+    pub message: String,
+}
+
+/// The extra permission writing a subresource of this stored object needs (`None`: none).
+pub type PermissionFn = Arc<dyn Fn(&Value) -> Option<Permission> + Send + Sync>;
+
+/// Who is writing, as a kind's [`PrepareCreateFn`] sees it (kube's `user.Info`).
+#[derive(Debug, Clone, Copy)]
+pub struct Requester<'a> {
+    pub name: &'a str,
+    pub uid: &'a str,
+    pub groups: &'a [String],
+    pub extra: &'a BTreeMap<String, Vec<String>>,
+}
+
+/// Adjusts an object about to be created from who creates it (kube's strategy
+/// `PrepareForCreate`, e.g. a CSR records its requester). `None` when the write has no user
+/// (the server's own bootstrap writes).
+pub type PrepareCreateFn = Arc<dyn Fn(&mut Value, Option<&Requester<'_>>) + Send + Sync>;
+
+/// A kind's own update rules that depend on which (sub)resource is written (kube's per-
+/// subresource strategy `PrepareForUpdate` and `ValidateUpdate`): called with the new object
+/// after the generic subresource merge, the stored object and the subresource (`None` for the
+/// main resource, else e.g. `status`); may adjust the new object and returns the causes the
+/// update is invalid for (`422`). Runs before defaulting and the kind's validation.
+pub type PrepareUpdateFn =
+    Arc<dyn Fn(&mut Value, &Value, Option<&str>) -> Vec<Cause> + Send + Sync>;
+
 /// A Table column (`meta.k8s.io/v1 TableColumnDefinition`).
 #[derive(Debug, Clone)]
 pub struct TableColumn {
@@ -162,6 +224,8 @@ pub struct ResourceDef {
     /// stored status and writes to `/status` keep everything but status).
     pub has_status: bool,
     pub scale: Option<ScaleDef>,
+    /// Subresources other than `status` that write one part of the object.
+    pub partial_subresources: Vec<PartialSubresource>,
     /// Subresources served by a custom handler of the server (e.g. `proxy`), listed in
     /// discovery with the connect verbs.
     pub connect_subresources: Vec<String>,
@@ -177,6 +241,8 @@ pub struct ResourceDef {
     pub prune: Option<PruneFn>,
     pub validate: Option<ValidateFn>,
     pub default: Option<DefaultFn>,
+    pub prepare_create: Option<PrepareCreateFn>,
+    pub prepare_update: Option<PrepareUpdateFn>,
     pub printer: Option<TablePrinter>,
     pub openapi: Option<Arc<OpenApiSchemas>>,
 }
@@ -208,6 +274,7 @@ impl ResourceDef {
             namespaced,
             has_status: false,
             scale: None,
+            partial_subresources: Vec::new(),
             connect_subresources: Vec::new(),
             strategic_merge: false,
             storage_version: None,
@@ -215,6 +282,8 @@ impl ResourceDef {
             prune: None,
             validate: None,
             default: None,
+            prepare_create: None,
+            prepare_update: None,
             printer: None,
             openapi: None,
         }
@@ -236,9 +305,36 @@ impl ResourceDef {
         self.scale = Some(scale);
         self
     }
+    pub fn with_partial_subresource(mut self, sub: PartialSubresource) -> Self {
+        self.partial_subresources.push(sub);
+        self
+    }
     pub fn with_strategic_merge(mut self) -> Self {
         self.strategic_merge = true;
         self
+    }
+
+    /// The path of the object a write through `subresource` may change: `.status` for
+    /// `status` (when served), a partial subresource's own path, `None` for anything else.
+    pub fn subresource_path(&self, subresource: &str) -> Option<&str> {
+        if subresource == "status" && self.has_status {
+            return Some(".status");
+        }
+        self.partial_subresources
+            .iter()
+            .find(|s| s.name == subresource)
+            .map(|s| s.path.as_str())
+    }
+
+    /// The paths a write to the main resource keeps as stored: `.status` (when the `status`
+    /// subresource exists) and every partial subresource's path.
+    pub fn subresource_owned_paths(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        if self.has_status {
+            out.push(".status");
+        }
+        out.extend(self.partial_subresources.iter().map(|s| s.path.as_str()));
+        out
     }
 
     pub fn gvk(&self) -> GroupVersionKind {
@@ -278,5 +374,31 @@ impl ResourceDef {
             "update",
             "watch",
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subresource_paths() {
+        let plain = ResourceDef::new("g", "v1", "K", "ks", false);
+        assert_eq!(plain.subresource_path("status"), None);
+        assert!(plain.subresource_owned_paths().is_empty());
+        let def = plain
+            .with_status()
+            .with_partial_subresource(PartialSubresource {
+                name: "approval".into(),
+                path: ".status.conditions".into(),
+                permission: None,
+            });
+        assert_eq!(def.subresource_path("status"), Some(".status"));
+        assert_eq!(def.subresource_path("approval"), Some(".status.conditions"));
+        assert_eq!(def.subresource_path("scale"), None);
+        assert_eq!(
+            def.subresource_owned_paths(),
+            [".status", ".status.conditions"]
+        );
     }
 }

@@ -33,6 +33,16 @@ impl UserInfo {
             extra: BTreeMap::new(),
         }
     }
+
+    /// This user as a kind's create hook sees it.
+    pub fn requester(&self) -> flotilla_apimachinery::Requester<'_> {
+        flotilla_apimachinery::Requester {
+            name: &self.name,
+            uid: &self.uid,
+            groups: &self.groups,
+            extra: &self.extra,
+        }
+    }
 }
 
 /// What the TLS layer established about the peer of one connection.

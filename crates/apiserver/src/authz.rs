@@ -2,6 +2,8 @@
 //! group, resource, subresource, namespace, name), asks the authorizer, and handles
 //! impersonation (`Impersonate-User`, `Impersonate-Group`, `Impersonate-Uid`,
 //! `Impersonate-Extra-*`; `kubectl --as/--as-group`), which needs the `impersonate` verb.
+//! Also the extra permission a partial subresource may ask of its writers (e.g. `approve` on
+//! a CSR's signer for `certificatesigningrequests/approval`), checked like kube's admission.
 
 use std::collections::BTreeMap;
 
@@ -129,6 +131,60 @@ pub fn authorize(
         Decision::Allow { .. } => Ok(()),
         Decision::Deny { reason } => Err(flotilla_rbac::forbidden_error(&rbac, &reason)),
     }
+}
+
+/// For an update or patch through a partial subresource that asks for an extra
+/// [`Permission`](flotilla_apimachinery::Permission) (computed from the stored object): allowed
+/// when the authorizer allows the verb on any of its names, else 403 naming the object, as
+/// kube's admission plugins answer. A missing object passes (the write then answers 404).
+pub async fn authorize_subresource_write(
+    authorizer: &dyn Authorizer,
+    objects: &crate::objects::Objects<'_>,
+    rp: &ResourcePath,
+    user: &UserInfo,
+) -> Result<(), ApiError> {
+    let def = objects.def;
+    let (Some(sub), Some(name)) = (rp.subresource.as_deref(), rp.name.as_deref()) else {
+        return Ok(());
+    };
+    let Some(permission_of) = def
+        .partial_subresources
+        .iter()
+        .find(|s| s.name == sub)
+        .and_then(|s| s.permission.as_ref())
+    else {
+        return Ok(());
+    };
+    let stored = match objects.get(rp.namespace.as_deref(), name).await {
+        Ok(o) => o,
+        Err(e) if e.code == 404 => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let Some(permission) = permission_of(&stored.value) else {
+        return Ok(());
+    };
+    for target in &permission.names {
+        let attrs = RequestAttributes {
+            verb: permission.verb.clone(),
+            resource_request: true,
+            api_group: permission.group.clone(),
+            resource: permission.resource.clone(),
+            subresource: String::new(),
+            namespace: String::new(),
+            name: target.clone(),
+            path: String::new(),
+        };
+        if authorizer.authorize(user, &attrs).await.is_ok() {
+            return Ok(());
+        }
+    }
+    tracing::debug!(user = %user.name, verb = %permission.verb, resource = %permission.resource, names = ?permission.names, "subresource write not permitted");
+    Err(ApiError::forbidden(format!(
+        "{} {name:?} is forbidden: {}",
+        flotilla_apimachinery::status::qualified_resource(&def.group, &def.plural),
+        permission.message
+    ))
+    .with_details(&def.group, &def.plural, name))
 }
 
 const IMPERSONATE_USER: &str = "impersonate-user";

@@ -237,11 +237,20 @@ pub fn group_version(
 }
 
 /// (name, kind, group, version, verbs) of each subresource.
-fn subresources(d: &ResourceDef) -> Vec<(&'static str, String, String, String, Vec<&'static str>)> {
+fn subresources(d: &ResourceDef) -> Vec<(&str, String, String, String, Vec<&'static str>)> {
     let mut out = Vec::new();
     if d.has_status {
         out.push((
             "status",
+            d.kind.clone(),
+            String::new(),
+            String::new(),
+            vec!["get", "patch", "update"],
+        ));
+    }
+    for sub in &d.partial_subresources {
+        out.push((
+            sub.name.as_str(),
             d.kind.clone(),
             String::new(),
             String::new(),

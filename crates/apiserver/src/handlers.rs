@@ -37,7 +37,9 @@ impl RequestContext {
             .merge_schemas
             .get(&(self.def.group.clone(), self.def.plural.clone()))
             .map(|s| s.value().clone());
-        Objects::new(&self.def, &self.server.storage).with_merge_schema(schema)
+        Objects::new(&self.def, &self.server.storage)
+            .with_merge_schema(schema)
+            .with_requester(Some(self.user.requester()))
     }
     fn namespace(&self) -> Option<&str> {
         self.path.namespace.as_deref()

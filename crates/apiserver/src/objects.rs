@@ -1,13 +1,14 @@
 //! The REST semantics of one resource over storage, independent of HTTP: storage keys, object
 //! metadata on create and update (uid, timestamps, generation, finalizers and
-//! deletionTimestamp), the `status` and `scale` subresources, patches and server-side apply
-//! with field ownership, optimistic concurrency, and deletion.
+//! deletionTimestamp), the `status` and `scale` subresources and the partial ones (such as
+//! `approval`), a kind's own create/update preparation, patches and server-side apply with
+//! field ownership, optimistic concurrency, and deletion.
 
 use std::sync::Arc;
 
 use chrono::{SecondsFormat, Utc};
 use flotilla_apimachinery::status::Cause;
-use flotilla_apimachinery::{ApiError, ResourceDef};
+use flotilla_apimachinery::{ApiError, Requester, ResourceDef};
 use flotilla_merge as merge;
 use flotilla_storage::{Revision, Storage, StorageError, StoredObject};
 use rand::Rng;
@@ -311,6 +312,8 @@ pub struct Objects<'a> {
     pub storage: &'a Arc<dyn Storage>,
     /// The merge schema of a custom resource (from its CRD); built-in kinds use theirs.
     pub merge_schema: Option<Arc<merge::Schema>>,
+    /// Who writes, for kinds that record it on create ([`ResourceDef::prepare_create`]).
+    pub requester: Option<Requester<'a>>,
 }
 
 impl<'a> Objects<'a> {
@@ -319,7 +322,13 @@ impl<'a> Objects<'a> {
             def,
             storage,
             merge_schema: None,
+            requester: None,
         }
+    }
+
+    pub fn with_requester(mut self, requester: Option<Requester<'a>>) -> Self {
+        self.requester = requester;
+        self
     }
 
     pub fn with_merge_schema(mut self, schema: Option<Arc<merge::Schema>>) -> Self {
@@ -430,6 +439,9 @@ impl<'a> Objects<'a> {
                 m.remove("status");
             }
         }
+        if let Some(prepare) = &def.prepare_create {
+            prepare(&mut obj, self.requester.as_ref());
+        }
         let warnings = default_and_validate(def, &mut obj, None, opts.field_validation)?;
         merge::track_update(
             None,
@@ -535,29 +547,27 @@ impl<'a> Objects<'a> {
                 return Err(ApiError::conflict(&def.group, &def.plural, &name));
             }
         }
-        // Subresource semantics: status writes change only status, main writes keep status.
-        if subresource == Some("status") {
-            let mut merged = old_value.clone();
-            match new.get("status") {
-                Some(s) => merged["status"] = s.clone(),
-                None => {
-                    if let Some(m) = merged.as_object_mut() {
-                        m.remove("status");
-                    }
+        // Subresource semantics: a write through `status` (or a partial subresource such as
+        // `approval`) changes only its part; main writes keep those parts as stored.
+        match subresource.and_then(|s| def.subresource_path(s)) {
+            Some(path) => {
+                let mut merged = old_value.clone();
+                copy_path(&new, &mut merged, path);
+                if let Some(mf) = meta(&new).and_then(|m| m.get("managedFields")) {
+                    meta_mut(&mut merged).insert("managedFields".into(), mf.clone());
+                }
+                new = merged;
+            }
+            None => {
+                for path in def.subresource_owned_paths() {
+                    copy_path(old_value, &mut new, path);
                 }
             }
-            if let Some(mf) = meta(&new).and_then(|m| m.get("managedFields")) {
-                meta_mut(&mut merged).insert("managedFields".into(), mf.clone());
-            }
-            new = merged;
-        } else if def.has_status {
-            match old_value.get("status") {
-                Some(s) => new["status"] = s.clone(),
-                None => {
-                    if let Some(m) = new.as_object_mut() {
-                        m.remove("status");
-                    }
-                }
+        }
+        if let Some(prepare) = &def.prepare_update {
+            let causes = prepare(&mut new, old_value, subresource);
+            if !causes.is_empty() {
+                return Err(ApiError::invalid(&def.group, &def.kind, &name, causes));
             }
         }
         {
@@ -842,6 +852,9 @@ impl<'a> Objects<'a> {
             if let Some(m) = obj.as_object_mut() {
                 m.remove("status");
             }
+        }
+        if let Some(prepare) = &def.prepare_create {
+            prepare(&mut obj, self.requester.as_ref());
         }
         let warnings = default_and_validate(def, &mut obj, None, opts.field_validation)?;
         self.store_new(namespace, name, obj, opts, warnings).await
@@ -1328,6 +1341,36 @@ fn set_path(v: &mut Value, path: &str, value: Value) {
             return;
         }
         cur = map.entry(seg.to_string()).or_insert_with(|| json!({}));
+    }
+}
+
+/// Makes `path` (a dot path) of `to` what it is in `from`: copied when present there, removed
+/// when absent.
+fn copy_path(from: &Value, to: &mut Value, path: &str) {
+    match get_path(from, path) {
+        Some(v) => set_path(to, path, v.clone()),
+        None => remove_path(to, path),
+    }
+}
+
+fn remove_path(v: &mut Value, path: &str) {
+    let segs: Vec<&str> = path
+        .trim_start_matches('.')
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let Some((last, parents)) = segs.split_last() else {
+        return;
+    };
+    let mut cur = v;
+    for seg in parents {
+        match cur.get_mut(*seg) {
+            Some(next) => cur = next,
+            None => return,
+        }
+    }
+    if let Some(map) = cur.as_object_mut() {
+        map.remove(*last);
     }
 }
 

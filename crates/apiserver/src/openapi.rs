@@ -226,7 +226,13 @@ fn document(gv: &str, defs: &[Arc<ResourceDef>], version: &str) -> Value {
         let item_path = format!("{base}/{{name}}");
         paths.insert(item_path.clone(), Value::Object(item.clone()));
         if def.has_status {
-            paths.insert(format!("{item_path}/status"), Value::Object(item));
+            paths.insert(format!("{item_path}/status"), Value::Object(item.clone()));
+        }
+        for sub in &def.partial_subresources {
+            paths.insert(
+                format!("{item_path}/{}", sub.name),
+                Value::Object(item.clone()),
+            );
         }
     }
     json!({

@@ -425,6 +425,16 @@ fn resource_paths(paths: &mut Map<String, Value>, def: &ResourceDef, root: &str)
     if def.has_status {
         paths.insert(format!("{item_path}/status"), Value::Object(item("Status")));
     }
+    for sub in &def.partial_subresources {
+        let mut suffix = sub.name.clone();
+        if let Some(first) = suffix.get_mut(0..1) {
+            first.make_ascii_uppercase();
+        }
+        paths.insert(
+            format!("{item_path}/{}", sub.name),
+            Value::Object(item(&suffix)),
+        );
+    }
 }
 
 /// Strategic merge facts of the built-in types' list (and retainKeys) fields:

@@ -498,8 +498,8 @@ async fn resource_request(
     let query = Query::parse(parts.uri.query());
     match rp.subresource.as_deref() {
         None => {}
-        Some("status") if def.has_status => {}
         Some("scale") if def.scale.is_some() => {}
+        Some(sub) if def.subresource_path(sub).is_some() => {}
         Some(_) => return error_response(&ApiError::path_not_found()),
     }
     let body = if matches!(
@@ -527,6 +527,19 @@ async fn resource_request(
         user,
         user_agent: user_agent.to_string(),
     };
+    if let (Some(authz), "update" | "patch") = (&server.authorizer, verb) {
+        let objects = ctx.objects();
+        if let Err(e) = crate::authz::authorize_subresource_write(
+            authz.as_ref(),
+            &objects,
+            &ctx.path,
+            &ctx.user,
+        )
+        .await
+        {
+            return error_response(&e);
+        }
+    }
     let result = match verb {
         "get" => handlers::get(&ctx).await,
         "list" => handlers::list(&ctx).await,

@@ -2,7 +2,8 @@
 //! kube-apiserver does (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`).
 //!
 //! - [`builtin_printer`]: the columns of the built-in kinds (Deployments, Pods, Services,
-//!   Nodes, Events, RBAC, ...), with cells formatted the way kubectl users know them;
+//!   Nodes, Events, RBAC, CertificateSigningRequests, ...), with cells formatted the way
+//!   kubectl users know them;
 //! - [`custom_printer`]: a CRD's `additionalPrinterColumns`, evaluated with [`eval_json_path`];
 //! - [`default_printer`]: `NAME AGE` for kinds without columns of their own.
 //!
@@ -13,6 +14,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod cells;
+mod certificates;
 mod cluster;
 mod corev1;
 mod custom;
@@ -64,6 +66,9 @@ pub fn builtin_printer(group: &str, plural: &str) -> Option<TablePrinter> {
         }
         ("apiextensions.k8s.io", "customresourcedefinitions") => cluster::created_at(),
         ("apiregistration.k8s.io", "apiservices") => cluster::api_services(),
+        ("certificates.k8s.io", "certificatesigningrequests") => {
+            certificates::certificate_signing_requests()
+        }
         _ => return None,
     };
     Some(printer)
@@ -154,6 +159,7 @@ mod tests {
             ("rbac.authorization.k8s.io", "clusterrolebindings", "Name"),
             ("apiextensions.k8s.io", "customresourcedefinitions", "Name"),
             ("apiregistration.k8s.io", "apiservices", "Name"),
+            ("certificates.k8s.io", "certificatesigningrequests", "Name"),
         ];
         for (group, plural, first) in expected {
             let p = builtin_printer(group, plural).unwrap_or_else(|| panic!("{group}/{plural}"));

@@ -126,6 +126,27 @@ pub fn parse_certificate_request(pem: &[u8]) -> Result<CertificateRequest, Reque
     Ok(request)
 }
 
+/// Why `pem` is not one or more PEM `CERTIFICATE` blocks each holding a certificate (what a
+/// CSR's `status.certificate` must be); `None` when it is.
+pub fn certificate_pem_problem(pem: &[u8]) -> Option<String> {
+    let mut reader = pem;
+    let mut blocks = 0;
+    loop {
+        match rustls_pemfile::read_one(&mut reader) {
+            Ok(Some(rustls_pemfile::Item::X509Certificate(der))) => {
+                if let Err(e) = x509_parser::parse_x509_certificate(&der) {
+                    return Some(e.to_string());
+                }
+                blocks += 1;
+            }
+            Ok(Some(_)) => return Some("only CERTIFICATE PEM blocks are allowed".into()),
+            Ok(None) => break,
+            Err(e) => return Some(format!("malformed PEM: {e:?}")),
+        }
+    }
+    (blocks == 0).then(|| "must contain at least one CERTIFICATE PEM block".into())
+}
+
 fn first_request_der(pem: &[u8]) -> Result<Vec<u8>, RequestError> {
     let mut reader = pem;
     match rustls_pemfile::read_one(&mut reader) {
@@ -422,6 +443,24 @@ mod tests {
             ca.sign_request(&request, &profile),
             Err(RequestError::NoCommonName)
         );
+    }
+
+    #[test]
+    fn certificate_pem_problems() {
+        let ca = CertificateAuthority::generate("ca").unwrap();
+        let two = format!("{}{}", ca.cert_pem(), ca.cert_pem());
+        assert_eq!(certificate_pem_problem(two.as_bytes()), None);
+        assert_eq!(
+            certificate_pem_problem(b"junk").as_deref(),
+            Some("must contain at least one CERTIFICATE PEM block")
+        );
+        let (csr, _) = csr_pem(Some("x"), None, &[]);
+        assert_eq!(
+            certificate_pem_problem(csr.as_bytes()).as_deref(),
+            Some("only CERTIFICATE PEM blocks are allowed")
+        );
+        let bogus = pem_encode("CERTIFICATE", b"not DER");
+        assert!(certificate_pem_problem(bogus.as_bytes()).is_some());
     }
 
     #[test]

@@ -31,7 +31,8 @@ mod kubectl_tests;
 
 pub use ca::{CertFiles, CertificateAuthority, IssuedCert, cert_paths};
 pub use csr::{
-    CertificateRequest, RequestError, SigningProfile, key_usages, parse_certificate_request,
+    CertificateRequest, RequestError, SigningProfile, certificate_pem_problem, key_usages,
+    parse_certificate_request,
 };
 pub use error::{PkiError, Result};
 pub use identity::{ClientIdentity, identity_from_cert, peer_identity};

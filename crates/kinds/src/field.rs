@@ -99,6 +99,15 @@ impl Errs {
         ));
     }
 
+    /// `Too long: may not be more than <max> bytes` (`FieldValueTooLong`).
+    pub(crate) fn too_long(&mut self, field: &str, max: usize) {
+        self.causes.push(Cause::new(
+            "FieldValueTooLong",
+            format!("Too long: may not be more than {max} bytes"),
+            field,
+        ));
+    }
+
     /// `Forbidden: <detail>` (`FieldValueForbidden`).
     pub(crate) fn forbidden(&mut self, field: &str, detail: &str) {
         self.causes.push(Cause::new(

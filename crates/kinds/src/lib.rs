@@ -7,12 +7,15 @@
 //! - [`builtin_resources`]: what the host stores as templates (core/v1 without pods and nodes,
 //!   apps/v1, batch/v1, coordination.k8s.io/v1, events.k8s.io/v1, rbac.authorization.k8s.io/v1);
 //! - [`cluster_resources`]: pods and nodes, which only a (simulated) member cluster serves;
+//! - [`certificate_resources`]: CertificateSigningRequests, which only the host serves (it
+//!   holds the CA that signs them);
 //! - [`common_schemas`]: OpenAPI schemas every document refers to (Scale, Status, ...).
 //!
 //! Validation accepts an object before or after defaulting: a check never fails on a field the
 //! defaults would fill.
 
 mod apiextensions;
+mod certificates;
 mod core;
 mod decode;
 mod defaults;
@@ -26,6 +29,8 @@ mod podspec;
 mod rbac;
 mod selector;
 mod workloads;
+
+use std::sync::Arc;
 
 use flotilla_apimachinery::{ResourceDef, ScaleDef};
 use k8s_openapi::Resource;
@@ -185,6 +190,24 @@ pub fn extension_resources() -> Vec<ResourceDef> {
         )
         .with_status(),
     ]
+}
+
+/// What only the host serves: certificates.k8s.io/v1 CertificateSigningRequests
+/// (cluster-scoped, short name `csr`, with the `status` and `approval` subresources), which
+/// the host's signer answers with certificates from its CA.
+pub fn certificate_resources() -> Vec<ResourceDef> {
+    use k8s_openapi::api::certificates::v1 as certificatesv1;
+    let mut csr = kind::<certificatesv1::CertificateSigningRequest>(
+        NameRule::PathSegment,
+        certificates::validate_csr,
+        None,
+    )
+    .short_names(&["csr"])
+    .with_status()
+    .with_partial_subresource(certificates::approval_subresource());
+    csr.prepare_create = Some(Arc::new(certificates::prepare_create));
+    csr.prepare_update = Some(Arc::new(certificates::prepare_update));
+    vec![csr]
 }
 
 /// What a member cluster serves on top of [`builtin_resources`]: core/v1 pods (namespaced,

@@ -1,6 +1,6 @@
 //! List and watch filtering: label selectors, field selectors (`metadata.name`,
 //! `metadata.namespace` for every kind, plus the kind-specific fields kube-apiserver supports
-//! for pods, events, secrets, nodes and namespaces).
+//! for pods, events, secrets, nodes, namespaces and CertificateSigningRequests).
 
 use flotilla_apimachinery::ApiError;
 use flotilla_apimachinery::ResourceDef;
@@ -45,6 +45,7 @@ fn extra_fields(def: &ResourceDef) -> &'static [&'static str] {
         ("", "namespaces") => &["status.phase"],
         ("", "replicationcontrollers") | ("apps", "replicasets") => &["status.replicas"],
         ("batch", "jobs") => &["status.successful"],
+        ("certificates.k8s.io", "certificatesigningrequests") => &["spec.signerName"],
         _ => &[],
     }
 }

@@ -1,6 +1,7 @@
 //! The default RBAC policy a server creates at start (idempotently): the user-facing
 //! ClusterRoles (`cluster-admin`, `admin`, `edit`, `view`), the roles every authenticated or
-//! anonymous client needs for discovery and self-review, and their ClusterRoleBindings.
+//! anonymous client needs for discovery and self-review, the approver role of the client
+//! certificate signer, and their ClusterRoleBindings.
 //!
 //! `admin`, `edit` and `view` are aggregated roles as in Kubernetes: their permissions live in
 //! `system:aggregate-to-{admin,edit,view}`, `view` is labelled into `edit` and `edit` into
@@ -352,6 +353,14 @@ pub fn bootstrap_policy() -> Vec<Value> {
             &[],
             &[PolicyRule::non_resource(&["get"], &public_urls)],
         ),
+        // Bound to nobody by default, as in kube: binding it (with update on
+        // certificatesigningrequests/approval) lets someone approve client certificates.
+        cluster_role(
+            "system:certificates.k8s.io:kube-apiserver-client-approver",
+            &[],
+            &[r(&["approve"], "certificates.k8s.io", &["signers"])
+                .with_names(&["kubernetes.io/kube-apiserver-client"])],
+        ),
     ];
     fill_aggregated_rules(&mut roles);
     roles.extend([
@@ -412,7 +421,7 @@ mod tests {
                 other => panic!("unexpected kind {other}"),
             }
         }
-        assert_eq!(roles.len(), 10);
+        assert_eq!(roles.len(), 11);
         assert_eq!(bindings.len(), 4);
         for meta in roles
             .iter()

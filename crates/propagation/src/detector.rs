@@ -50,8 +50,10 @@ const CONTROLLER: &str = "detector";
 pub const TEMPLATE_HASH_ANNOTATION: &str = "flotilla.io/template-hash";
 
 /// Groups never propagated.
-const SKIPPED_GROUPS: [&str; 7] = [
+const SKIPPED_GROUPS: [&str; 8] = [
     "apiregistration.k8s.io",
+    // A CSR is answered by the cluster it is sent to (its CA, its approvers).
+    "certificates.k8s.io",
     "coordination.k8s.io",
     "events.k8s.io",
     "authentication.k8s.io",

@@ -721,6 +721,63 @@ pub(crate) static BATCH_V1_UNCOUNTED_TERMINATED_PODS: MessageDesc = MessageDesc 
     ],
 };
 
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST: MessageDesc = MessageDesc {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequest",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(
+            2,
+            "spec",
+            T::Message(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC),
+        ),
+        F::new(
+            3,
+            "status",
+            T::Message(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION: MessageDesc =
+    MessageDesc {
+        name: "k8s.io.api.certificates.v1.CertificateSigningRequestCondition",
+        fields: &[
+            F::new(1, "type", T::String),
+            F::new(6, "status", T::String),
+            F::new(2, "reason", T::String).omit_zero(),
+            F::new(3, "message", T::String).omit_zero(),
+            F::new(4, "lastUpdateTime", T::Time),
+            F::new(5, "lastTransitionTime", T::Time),
+        ],
+    };
+
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequestSpec",
+    fields: &[
+        F::new(1, "request", T::Bytes),
+        F::new(7, "signerName", T::String),
+        F::new(8, "expirationSeconds", T::Int32),
+        F::new(5, "usages", T::String).repeated(),
+        F::new(2, "username", T::String).omit_zero(),
+        F::new(3, "uid", T::String).omit_zero(),
+        F::new(4, "groups", T::String).repeated(),
+        F::new(6, "extra", T::Map(&T::StringList)),
+    ],
+};
+
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequestStatus",
+    fields: &[
+        F::new(
+            1,
+            "conditions",
+            T::Message(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION),
+        )
+        .repeated(),
+        F::new(2, "certificate", T::Bytes).omit_zero(),
+    ],
+};
+
 pub(crate) static CORE_V1_AFFINITY: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.Affinity",
     fields: &[
@@ -2989,5 +3046,10 @@ pub(crate) static ROOTS: &[(&str, &str, &MessageDesc)] = &[
         "authorization.k8s.io/v1",
         "SelfSubjectRulesReview",
         &AUTHORIZATION_V1_SELF_SUBJECT_RULES_REVIEW,
+    ),
+    (
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        &CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST,
     ),
 ];

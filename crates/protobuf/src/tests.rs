@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api as oa;
 use k8s_pb::api::apps::v1 as apps;
 use k8s_pb::api::batch::v1 as batch;
+use k8s_pb::api::certificates::v1 as certificates;
 use k8s_pb::api::core::v1 as core;
 use k8s_pb::api::networking::v1 as networking;
 use k8s_pb::api::policy::v1 as policy;
@@ -1772,6 +1773,64 @@ fn token_request_and_self_subject_review() {
                                        "extra": {"scopes": ["a", "b"]}}}})
     );
     check_openapi::<oa::authentication::v1::SelfSubjectReview>(&got);
+}
+
+/// A CertificateSigningRequest as `kubectl certificate approve` PUTs it to `/approval`: an
+/// Approved condition appended, the request bytes base64 in JSON, an empty certificate left out.
+#[test]
+fn certificate_signing_request_as_kubectl_approves_it() {
+    let csr = certificates::CertificateSigningRequest {
+        metadata: object_meta("agent-7"),
+        spec: Some(certificates::CertificateSigningRequestSpec {
+            request: Some(b"-----BEGIN CERTIFICATE REQUEST-----\n".to_vec()),
+            signer_name: s("kubernetes.io/kube-apiserver-client"),
+            expiration_seconds: Some(86400),
+            usages: strings(&["client auth"]),
+            username: s("admin"),
+            uid: s(""),
+            groups: strings(&["system:masters", "system:authenticated"]),
+            extra: [(
+                "scopes".to_owned(),
+                certificates::ExtraValue {
+                    items: strings(&["a"]),
+                },
+            )]
+            .into(),
+        }),
+        status: Some(certificates::CertificateSigningRequestStatus {
+            conditions: vec![certificates::CertificateSigningRequestCondition {
+                r#type: s("Approved"),
+                status: s("True"),
+                reason: s("KubectlApprove"),
+                message: s("This CSR was approved by kubectl certificate approve."),
+                last_update_time: Some(meta::Time {
+                    seconds: Some(1_700_000_000),
+                    nanos: Some(0),
+                }),
+                last_transition_time: Some(meta::Time::default()),
+            }],
+            certificate: Some(Vec::new()),
+        }),
+    };
+    let got = decode_object(&envelope(
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        csr.encode_to_vec(),
+    ))
+    .unwrap();
+    assert_eq!(
+        got,
+        json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+               "metadata": {"name": "agent-7"},
+               "spec": {"request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
+                        "signerName": "kubernetes.io/kube-apiserver-client", "expirationSeconds": 86400,
+                        "usages": ["client auth"], "username": "admin",
+                        "groups": ["system:masters", "system:authenticated"], "extra": {"scopes": ["a"]}},
+               "status": {"conditions": [{"type": "Approved", "status": "True", "reason": "KubectlApprove",
+                                          "message": "This CSR was approved by kubectl certificate approve.",
+                                          "lastUpdateTime": "2023-11-14T22:13:20Z", "lastTransitionTime": null}]}})
+    );
+    check_openapi::<oa::certificates::v1::CertificateSigningRequest>(&got);
 }
 
 /// Structural sanity of the whole table: within each message the field numbers are unique,

@@ -192,6 +192,7 @@ SPECIAL = {
     ('runtime', 'RawExtension'): 'RawExtension',
     ('authentication.v1', 'ExtraValue'): 'StringList',
     ('authorization.v1', 'ExtraValue'): 'StringList',
+    ('certificates.v1', 'ExtraValue'): 'StringList',
 }
 
 ROOTS = [
@@ -212,6 +213,7 @@ ROOTS = [
     ('authentication.k8s.io/v1', 'SelfSubjectReview', 'authentication.v1'),
     ('authorization.k8s.io/v1', 'SelfSubjectAccessReview', 'authorization.v1'),
     ('authorization.k8s.io/v1', 'SelfSubjectRulesReview', 'authorization.v1'),
+    ('certificates.k8s.io/v1', 'CertificateSigningRequest', 'certificates.v1'),
 ]
 
 def const_name(key):

@@ -1,10 +1,13 @@
 //! Shared harness for the host's integration tests: starts the host API server in-process on
 //! a free loopback port with a fresh data directory and builds a kube-rs client from the
-//! kubeconfig it writes (TLS, client certificate), exactly as a user would.
+//! kubeconfig it writes (TLS, client certificate), exactly as a user would; runs the real
+//! `kubectl` against it.
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
 
 use flotilla_host::{HostOptions, RunningHost};
 
@@ -37,4 +40,76 @@ pub async fn start_with(tweak: impl FnOnce(&mut HostOptions)) -> TestHost {
 
 pub async fn start() -> TestHost {
     start_with(|_| {}).await
+}
+
+/// The real `kubectl` for one kubeconfig, with its own fresh cache directory (kubectl caches
+/// `/version` and discovery per server). `$KUBECTL` names another binary (e.g.
+/// `kubectl.1.27`) to run the same tests with another kubectl version.
+pub struct Kubectl {
+    pub kubeconfig: PathBuf,
+    cache: tempfile::TempDir,
+}
+
+/// How one kubectl run ended.
+#[derive(Debug)]
+pub struct Ran {
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Kubectl {
+    pub fn new(kubeconfig: &Path) -> Self {
+        Self {
+            kubeconfig: kubeconfig.to_path_buf(),
+            cache: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let program = std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into());
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    pub async fn run(&self, args: &[&str]) -> Ran {
+        let out = tokio::time::timeout(Duration::from_secs(60), self.command(args).output())
+            .await
+            .unwrap_or_else(|_| panic!("kubectl {args:?} did not finish within 60 s"))
+            .unwrap();
+        Ran {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs and requires success; returns stdout.
+    pub async fn ok(&self, args: &[&str]) -> String {
+        let r = self.run(args).await;
+        assert!(
+            r.ok,
+            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
+            r.stdout, r.stderr
+        );
+        r.stdout
+    }
+
+    /// Runs and requires failure; returns stderr.
+    pub async fn fails(&self, args: &[&str]) -> String {
+        let r = self.run(args).await;
+        assert!(
+            !r.ok,
+            "kubectl {args:?} succeeded but should have failed:\nstdout: {}",
+            r.stdout
+        );
+        r.stderr
+    }
 }

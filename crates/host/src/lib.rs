@@ -1,6 +1,11 @@
 //! Flotilla's host API server: the generic [`flotilla_apiserver`] wired with the built-in
 //! kinds, the embedded storage in a data directory, and certificates generated on first
 //! start. [`start`] runs it in-process (tests, local-up); `flotilla apiserver` runs it alone.
+//!
+//! - [`csr_signer`]: the `kubernetes.io/kube-apiserver-client` signer, which answers approved
+//!   CertificateSigningRequests with certificates from the host's cluster CA.
+
+pub mod csr_signer;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -66,6 +71,8 @@ pub struct HostOptions {
     /// RBAC (default) or, when false, every authenticated request is allowed.
     pub rbac: bool,
     pub server: ServerConfig,
+    /// The CSR signer of `kubernetes.io/kube-apiserver-client`.
+    pub signer: csr_signer::SignerOptions,
 }
 
 impl HostOptions {
@@ -80,6 +87,7 @@ impl HostOptions {
             audit_log: None,
             rbac: true,
             server: ServerConfig::default(),
+            signer: csr_signer::SignerOptions::default(),
         }
     }
 }
@@ -90,6 +98,8 @@ pub struct RunningHost {
     pub kubeconfig: PathBuf,
     pub server: Arc<ApiServer>,
     handle: ServerHandle,
+    /// Stops with the host (dropped).
+    _signer: Option<csr_signer::CsrSigner>,
 }
 
 impl RunningHost {
@@ -115,6 +125,7 @@ pub fn host_registry() -> Arc<Registry> {
     for def in flotilla_kinds::builtin_resources()
         .into_iter()
         .chain(flotilla_kinds::extension_resources())
+        .chain(flotilla_kinds::certificate_resources())
         .chain(flotilla_apiserver::reviews::review_resources())
     {
         registry.register(def);
@@ -162,6 +173,8 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     install_crds(&server).await?;
     publish_authentication_config(&server, &pki).await?;
     server.start_background().await?;
+    let ca = flotilla_pki::CertificateAuthority::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)?;
+    let signer = csr_signer::start(server.clone(), ca, opts.signer.clone());
 
     let client_cas = [pki.ca.cert_pem.clone(), pki.front_proxy_ca.cert_pem.clone()];
     let tls =
@@ -191,6 +204,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         kubeconfig,
         server,
         handle,
+        _signer: signer,
     })
 }
 

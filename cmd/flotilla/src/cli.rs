@@ -152,6 +152,10 @@ struct ApiserverArgs {
     /// `RBAC` (default) or `AlwaysAllow`.
     #[arg(long, default_value = "RBAC", value_parser = ["RBAC", "AlwaysAllow"])]
     authorization_mode: String,
+    /// Longest validity of the client certificates the CSR signer issues (a request's
+    /// `spec.expirationSeconds` may ask for less), as kube's `--cluster-signing-duration`.
+    #[arg(long, default_value = "8760h", value_parser = crate::components::parse_duration)]
+    cluster_signing_duration: std::time::Duration,
 }
 
 #[derive(Args, Debug)]
@@ -225,6 +229,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.token_auth_file = args.token_auth_file;
             opts.audit_log = args.audit_log_path;
             opts.rbac = args.authorization_mode == "RBAC";
+            opts.signer.max_duration = args.cluster_signing_duration;
             serve_host(opts).await
         }
         Command::AggregatedApiserver(args) => run_aggregated(args).await,

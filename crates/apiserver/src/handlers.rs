@@ -37,7 +37,14 @@ impl RequestContext {
             .merge_schemas
             .get(&(self.def.group.clone(), self.def.plural.clone()))
             .map(|s| s.value().clone());
-        Objects::new(&self.def, &self.server.storage).with_merge_schema(schema)
+        Objects::new(&self.def, &self.server.storage)
+            .with_merge_schema(schema)
+            .with_admission(self.server.admission.as_deref().map(|admission| {
+                objects::AdmissionScope {
+                    admission,
+                    user: &self.user,
+                }
+            }))
     }
     fn namespace(&self) -> Option<&str> {
         self.path.namespace.as_deref()

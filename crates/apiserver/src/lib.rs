@@ -9,6 +9,7 @@
 //!        -> objects (metadata, subresources, patch/apply, concurrency) -> storage
 //! ```
 
+pub mod admission;
 pub mod aggregator;
 pub mod audit;
 pub mod auth;

@@ -71,6 +71,8 @@ pub struct ApiServer {
     /// Merge schemas of custom resources (from their CRD's schema), by (group, plural), for
     /// server-side apply of list-map fields.
     pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
+    /// Dynamic admission (present when the webhook configuration kinds are served).
+    pub admission: Option<Arc<crate::admission::Admission>>,
     /// Custom subresources by (group, plural, subresource).
     pub subresource_handlers:
         dashmap::DashMap<(String, String, String), Arc<dyn SubresourceHandler>>,
@@ -123,7 +125,16 @@ impl ApiServer {
         let aggregator = registry
             .get("apiregistration.k8s.io", "v1", "apiservices")
             .map(|_| Arc::new(crate::aggregator::Aggregator::new(options.proxy_client)));
+        let admission = registry
+            .any_version(crate::admission::GROUP, "validatingwebhookconfigurations")
+            .map(|_| {
+                Arc::new(crate::admission::Admission::new(
+                    storage.clone(),
+                    registry.clone(),
+                ))
+            });
         Arc::new(Self {
+            admission,
             registry,
             storage,
             config,

@@ -11,8 +11,9 @@
 
 mod common;
 
+use common::{Kubectl, write_manifest};
+
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -373,69 +374,6 @@ impl Extension {
             .cloned()
             .collect()
     }
-}
-
-// === kubectl ===
-
-struct Kubectl {
-    kubeconfig: PathBuf,
-    cache: tempfile::TempDir,
-}
-
-struct Ran {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-impl Kubectl {
-    fn new(kubeconfig: &Path) -> Self {
-        Self {
-            kubeconfig: kubeconfig.to_path_buf(),
-            cache: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new("kubectl");
-        cmd.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(args)
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        cmd
-    }
-
-    async fn run(&self, args: &[&str]) -> Ran {
-        let out = tokio::time::timeout(Duration::from_secs(60), self.command(args).output())
-            .await
-            .unwrap_or_else(|_| panic!("kubectl {args:?} did not finish within 60 s"))
-            .unwrap();
-        Ran {
-            ok: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-
-    /// Runs and requires success.
-    async fn ok(&self, args: &[&str]) -> String {
-        let r = self.run(args).await;
-        assert!(
-            r.ok,
-            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
-            r.stdout, r.stderr
-        );
-        r.stdout
-    }
-}
-
-fn write_manifest(dir: &Path, name: &str, obj: &Value) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_vec_pretty(obj).unwrap()).unwrap();
-    path.to_string_lossy().into_owned()
 }
 
 /// Reads lines of `lines` until one satisfies `pred`, for at most `secs`.

@@ -64,6 +64,10 @@ pub fn builtin_printer(group: &str, plural: &str) -> Option<TablePrinter> {
         }
         ("apiextensions.k8s.io", "customresourcedefinitions") => cluster::created_at(),
         ("apiregistration.k8s.io", "apiservices") => cluster::api_services(),
+        (
+            "admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations" | "validatingwebhookconfigurations",
+        ) => cluster::webhook_configurations(),
         _ => return None,
     };
     Some(printer)

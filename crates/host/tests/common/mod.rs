@@ -4,7 +4,11 @@
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
 
 use flotilla_host::{HostOptions, RunningHost};
 
@@ -37,4 +41,67 @@ pub async fn start_with(tweak: impl FnOnce(&mut HostOptions)) -> TestHost {
 
 pub async fn start() -> TestHost {
     start_with(|_| {}).await
+}
+
+/// The real kubectl against a kubeconfig, with its own discovery cache.
+pub struct Kubectl {
+    kubeconfig: PathBuf,
+    cache: tempfile::TempDir,
+}
+
+pub struct Ran {
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Kubectl {
+    pub fn new(kubeconfig: &Path) -> Self {
+        Self {
+            kubeconfig: kubeconfig.to_path_buf(),
+            cache: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new("kubectl");
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    pub async fn run(&self, args: &[&str]) -> Ran {
+        let out = tokio::time::timeout(Duration::from_secs(60), self.command(args).output())
+            .await
+            .unwrap_or_else(|_| panic!("kubectl {args:?} did not finish within 60 s"))
+            .unwrap();
+        Ran {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs and requires success.
+    pub async fn ok(&self, args: &[&str]) -> String {
+        let r = self.run(args).await;
+        assert!(
+            r.ok,
+            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
+            r.stdout, r.stderr
+        );
+        r.stdout
+    }
+}
+
+/// Writes `obj` as a manifest file; returns its path.
+pub fn write_manifest(dir: &Path, name: &str, obj: &Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(obj).unwrap()).unwrap();
+    path.to_string_lossy().into_owned()
 }

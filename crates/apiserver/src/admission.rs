@@ -35,6 +35,7 @@ use hyper_util::rt::TokioExecutor;
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use crate::metrics::WebhookMetrics;
 use crate::registry::Registry;
 
 /// The group whose objects are never sent to webhooks.
@@ -57,13 +58,19 @@ pub struct Admission {
     parsed: Mutex<ParsedConfigurations>,
     /// TLS clients by webhook (configuration, revision, name, resolved address).
     clients: Mutex<HashMap<String, WebhookClient>>,
+    metrics: WebhookMetrics,
 }
 
 impl Admission {
-    pub fn new(storage: Arc<dyn Storage>, registry: Arc<Registry>) -> Self {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        registry: Arc<Registry>,
+        metrics: WebhookMetrics,
+    ) -> Self {
         Self {
             storage,
             registry,
+            metrics,
             parsed: Mutex::new(HashMap::new()),
             clients: Mutex::new(HashMap::new()),
         }
@@ -280,6 +287,7 @@ impl Admission {
             ));
         }
         let uid = uuid::Uuid::new_v4().to_string();
+        let started = std::time::Instant::now();
         let outcome = async {
             if !hook.review_versions.iter().any(|v| v == "v1") {
                 return Err(format!(
@@ -297,6 +305,19 @@ impl Admission {
             })
         }
         .await;
+        let label = match (&outcome, hook.failure_policy) {
+            (Ok(v), _) if v.allowed => "allowed",
+            (Ok(_), _) => "rejected",
+            (Err(_), FailurePolicy::Ignore) => "ignored",
+            (Err(_), FailurePolicy::Fail) => "error",
+        };
+        self.metrics.observe(
+            &hook.name,
+            hook.kind == WebhookKind::Mutating,
+            attrs.operation.as_str(),
+            label,
+            started.elapsed(),
+        );
         match outcome {
             Ok(v) if v.allowed => Ok(Some(v)),
             Ok(v) => {

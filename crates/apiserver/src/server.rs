@@ -125,12 +125,14 @@ impl ApiServer {
         let aggregator = registry
             .get("apiregistration.k8s.io", "v1", "apiservices")
             .map(|_| Arc::new(crate::aggregator::Aggregator::new(options.proxy_client)));
+        let metrics = Metrics::new();
         let admission = registry
             .any_version(crate::admission::GROUP, "validatingwebhookconfigurations")
             .map(|_| {
                 Arc::new(crate::admission::Admission::new(
                     storage.clone(),
                     registry.clone(),
+                    metrics.webhooks(),
                 ))
             });
         Arc::new(Self {
@@ -138,7 +140,7 @@ impl ApiServer {
             registry,
             storage,
             config,
-            metrics: Metrics::new(),
+            metrics,
             tokens: options.tokens,
             authorizer: options.authorizer.or_else(|| {
                 options

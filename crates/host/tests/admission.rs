@@ -210,7 +210,10 @@ async fn webhooks_mutate_and_validate_kubectl_writes() {
         vec![webhook(
             "labels.example.com",
             json!({"url": hooks.url("/mutate")}),
-            json!([rule(&["CREATE"], &["apps"], &["deployments"])]),
+            json!([
+                rule(&["CREATE"], &["apps"], &["deployments"]),
+                {"operations": ["CREATE"], "apiGroups": ["policy.karmada.io"], "apiVersions": ["*"], "resources": ["propagationpolicies"]},
+            ]),
             &ca,
         )],
     );
@@ -339,6 +342,41 @@ async fn webhooks_mutate_and_validate_kubectl_writes() {
         .ok(&["label", "deployment", "web", "protected-"])
         .await;
     kubectl.ok(&["delete", "deployment", "web"]).await;
+
+    // Custom resources are admitted too.
+    let policy = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}], "placement": {}},
+    });
+    kubectl
+        .ok(&[
+            "create",
+            "-f",
+            &write_manifest(files.path(), "pp.json", &policy),
+        ])
+        .await;
+    let got = kubectl
+        .ok(&["get", "propagationpolicy", "web", "-o", "json"])
+        .await;
+    assert_eq!(label(&got, "admitted").as_deref(), Some("yes"));
+
+    // Every call is counted on /metrics.
+    let metrics = t
+        .client
+        .request_text(http::Request::get("/metrics").body(Vec::new()).unwrap())
+        .await
+        .unwrap();
+    for series in [
+        r#"apiserver_admission_webhook_request_total{name="names.example.com",type="validating",operation="CREATE",outcome="rejected"} 2"#,
+        r#"apiserver_admission_webhook_request_total{name="names.example.com",type="validating",operation="DELETE",outcome="rejected"} 1"#,
+        r#"apiserver_admission_webhook_request_total{name="labels.example.com",type="admit",operation="CREATE",outcome="allowed"}"#,
+    ] {
+        assert!(
+            metrics.contains(series),
+            "{series} missing from:\n{metrics}"
+        );
+    }
 
     // Removing the configurations stops admission at once.
     kubectl

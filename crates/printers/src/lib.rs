@@ -68,6 +68,10 @@ pub fn builtin_printer(group: &str, plural: &str) -> Option<TablePrinter> {
             "admissionregistration.k8s.io",
             "mutatingwebhookconfigurations" | "validatingwebhookconfigurations",
         ) => cluster::webhook_configurations(),
+        (
+            "admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations" | "validatingwebhookconfigurations",
+        ) => cluster::webhook_configurations(),
         _ => return None,
     };
     Some(printer)
@@ -158,6 +162,16 @@ mod tests {
             ("rbac.authorization.k8s.io", "clusterrolebindings", "Name"),
             ("apiextensions.k8s.io", "customresourcedefinitions", "Name"),
             ("apiregistration.k8s.io", "apiservices", "Name"),
+            (
+                "admissionregistration.k8s.io",
+                "mutatingwebhookconfigurations",
+                "Name",
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "validatingwebhookconfigurations",
+                "Name",
+            ),
         ];
         for (group, plural, first) in expected {
             let p = builtin_printer(group, plural).unwrap_or_else(|| panic!("{group}/{plural}"));

@@ -15,6 +15,6 @@ pub mod selector;
 pub mod status;
 
 pub use resource::{
-    GroupVersionKind, ResourceDef, ScaleDef, TableColumn, TablePrinter, Validation,
+    GroupVersionKind, ResourceDef, ScaleDef, SubresourceDef, TableColumn, TablePrinter, Validation,
 };
 pub use status::{ApiError, Cause};

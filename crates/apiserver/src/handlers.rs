@@ -101,7 +101,7 @@ impl RequestContext {
 }
 
 /// Decodes a create/update body (JSON or YAML).
-fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, ApiError> {
+pub(crate) fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, ApiError> {
     match ctx.content_type().as_str() {
         "application/json" | "" => decode_json(body),
         "application/yaml" => decode_yaml(body),

@@ -275,6 +275,14 @@ async fn kubectl_create_token_authenticates_and_rbac_applies() {
             ),
         "{denied}"
     );
+    // Issuing tokens is `create` on serviceaccounts/token, which view does not grant.
+    let denied = robot
+        .fails(&["-n", "team-a", "create", "token", "robot"])
+        .await;
+    assert!(
+        denied.contains(r#"cannot create resource "serviceaccounts/token" in API group "" in the namespace "team-a""#),
+        "{denied}"
+    );
     let denied = robot.fails(&["-n", "default", "get", "configmaps"]).await;
     assert!(
         denied.contains("system:serviceaccount:team-a:robot"),

@@ -68,10 +68,6 @@ pub fn builtin_printer(group: &str, plural: &str) -> Option<TablePrinter> {
             "admissionregistration.k8s.io",
             "mutatingwebhookconfigurations" | "validatingwebhookconfigurations",
         ) => cluster::webhook_configurations(),
-        (
-            "admissionregistration.k8s.io",
-            "mutatingwebhookconfigurations" | "validatingwebhookconfigurations",
-        ) => cluster::webhook_configurations(),
         _ => return None,
     };
     Some(printer)

@@ -152,6 +152,15 @@ struct ApiserverArgs {
     /// `RBAC` (default) or `AlwaysAllow`.
     #[arg(long, default_value = "RBAC", value_parser = ["RBAC", "AlwaysAllow"])]
     authorization_mode: String,
+    /// Issuer (`iss`) of service-account tokens.
+    #[arg(long, default_value = "https://kubernetes.default.svc.cluster.local")]
+    service_account_issuer: String,
+    /// Audiences of this API server, comma-separated (default: the issuer).
+    #[arg(long, value_delimiter = ',')]
+    api_audiences: Vec<String>,
+    /// Longest service-account token issued (e.g. `24h`); longer requests are shortened.
+    #[arg(long, value_parser = crate::components::parse_duration)]
+    service_account_max_token_expiration: Option<std::time::Duration>,
     /// Longest validity of the client certificates the CSR signer issues (a request's
     /// `spec.expirationSeconds` may ask for less), as kube's `--cluster-signing-duration`.
     #[arg(long, default_value = "8760h", value_parser = crate::components::parse_duration)]
@@ -229,6 +238,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.token_auth_file = args.token_auth_file;
             opts.audit_log = args.audit_log_path;
             opts.rbac = args.authorization_mode == "RBAC";
+            opts.service_account_issuer = args.service_account_issuer;
+            opts.api_audiences = args.api_audiences;
+            opts.service_account_max_token_expiration = args.service_account_max_token_expiration;
             opts.signer.max_duration = args.cluster_signing_duration;
             serve_host(opts).await
         }

@@ -100,8 +100,15 @@ fn entry<'a>(obj: &'a Value, manager: &str) -> Option<&'a Value> {
         .and_then(|m| m.iter().find(|e| e["manager"] == manager))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn status_controller_with_server_side_apply_through_the_host() {
+/// The host and this aggregated server behind its APIService, with the clusters served.
+struct Setup {
+    _dir: tempfile::TempDir,
+    host: flotilla_host::RunningHost,
+    aggregated: flotilla_aggregated::RunningAggregated,
+    api: Api<DynamicObject>,
+}
+
+async fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let host_dir = dir.path().join("host");
     let mut opts = flotilla_host::HostOptions::new(&host_dir);
@@ -135,7 +142,50 @@ async fn status_controller_with_server_side_apply_through_the_host() {
             Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
         }
     }
+    Setup {
+        _dir: dir,
+        host,
+        aggregated,
+        api,
+    }
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_deletion_bumps_generation_and_status_is_always_present() {
+    let s = setup().await;
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": "held", "finalizers": ["example.com/cleanup"]},
+        "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1"},
+    }))
+    .unwrap();
+    s.api.create(&PostParams::default(), &obj).await.unwrap();
+    let got = s.api.get("held").await.unwrap();
+    assert!(
+        got.data.get("status").is_some_and(Value::is_object),
+        "a Cluster carries status from creation on: {got:?}"
+    );
+    let generation = got.metadata.generation.unwrap();
+    s.api.delete("held", &Default::default()).await.unwrap();
+    let marked = s.api.get("held").await.unwrap();
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    assert_eq!(marked.metadata.generation, Some(generation + 1));
+    s.api
+        .patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    assert!(s.api.get_opt("held").await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_controller_with_server_side_apply_through_the_host() {
+    let setup = setup().await;
+    let api = setup.api.clone();
     let (tx, mut applied) = tokio::sync::mpsc::unbounded_channel();
     let controller = tokio::spawn(run_controller(api.clone(), tx));
 
@@ -326,6 +376,6 @@ async fn status_controller_with_server_side_apply_through_the_host() {
 
     controller.abort();
     let _ = controller.await;
-    aggregated.stop().await;
-    host.stop().await;
+    setup.aggregated.stop().await;
+    setup.host.stop().await;
 }

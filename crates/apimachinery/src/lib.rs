@@ -16,6 +16,6 @@ pub mod status;
 
 pub use resource::{
     GroupVersionKind, PartialSubresource, Permission, Requester, ResourceDef, ScaleDef,
-    TableColumn, TablePrinter, Validation,
+    SubresourceDef, TableColumn, TablePrinter, Validation,
 };
 pub use status::{ApiError, Cause};

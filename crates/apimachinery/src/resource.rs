@@ -43,6 +43,26 @@ impl fmt::Display for GroupVersionKind {
     }
 }
 
+/// A subresource served by a custom handler with its own request and response kind, published
+/// in discovery as declared (e.g. `serviceaccounts/token`: verb `create`, kind
+/// `authentication.k8s.io/v1 TokenRequest`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubresourceDef {
+    pub name: String,
+    pub kind: GroupVersionKind,
+    pub verbs: Vec<String>,
+}
+
+impl SubresourceDef {
+    pub fn new(name: &str, kind: GroupVersionKind, verbs: &[&str]) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+            verbs: verbs.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+}
+
 /// How the `scale` subresource maps onto the object (same shape as a CRD's
 /// `subresources.scale`). Paths are dot paths from the object root, e.g. `.spec.replicas`.
 #[derive(Debug, Clone)]
@@ -229,6 +249,8 @@ pub struct ResourceDef {
     /// Subresources served by a custom handler of the server (e.g. `proxy`), listed in
     /// discovery with the connect verbs.
     pub connect_subresources: Vec<String>,
+    /// Other subresources served by a custom handler, each with its own kind and verbs.
+    pub custom_subresources: Vec<SubresourceDef>,
     /// Whether `application/strategic-merge-patch+json` is served (built-in kinds only;
     /// custom kinds answer 415).
     pub strategic_merge: bool,
@@ -276,6 +298,7 @@ impl ResourceDef {
             scale: None,
             partial_subresources: Vec::new(),
             connect_subresources: Vec::new(),
+            custom_subresources: Vec::new(),
             strategic_merge: false,
             storage_version: None,
             create_only: false,
@@ -307,6 +330,12 @@ impl ResourceDef {
     }
     pub fn with_partial_subresource(mut self, sub: PartialSubresource) -> Self {
         self.partial_subresources.push(sub);
+        self
+    }
+    /// Publishes a subresource served by a custom handler (see [`SubresourceDef`]).
+    pub fn with_subresource(mut self, sub: SubresourceDef) -> Self {
+        self.custom_subresources.retain(|s| s.name != sub.name);
+        self.custom_subresources.push(sub);
         self
     }
     pub fn with_strategic_merge(mut self) -> Self {

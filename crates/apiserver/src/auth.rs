@@ -3,7 +3,8 @@
 //! 1. Front-proxy request headers (`X-Remote-User`, `X-Remote-Group`, `X-Remote-Extra-*`),
 //!    believed only from a connection whose client certificate chains to the request-header
 //!    CA and whose CN is allowed. Such headers on any other connection are a forgery: 401.
-//! 2. A bearer token checked by a [`TokenAuthenticator`] (e.g. a static token file).
+//! 2. A bearer token checked by a [`TokenAuthenticator`] (a static token file, service-account
+//!    tokens, or several of them tried in turn by [`TokenAuthenticators`]).
 //! 3. A client certificate verified against the client CA (CN = user, O = groups).
 //!
 //! Requests with none of these get 401, except the public health and version endpoints.
@@ -64,9 +65,66 @@ impl PeerIdentity {
     }
 }
 
+/// Who a bearer token names, and which of the asked-for audiences it is good for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenUser {
+    pub user: UserInfo,
+    /// The audiences the token was accepted for (empty from audience-agnostic authenticators
+    /// asked for none).
+    pub audiences: Vec<String>,
+}
+
+/// A token an authenticator recognised as its kind but refused (bad signature, expired,
+/// wrong audience, revoked). The text is what a TokenReview reports as `status.error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidToken(pub String);
+
 /// Checks bearer tokens.
+#[async_trait::async_trait]
 pub trait TokenAuthenticator: Send + Sync {
-    fn authenticate(&self, token: &str) -> Option<UserInfo>;
+    /// `Ok(None)`: not a token this authenticator knows (another may). `audiences`: what the
+    /// token must be good for; empty means the server's own API audiences (a request to it).
+    async fn authenticate(
+        &self,
+        token: &str,
+        audiences: &[String],
+    ) -> Result<Option<TokenUser>, InvalidToken>;
+}
+
+/// Several token authenticators tried in order, as kube-apiserver's union authenticator: the
+/// first that accepts wins; refusals count only when none accepts.
+pub struct TokenAuthenticators {
+    authenticators: Vec<Arc<dyn TokenAuthenticator>>,
+}
+
+impl TokenAuthenticators {
+    pub fn new(authenticators: Vec<Arc<dyn TokenAuthenticator>>) -> Self {
+        Self { authenticators }
+    }
+}
+
+#[async_trait::async_trait]
+impl TokenAuthenticator for TokenAuthenticators {
+    async fn authenticate(
+        &self,
+        token: &str,
+        audiences: &[String],
+    ) -> Result<Option<TokenUser>, InvalidToken> {
+        let mut refusals = Vec::new();
+        for a in &self.authenticators {
+            match a.authenticate(token, audiences).await {
+                Ok(Some(user)) => return Ok(Some(user)),
+                Ok(None) => {}
+                Err(e) => refusals.push(e.0),
+            }
+        }
+        match refusals.len() {
+            0 => Ok(None),
+            1 => Err(InvalidToken(refusals.remove(0))),
+            _ => Err(InvalidToken(format!("[{}]", refusals.join(", ")))),
+        }
+    }
 }
 
 /// Paths anyone may read without credentials (kube-apiserver grants these to
@@ -83,7 +141,7 @@ const REMOTE_GROUP: &str = "x-remote-group";
 const REMOTE_EXTRA: &str = "x-remote-extra-";
 
 /// Resolves the caller from front-proxy headers, a bearer token or the peer certificate.
-pub fn authenticate(
+pub async fn authenticate(
     peer: Option<&PeerIdentity>,
     headers: &HeaderMap,
     tokens: Option<&Arc<dyn TokenAuthenticator>>,
@@ -139,13 +197,20 @@ pub fn authenticate(
         .and_then(|v| v.to_str().ok())
     {
         if let Some(token) = auth.strip_prefix("Bearer ").map(str::trim) {
-            let user = tokens.and_then(|t| t.authenticate(token));
-            return match user {
-                Some(mut u) => {
-                    add_authenticated(&mut u);
-                    Ok(u)
+            let verdict = match tokens {
+                Some(t) => t.authenticate(token, &[]).await,
+                None => Ok(None),
+            };
+            return match verdict {
+                Ok(Some(TokenUser { mut user, .. })) => {
+                    add_authenticated(&mut user);
+                    Ok(user)
                 }
-                None => Err(ApiError::unauthorized("Unauthorized")),
+                Ok(None) => Err(ApiError::unauthorized("Unauthorized")),
+                Err(e) => {
+                    tracing::debug!(error = %e, "bearer token refused");
+                    Err(ApiError::unauthorized("Unauthorized"))
+                }
             };
         }
     }
@@ -245,11 +310,25 @@ impl StaticTokens {
         }
         Ok(Self { users })
     }
+
+    /// The user a token names.
+    pub fn get(&self, token: &str) -> Option<&UserInfo> {
+        self.users.get(token)
+    }
 }
 
+/// Static tokens are audience-agnostic: good for whatever audiences are asked.
+#[async_trait::async_trait]
 impl TokenAuthenticator for StaticTokens {
-    fn authenticate(&self, token: &str) -> Option<UserInfo> {
-        self.users.get(token).cloned()
+    async fn authenticate(
+        &self,
+        token: &str,
+        audiences: &[String],
+    ) -> Result<Option<TokenUser>, InvalidToken> {
+        Ok(self.get(token).map(|user| TokenUser {
+            user: user.clone(),
+            audiences: audiences.to_vec(),
+        }))
     }
 }
 
@@ -257,21 +336,37 @@ impl TokenAuthenticator for StaticTokens {
 mod tests {
     use super::*;
 
+    /// Knows "good" (alice) and refuses "revoked"; anything else is not its kind.
     struct OneToken;
+    #[async_trait::async_trait]
     impl TokenAuthenticator for OneToken {
-        fn authenticate(&self, token: &str) -> Option<UserInfo> {
-            (token == "good").then(|| UserInfo::new("alice", &["dev"]))
+        async fn authenticate(
+            &self,
+            token: &str,
+            _audiences: &[String],
+        ) -> Result<Option<TokenUser>, InvalidToken> {
+            match token {
+                "good" => Ok(Some(TokenUser {
+                    user: UserInfo::new("alice", &["dev"]),
+                    audiences: Vec::new(),
+                })),
+                "revoked" => Err(InvalidToken("revoked".into())),
+                _ => Ok(None),
+            }
         }
     }
 
-    #[test]
-    fn certificate_token_and_anonymous() {
+    #[tokio::test]
+    async fn certificate_token_and_anonymous() {
         let peer = PeerIdentity::user(UserInfo::new("admin", &["system:masters"]));
-        let u = authenticate(Some(&peer), &HeaderMap::new(), None).unwrap();
+        let u = authenticate(Some(&peer), &HeaderMap::new(), None)
+            .await
+            .unwrap();
         assert_eq!(u.name, "admin");
         assert!(u.groups.contains(&"system:authenticated".to_string()));
         assert_eq!(
             authenticate(None, &HeaderMap::new(), None)
+                .await
                 .unwrap_err()
                 .code,
             401
@@ -279,18 +374,41 @@ mod tests {
         let tokens: Arc<dyn TokenAuthenticator> = Arc::new(OneToken);
         let mut h = HeaderMap::new();
         h.insert(http::header::AUTHORIZATION, "Bearer good".parse().unwrap());
-        assert_eq!(authenticate(None, &h, Some(&tokens)).unwrap().name, "alice");
-        h.insert(http::header::AUTHORIZATION, "Bearer bad".parse().unwrap());
         assert_eq!(
-            authenticate(Some(&peer), &h, Some(&tokens))
-                .unwrap_err()
-                .code,
-            401
+            authenticate(None, &h, Some(&tokens)).await.unwrap().name,
+            "alice"
+        );
+        for bad in ["Bearer bad", "Bearer revoked"] {
+            h.insert(http::header::AUTHORIZATION, bad.parse().unwrap());
+            assert_eq!(
+                authenticate(Some(&peer), &h, Some(&tokens))
+                    .await
+                    .unwrap_err()
+                    .code,
+                401,
+                "{bad}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn union_takes_the_first_acceptance_and_reports_refusals() {
+        let file = StaticTokens::parse("static,bob,u9\n", "t.csv").unwrap();
+        let union = TokenAuthenticators::new(vec![Arc::new(OneToken), Arc::new(file)]);
+        let auds = vec!["vault".to_string()];
+        let bob = union.authenticate("static", &auds).await.unwrap().unwrap();
+        assert_eq!((bob.user.name.as_str(), bob.audiences), ("bob", auds));
+        let alice = union.authenticate("good", &[]).await.unwrap().unwrap();
+        assert_eq!(alice.user.name, "alice");
+        assert_eq!(union.authenticate("nobody", &[]).await, Ok(None));
+        assert_eq!(
+            union.authenticate("revoked", &[]).await,
+            Err(InvalidToken("revoked".into()))
         );
     }
 
-    #[test]
-    fn front_proxy_headers_only_from_the_front_proxy() {
+    #[tokio::test]
+    async fn front_proxy_headers_only_from_the_front_proxy() {
         let mut h = HeaderMap::new();
         h.insert(REMOTE_USER, "carol".parse().unwrap());
         h.append(REMOTE_GROUP, "team-a".parse().unwrap());
@@ -300,16 +418,20 @@ mod tests {
             user: None,
             front_proxy: true,
         };
-        let u = authenticate(Some(&proxy), &h, None).unwrap();
+        let u = authenticate(Some(&proxy), &h, None).await.unwrap();
         assert_eq!(u.name, "carol");
         assert_eq!(u.groups, vec!["team-a", "team-b", "system:authenticated"]);
         assert_eq!(u.extra["scopes/read"], vec!["yes"]);
         // The same headers from an ordinary client certificate are a forgery.
         let admin = PeerIdentity::user(UserInfo::new("admin", &["system:masters"]));
-        assert_eq!(authenticate(Some(&admin), &h, None).unwrap_err().code, 401);
+        assert_eq!(
+            authenticate(Some(&admin), &h, None).await.unwrap_err().code,
+            401
+        );
         // A front proxy that names nobody is not authenticated.
         assert_eq!(
             authenticate(Some(&proxy), &HeaderMap::new(), None)
+                .await
                 .unwrap_err()
                 .code,
             401
@@ -319,13 +441,13 @@ mod tests {
     #[test]
     fn token_file_parses_like_kube() {
         let t = StaticTokens::parse("abc,alice,u1,\"dev,ops\"\n\nxyz,bob,u2\n", "t.csv").unwrap();
-        let a = t.authenticate("abc").unwrap();
+        let a = t.get("abc").unwrap();
         assert_eq!(
             (a.name.as_str(), a.uid.as_str(), a.groups.clone()),
             ("alice", "u1", vec!["dev".to_string(), "ops".to_string()])
         );
-        assert!(t.authenticate("xyz").unwrap().groups.is_empty());
-        assert!(t.authenticate("nope").is_none());
+        assert!(t.get("xyz").unwrap().groups.is_empty());
+        assert!(t.get("nope").is_none());
         assert!(matches!(
             StaticTokens::parse("only,two\n", "t.csv"),
             Err(TokenFileError::Invalid { line: 1, .. })

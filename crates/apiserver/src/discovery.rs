@@ -216,11 +216,11 @@ pub fn group_version(
             r["categories"] = json!(d.categories);
         }
         resources.push(r);
-        for (sub, kind, g, v, verbs) in subresources(d) {
-            let mut s = json!({"name": format!("{}/{}", d.plural, sub), "singularName": "", "namespaced": d.namespaced, "kind": kind, "verbs": verbs});
-            if !g.is_empty() {
-                s["group"] = json!(g);
-                s["version"] = json!(v);
+        for sub in subresources(d) {
+            let mut s = json!({"name": format!("{}/{}", d.plural, sub.name), "singularName": "", "namespaced": d.namespaced, "kind": sub.kind, "verbs": sub.verbs});
+            if !sub.version.is_empty() && (sub.group != d.group || sub.version != d.version) {
+                s["group"] = json!(sub.group);
+                s["version"] = json!(sub.version);
             }
             resources.push(s);
         }
@@ -236,52 +236,71 @@ pub fn group_version(
     ))
 }
 
-/// (name, kind, group, version, verbs) of each subresource.
-fn subresources(d: &ResourceDef) -> Vec<(&str, String, String, String, Vec<&'static str>)> {
+/// One subresource as discovery lists it.
+struct Sub {
+    name: String,
+    kind: String,
+    /// Empty: the parent resource's group and version.
+    group: String,
+    version: String,
+    verbs: Vec<String>,
+}
+
+/// The subresources of a resource: status, partial ones (e.g. `approval`), connect
+/// subresources, scale, then custom ones.
+fn subresources(d: &ResourceDef) -> Vec<Sub> {
+    let verbs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let mut out = Vec::new();
     if d.has_status {
-        out.push((
-            "status",
-            d.kind.clone(),
-            String::new(),
-            String::new(),
-            vec!["get", "patch", "update"],
-        ));
+        out.push(Sub {
+            name: "status".into(),
+            kind: d.kind.clone(),
+            group: String::new(),
+            version: String::new(),
+            verbs: verbs(&["get", "patch", "update"]),
+        });
     }
     for sub in &d.partial_subresources {
-        out.push((
-            sub.name.as_str(),
-            d.kind.clone(),
-            String::new(),
-            String::new(),
-            vec!["get", "patch", "update"],
-        ));
+        out.push(Sub {
+            name: sub.name.clone(),
+            kind: d.kind.clone(),
+            group: String::new(),
+            version: String::new(),
+            verbs: verbs(&["get", "patch", "update"]),
+        });
     }
     for name in &d.connect_subresources {
-        let name: &'static str = match name.as_str() {
-            "proxy" => "proxy",
-            "exec" => "exec",
-            "attach" => "attach",
-            "portforward" => "portforward",
-            "log" => "log",
-            _ => continue,
-        };
-        out.push((
-            name,
-            d.kind.clone(),
-            String::new(),
-            String::new(),
-            vec!["create", "delete", "get", "patch", "update"],
-        ));
+        if !matches!(
+            name.as_str(),
+            "proxy" | "exec" | "attach" | "portforward" | "log"
+        ) {
+            continue;
+        }
+        out.push(Sub {
+            name: name.clone(),
+            kind: d.kind.clone(),
+            group: String::new(),
+            version: String::new(),
+            verbs: verbs(&["create", "delete", "get", "patch", "update"]),
+        });
     }
     if d.scale.is_some() {
-        out.push((
-            "scale",
-            "Scale".to_string(),
-            "autoscaling".to_string(),
-            "v1".to_string(),
-            vec!["get", "patch", "update"],
-        ));
+        out.push(Sub {
+            name: "scale".into(),
+            kind: "Scale".into(),
+            group: "autoscaling".into(),
+            version: "v1".into(),
+            verbs: verbs(&["get", "patch", "update"]),
+        });
+    }
+    for c in &d.custom_subresources {
+        out.push(Sub {
+            name: c.name.clone(),
+            kind: c.kind.kind.clone(),
+            group: c.kind.group.clone(),
+            version: c.kind.version.clone(),
+            verbs: c.verbs.clone(),
+        });
     }
     out
 }
@@ -302,9 +321,9 @@ fn aggregated_resource(d: &ResourceDef) -> Value {
     }
     let subs: Vec<Value> = subresources(d)
         .into_iter()
-        .map(|(name, kind, g, v, verbs)| {
-            let (g, v) = if g.is_empty() { (d.group.clone(), d.version.clone()) } else { (g, v) };
-            json!({"subresource": name, "responseKind": {"group": g, "version": v, "kind": kind}, "verbs": verbs})
+        .map(|sub| {
+            let (g, v) = if sub.version.is_empty() { (d.group.clone(), d.version.clone()) } else { (sub.group, sub.version) };
+            json!({"subresource": sub.name, "responseKind": {"group": g, "version": v, "kind": sub.kind}, "verbs": sub.verbs})
         })
         .collect();
     if !subs.is_empty() {

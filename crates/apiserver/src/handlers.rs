@@ -40,6 +40,12 @@ impl RequestContext {
         Objects::new(&self.def, &self.server.storage)
             .with_merge_schema(schema)
             .with_requester(Some(self.user.requester()))
+            .with_admission(self.server.admission.as_deref().map(|admission| {
+                objects::AdmissionScope {
+                    admission,
+                    user: &self.user,
+                }
+            }))
     }
     fn namespace(&self) -> Option<&str> {
         self.path.namespace.as_deref()
@@ -96,7 +102,7 @@ impl RequestContext {
 }
 
 /// Decodes a create/update body (JSON or YAML).
-fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, ApiError> {
+pub(crate) fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, ApiError> {
     match ctx.content_type().as_str() {
         "application/json" | "" => decode_json(body),
         "application/yaml" => decode_yaml(body),

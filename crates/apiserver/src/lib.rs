@@ -9,6 +9,7 @@
 //!        -> objects (metadata, subresources, patch/apply, concurrency) -> storage
 //! ```
 
+pub mod admission;
 pub mod aggregator;
 pub mod audit;
 pub mod auth;
@@ -30,9 +31,10 @@ pub mod response;
 pub mod reviews;
 pub mod serve;
 pub mod server;
+pub mod serviceaccount;
 pub mod table;
 pub mod watch;
 
-pub use auth::{TokenAuthenticator, UserInfo};
+pub use auth::{TokenAuthenticator, TokenAuthenticators, TokenUser, UserInfo};
 pub use registry::Registry;
 pub use server::{ApiServer, ServerConfig, ServerOptions};

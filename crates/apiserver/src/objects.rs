@@ -14,6 +14,10 @@ use flotilla_storage::{Revision, Storage, StorageError, StoredObject};
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
+use flotilla_admission::{Attributes, Operation};
+
+use crate::admission::Admission;
+use crate::auth::UserInfo;
 use crate::request::{FieldValidation, parse_resource_version};
 
 /// How many times a patch without a precondition is re-applied after losing a write race.
@@ -25,6 +29,37 @@ pub struct WriteOptions {
     pub field_manager: String,
     pub field_validation: FieldValidation,
     pub dry_run: bool,
+}
+
+/// After mutating admission of a create: the name and namespace are still the request's.
+fn check_create_identity(
+    def: &ResourceDef,
+    obj: &Value,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<(), ApiError> {
+    if meta_str(obj, "name") != Some(name) {
+        return Err(ApiError::bad_request(format!(
+            "a mutating admission webhook changed the name of {} {name:?}",
+            def.kind
+        )));
+    }
+    if def.namespaced && meta_str(obj, "namespace") != namespace {
+        return Err(ApiError::bad_request(format!(
+            "a mutating admission webhook changed the namespace of {} {name:?}",
+            def.kind
+        )));
+    }
+    Ok(())
+}
+
+/// The options of a write as an AdmissionReview's `options` show them.
+fn write_options_value(opts: &WriteOptions) -> Value {
+    let mut v = json!({"fieldManager": opts.field_manager});
+    if opts.dry_run {
+        v["dryRun"] = json!(["All"]);
+    }
+    v
 }
 
 /// The outcome of a write: the object as stored (or as it would be under dry run) and
@@ -197,20 +232,27 @@ fn check_path_segment_name(def: &ResourceDef, name: &str) -> Result<(), ApiError
     }
 }
 
-/// Runs the kind's defaulting and validation; returns warnings (unknown fields under Warn).
-fn default_and_validate(
-    def: &ResourceDef,
-    obj: &mut Value,
-    old: Option<&Value>,
-    validation: FieldValidation,
-) -> Result<Vec<String>, ApiError> {
-    let mut pruned = match &def.prune {
+/// Drops undeclared fields (returning their paths) and fills the kind's defaults.
+fn prune_and_default(def: &ResourceDef, obj: &mut Value) -> Vec<String> {
+    let pruned = match &def.prune {
         Some(prune) => prune(obj),
         None => Vec::new(),
     };
     if let Some(default) = &def.default {
         default(obj);
     }
+    pruned
+}
+
+/// Validates a pruned and defaulted object; `pruned` are the undeclared fields dropped.
+/// Returns warnings (unknown fields under `fieldValidation=Warn`).
+fn validate_defaulted(
+    def: &ResourceDef,
+    obj: &mut Value,
+    old: Option<&Value>,
+    mut pruned: Vec<String>,
+    validation: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
     let mut warnings = Vec::new();
     let name = meta_str(obj, "name").unwrap_or_default().to_string();
     if let Some(validate) = &def.validate {
@@ -275,6 +317,20 @@ fn default_and_validate(
     Ok(warnings)
 }
 
+/// A compiled-in kind with a status subresource always carries `status` (`{}` when empty),
+/// as kube-apiserver's Go types serialise; client-go controllers read it unconditionally.
+/// Custom resources do not: kube-apiserver drops their status on create and keeps it absent.
+fn fill_status(def: &ResourceDef, obj: &mut Value) {
+    // `strategic_merge` is what marks a compiled-in (typed) kind.
+    if def.has_status && def.strategic_merge {
+        if let Some(m) = obj.as_object_mut() {
+            if m.get("status").is_none_or(Value::is_null) {
+                m.insert("status".into(), json!({}));
+            }
+        }
+    }
+}
+
 /// The object without the parts that do not make a new generation.
 fn spec_part(obj: &Value) -> Value {
     let mut v = obj.clone();
@@ -306,12 +362,22 @@ fn generate_suffix() -> String {
         .collect()
 }
 
+/// Who a write is admitted for: the server's webhooks and the caller.
+#[derive(Clone, Copy)]
+pub struct AdmissionScope<'a> {
+    pub admission: &'a Admission,
+    pub user: &'a UserInfo,
+}
+
 /// The ResourceDef-level operations on one resource.
+#[derive(Clone)]
 pub struct Objects<'a> {
     pub def: &'a ResourceDef,
     pub storage: &'a Arc<dyn Storage>,
     /// The merge schema of a custom resource (from its CRD); built-in kinds use theirs.
     pub merge_schema: Option<Arc<merge::Schema>>,
+    /// Dynamic admission of writes; `None` for the server's own writes.
+    pub admission: Option<AdmissionScope<'a>>,
     /// Who writes, for kinds that record it on create ([`ResourceDef::prepare_create`]).
     pub requester: Option<Requester<'a>>,
 }
@@ -322,6 +388,7 @@ impl<'a> Objects<'a> {
             def,
             storage,
             merge_schema: None,
+            admission: None,
             requester: None,
         }
     }
@@ -334,6 +401,131 @@ impl<'a> Objects<'a> {
     pub fn with_merge_schema(mut self, schema: Option<Arc<merge::Schema>>) -> Self {
         self.merge_schema = schema;
         self
+    }
+
+    /// Writes go through dynamic admission for `user`.
+    pub fn with_admission(mut self, admission: Option<AdmissionScope<'a>>) -> Self {
+        self.admission = admission.filter(|_| Admission::admits(&self.def.group));
+        self
+    }
+
+    fn admission_attributes(
+        &self,
+        operation: Operation,
+        subresource: Option<&str>,
+        object: Option<&Value>,
+        old: Option<&Value>,
+        options: Value,
+        dry_run: bool,
+    ) -> Attributes {
+        let def = self.def;
+        let user = self.admission.map(|s| s.user);
+        let named = object.or(old);
+        Attributes {
+            operation,
+            group: def.group.clone(),
+            version: def.version.clone(),
+            resource: def.plural.clone(),
+            subresource: subresource.unwrap_or_default().to_string(),
+            kind_group: def.group.clone(),
+            kind_version: def.version.clone(),
+            kind: def.kind.clone(),
+            namespaced: def.namespaced,
+            namespace: named
+                .and_then(|o| meta_str(o, "namespace"))
+                .unwrap_or_default()
+                .to_string(),
+            name: named
+                .and_then(|o| meta_str(o, "name"))
+                .unwrap_or_default()
+                .to_string(),
+            object: object.cloned(),
+            old_object: old.cloned(),
+            dry_run,
+            user: user
+                .map(|u| flotilla_admission::UserInfo {
+                    username: u.name.clone(),
+                    uid: u.uid.clone(),
+                    groups: u.groups.clone(),
+                    extra: u.extra.clone(),
+                })
+                .unwrap_or_default(),
+            options,
+        }
+    }
+
+    /// Mutating admission of `obj` (already defaulted); re-defaults it when a webhook changed
+    /// it. Returns the webhooks' warnings.
+    async fn admit_mutating(
+        &self,
+        operation: Operation,
+        subresource: Option<&str>,
+        obj: &mut Value,
+        old: Option<&Value>,
+        opts: &WriteOptions,
+    ) -> Result<Vec<String>, ApiError> {
+        let Some(scope) = self.admission else {
+            return Ok(Vec::new());
+        };
+        let mut attrs = self.admission_attributes(
+            operation,
+            subresource,
+            Some(obj),
+            old,
+            write_options_value(opts),
+            opts.dry_run,
+        );
+        let warnings = scope.admission.mutate(&mut attrs).await?;
+        if let Some(mutated) = attrs.object {
+            if mutated != *obj {
+                *obj = mutated;
+                check_type(self.def, obj)?;
+                prune_and_default(self.def, obj);
+            }
+        }
+        Ok(warnings)
+    }
+
+    /// Admission of a DELETE of `old`: mutating webhooks are called with no object (as
+    /// kube-apiserver does; nothing is left to change), then validating ones.
+    async fn admit_delete(
+        &self,
+        old: &Value,
+        options: &DeleteOptions,
+        dry_run: bool,
+    ) -> Result<(), ApiError> {
+        let Some(scope) = self.admission else {
+            return Ok(());
+        };
+        let mut opts = json!({});
+        if let Some(p) = options.propagation {
+            opts["propagationPolicy"] = json!(format!("{p:?}"));
+        }
+        if dry_run {
+            opts["dryRun"] = json!(["All"]);
+        }
+        let mut attrs =
+            self.admission_attributes(Operation::Delete, None, None, Some(old), opts, dry_run);
+        scope.admission.mutate(&mut attrs).await?;
+        scope.admission.validate(&attrs).await?;
+        Ok(())
+    }
+
+    /// Validating admission; returns the webhooks' warnings.
+    async fn admit_validating(
+        &self,
+        operation: Operation,
+        subresource: Option<&str>,
+        obj: Option<&Value>,
+        old: Option<&Value>,
+        options: Value,
+        dry_run: bool,
+    ) -> Result<Vec<String>, ApiError> {
+        let Some(scope) = self.admission else {
+            return Ok(Vec::new());
+        };
+        let attrs = self.admission_attributes(operation, subresource, obj, old, options, dry_run);
+        scope.admission.validate(&attrs).await
     }
 
     fn schema(&self) -> &merge::Schema {
@@ -439,10 +631,24 @@ impl<'a> Objects<'a> {
                 m.remove("status");
             }
         }
+        let pruned = prune_and_default(def, &mut obj);
+        let mut warnings = self
+            .admit_mutating(Operation::Create, None, &mut obj, None, opts)
+            .await?;
+        if self.admission.is_some() {
+            // A webhook may not rename the object or move it.
+            check_create_identity(def, &obj, namespace, &name)?;
+        }
         if let Some(prepare) = &def.prepare_create {
             prepare(&mut obj, self.requester.as_ref());
         }
-        let warnings = default_and_validate(def, &mut obj, None, opts.field_validation)?;
+        warnings.extend(validate_defaulted(
+            def,
+            &mut obj,
+            None,
+            pruned,
+            opts.field_validation,
+        )?);
         merge::track_update(
             None,
             &mut obj,
@@ -454,6 +660,18 @@ impl<'a> Objects<'a> {
             },
             self.schema(),
         );
+        fill_status(def, &mut obj);
+        warnings.extend(
+            self.admit_validating(
+                Operation::Create,
+                None,
+                Some(&obj),
+                None,
+                write_options_value(opts),
+                opts.dry_run,
+            )
+            .await?,
+        );
         self.store_new(namespace, &name, obj, opts, warnings).await
     }
 
@@ -461,10 +679,11 @@ impl<'a> Objects<'a> {
         &self,
         namespace: Option<&str>,
         name: &str,
-        obj: Value,
+        mut obj: Value,
         opts: &WriteOptions,
         warnings: Vec<String>,
     ) -> Result<Written, ApiError> {
+        fill_status(self.def, &mut obj);
         let key = object_key(self.def, namespace, name);
         let object = if opts.dry_run {
             match self.storage.get(&key).await {
@@ -547,6 +766,16 @@ impl<'a> Objects<'a> {
                 return Err(ApiError::conflict(&def.group, &def.plural, &name));
             }
         }
+        let pruned = prune_and_default(def, &mut new);
+        let mutating_warnings = self
+            .admit_mutating(
+                Operation::Update,
+                subresource,
+                &mut new,
+                Some(old_value),
+                opts,
+            )
+            .await?;
         // Subresource semantics: a write through `status` (or a partial subresource such as
         // `approval`) changes only its part; main writes keep those parts as stored.
         match subresource.and_then(|s| def.subresource_path(s)) {
@@ -598,7 +827,14 @@ impl<'a> Objects<'a> {
             .and_then(Value::as_i64)
             .unwrap_or(1);
         meta_mut(&mut new).insert("generation".into(), json!(old_generation));
-        let warnings = default_and_validate(def, &mut new, Some(old_value), opts.field_validation)?;
+        let mut warnings = mutating_warnings;
+        warnings.extend(validate_defaulted(
+            def,
+            &mut new,
+            Some(old_value),
+            pruned,
+            opts.field_validation,
+        )?);
         if spec_part(&new) != spec_part(old_value) {
             meta_mut(&mut new).insert("generation".into(), json!(old_generation + 1));
         }
@@ -630,6 +866,18 @@ impl<'a> Objects<'a> {
                 self.schema(),
             );
         }
+        fill_status(def, &mut new);
+        warnings.extend(
+            self.admit_validating(
+                Operation::Update,
+                subresource,
+                Some(&new),
+                Some(old_value),
+                write_options_value(opts),
+                opts.dry_run,
+            )
+            .await?,
+        );
         if comparable(&new) == comparable(old_value) && !opts.dry_run {
             return Ok(Written {
                 object: old.clone(),
@@ -853,10 +1101,35 @@ impl<'a> Objects<'a> {
                 m.remove("status");
             }
         }
+        let pruned = prune_and_default(def, &mut obj);
+        let mut warnings = self
+            .admit_mutating(Operation::Create, None, &mut obj, None, opts)
+            .await?;
+        if self.admission.is_some() {
+            check_create_identity(def, &obj, namespace, name)?;
+        }
         if let Some(prepare) = &def.prepare_create {
             prepare(&mut obj, self.requester.as_ref());
         }
-        let warnings = default_and_validate(def, &mut obj, None, opts.field_validation)?;
+        warnings.extend(validate_defaulted(
+            def,
+            &mut obj,
+            None,
+            pruned,
+            opts.field_validation,
+        )?);
+        fill_status(def, &mut obj);
+        warnings.extend(
+            self.admit_validating(
+                Operation::Create,
+                None,
+                Some(&obj),
+                None,
+                write_options_value(opts),
+                opts.dry_run,
+            )
+            .await?,
+        );
         self.store_new(namespace, name, obj, opts, warnings).await
     }
 
@@ -946,6 +1219,7 @@ impl<'a> Objects<'a> {
                     )));
                 }
             }
+            self.admit_delete(&old.value, options, dry_run).await?;
             let old_finalizers = finalizers(&old.value);
             let new_finalizers = deletion_finalizers(&old_finalizers, options.propagation);
             let terminating = meta(&old.value).is_some_and(|m| m.contains_key("deletionTimestamp"));
@@ -1079,6 +1353,8 @@ impl<'a> Objects<'a> {
         let def = self.def;
         let name = meta_str(&old.value, "name").unwrap_or_default().to_string();
         let scale_def = def.scale.as_ref().ok_or_else(ApiError::path_not_found)?;
+        let (scale, admission_warnings) = self.admit_scale(old, scale, opts).await?;
+        let scale = &scale;
         let replicas = scale
             .pointer("/spec/replicas")
             .and_then(Value::as_i64)
@@ -1102,7 +1378,42 @@ impl<'a> Objects<'a> {
         }
         let mut new = (*old.value).clone();
         set_path(&mut new, &scale_def.spec_replicas_path, json!(replicas));
-        self.write_update(old, new, None, opts, false).await
+        // Admitted above as the Scale it is; the object write itself is not admitted again.
+        let inner = Objects {
+            admission: None,
+            ..self.clone()
+        };
+        let mut written = inner.write_update(old, new, None, opts, false).await?;
+        written.warnings.splice(0..0, admission_warnings);
+        Ok(written)
+    }
+
+    /// Admission of a `scale` write: webhooks see `autoscaling/v1` Scale objects, as from
+    /// kube-apiserver. Returns the (possibly mutated) Scale and the warnings.
+    async fn admit_scale(
+        &self,
+        old: &Arc<StoredObject>,
+        scale: &Value,
+        opts: &WriteOptions,
+    ) -> Result<(Value, Vec<String>), ApiError> {
+        let Some(scope) = self.admission else {
+            return Ok((scale.clone(), Vec::new()));
+        };
+        let old_scale = self.scale_of(old)?;
+        let mut attrs = self.admission_attributes(
+            Operation::Update,
+            Some("scale"),
+            Some(scale),
+            Some(&old_scale),
+            write_options_value(opts),
+            opts.dry_run,
+        );
+        attrs.kind_group = "autoscaling".into();
+        attrs.kind_version = "v1".into();
+        attrs.kind = "Scale".into();
+        let mut warnings = scope.admission.mutate(&mut attrs).await?;
+        warnings.extend(scope.admission.validate(&attrs).await?);
+        Ok((attrs.object.unwrap_or_else(|| scale.clone()), warnings))
     }
 }
 

@@ -1,6 +1,8 @@
 //! The review APIs extension servers and `kubectl auth` use: authorization.k8s.io/v1
 //! SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectAccessReview,
-//! SelfSubjectRulesReview, and authentication.k8s.io/v1 TokenReview and SelfSubjectReview.
+//! SelfSubjectRulesReview, and authentication.k8s.io/v1 TokenReview (any token the server's
+//! authenticators accept: static and service-account tokens, for the review's audiences) and
+//! SelfSubjectReview.
 //! They are virtual: a `create` computes the `status` and nothing is stored.
 
 use std::collections::BTreeMap;
@@ -234,17 +236,22 @@ pub async fn create(ctx: &RequestContext, mut body: Value) -> Result<Response, A
                 .get("token")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            match ctx
-                .server
-                .tokens
-                .as_ref()
-                .and_then(|t| t.authenticate(token))
-            {
-                Some(mut u) if !token.is_empty() => {
-                    crate::auth::add_authenticated(&mut u);
-                    json!({"authenticated": true, "user": user_json(&u), "audiences": strings(spec.get("audiences"))})
+            // Empty: the token must be good for this server's own API audiences.
+            let audiences = strings(spec.get("audiences"));
+            let verdict = match &ctx.server.tokens {
+                Some(t) if !token.is_empty() => t.authenticate(token, &audiences).await,
+                _ => Ok(None),
+            };
+            match verdict {
+                Ok(Some(crate::auth::TokenUser {
+                    mut user,
+                    audiences,
+                })) => {
+                    crate::auth::add_authenticated(&mut user);
+                    json!({"authenticated": true, "user": user_json(&user), "audiences": audiences})
                 }
-                _ => json!({"authenticated": false, "error": "invalid bearer token"}),
+                Ok(None) => json!({"authenticated": false, "error": "invalid bearer token"}),
+                Err(e) => json!({"authenticated": false, "error": e.to_string()}),
             }
         }
         "selfsubjectreviews" => json!({"userInfo": user_json(&ctx.user)}),

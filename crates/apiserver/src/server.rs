@@ -3,6 +3,7 @@
 //!
 //! ```text
 //!  request -> panic guard -> trace span -> authn -> /version /healthz /metrics /openapi
+//!                                                -> service-account issuer (OIDC) documents
 //!                                                -> /api /apis discovery
 //!                                                -> resource verbs (handlers, watch)
 //! ```
@@ -22,7 +23,7 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use crate::audit::AuditLog;
-use crate::auth::{self, PeerIdentity, TokenAuthenticator, UserInfo};
+use crate::auth::{self, PeerIdentity, TokenAuthenticator, TokenAuthenticators, UserInfo};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::request::{ApiPath, Query, ResourcePath, parse_api_path};
@@ -58,7 +59,10 @@ pub struct ApiServer {
     pub storage: Arc<dyn Storage>,
     pub config: ServerConfig,
     pub metrics: Metrics,
+    /// Every bearer-token authenticator (static tokens, service-account tokens), in order.
     pub tokens: Option<Arc<dyn TokenAuthenticator>>,
+    /// Issues and checks service-account tokens (`serviceaccounts/token`), when configured.
+    pub service_account_issuer: Option<Arc<crate::serviceaccount::TokenIssuer>>,
     /// Authorization; `None` allows every authenticated request (simulated members, tests).
     pub authorizer: Option<Arc<dyn crate::authz::Authorizer>>,
     /// The RBAC index when this server evaluates RBAC itself (fed from its storage; answers
@@ -71,6 +75,8 @@ pub struct ApiServer {
     /// Merge schemas of custom resources (from their CRD's schema), by (group, plural), for
     /// server-side apply of list-map fields.
     pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
+    /// Dynamic admission (present when the webhook configuration kinds are served).
+    pub admission: Option<Arc<crate::admission::Admission>>,
     /// Custom subresources by (group, plural, subresource).
     pub subresource_handlers:
         dashmap::DashMap<(String, String, String), Arc<dyn SubresourceHandler>>,
@@ -94,6 +100,9 @@ pub trait SubresourceHandler: Send + Sync {
 #[derive(Default)]
 pub struct ServerOptions {
     pub tokens: Option<Arc<dyn TokenAuthenticator>>,
+    /// Service-account tokens: serves `serviceaccounts/token`, accepts the tokens it issued
+    /// (after `tokens`) and publishes the issuer's OIDC documents.
+    pub service_account_issuer: Option<Arc<crate::serviceaccount::TokenIssuer>>,
     /// RBAC evaluated here over this server's own Role/Binding objects.
     pub rbac: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
     /// Another authorizer (e.g. delegated to a host with SubjectAccessReview); takes
@@ -123,12 +132,43 @@ impl ApiServer {
         let aggregator = registry
             .get("apiregistration.k8s.io", "v1", "apiservices")
             .map(|_| Arc::new(crate::aggregator::Aggregator::new(options.proxy_client)));
-        Arc::new(Self {
+        let metrics = Metrics::new();
+        let admission = registry
+            .any_version(crate::admission::GROUP, "validatingwebhookconfigurations")
+            .map(|_| {
+                Arc::new(crate::admission::Admission::new(
+                    storage.clone(),
+                    registry.clone(),
+                    metrics.webhooks(),
+                ))
+            });
+        let mut authenticators: Vec<Arc<dyn TokenAuthenticator>> =
+            options.tokens.into_iter().collect();
+        if let Some(issuer) = &options.service_account_issuer {
+            crate::serviceaccount::advertise(&registry);
+            authenticators.push(Arc::new(
+                crate::serviceaccount::ServiceAccountAuthenticator::new(
+                    issuer.clone(),
+                    registry.clone(),
+                    storage.clone(),
+                ),
+            ));
+        }
+        let tokens =
+            match authenticators.len() {
+                0 => None,
+                1 => authenticators.pop(),
+                _ => Some(Arc::new(TokenAuthenticators::new(authenticators))
+                    as Arc<dyn TokenAuthenticator>),
+            };
+        let server = Arc::new(Self {
+            admission,
             registry,
             storage,
             config,
-            metrics: Metrics::new(),
-            tokens: options.tokens,
+            metrics,
+            tokens,
+            service_account_issuer: options.service_account_issuer.clone(),
             authorizer: options.authorizer.or_else(|| {
                 options
                     .rbac
@@ -141,7 +181,11 @@ impl ApiServer {
             openapi: openapi::OpenApiCache::default(),
             merge_schemas: dashmap::DashMap::new(),
             subresource_handlers: dashmap::DashMap::new(),
-        })
+        });
+        if let Some(issuer) = options.service_account_issuer {
+            crate::serviceaccount::install(&server, issuer);
+        }
+        server
     }
 
     /// The HTTP router serving this API server.
@@ -229,11 +273,12 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
         };
         let public = auth::is_public_path(&path);
         let peer = req.extensions().get::<PeerIdentity>().cloned();
-        let user = match auth::authenticate(peer.as_ref(), req.headers(), server.tokens.as_ref()) {
-            Ok(u) => Some(u),
-            Err(_) if public => None,
-            Err(e) => return (error_response(&e), unknown()),
-        };
+        let user =
+            match auth::authenticate(peer.as_ref(), req.headers(), server.tokens.as_ref()).await {
+                Ok(u) => Some(u),
+                Err(_) if public => None,
+                Err(e) => return (error_response(&e), unknown()),
+            };
         let user = match user {
             Some(u) => {
                 match crate::authz::impersonate(server.authorizer.as_deref(), &u, req.headers())
@@ -367,6 +412,13 @@ async fn route(
             );
         }
     }
+    if let Some(issuer) = &server.service_account_issuer {
+        if req.method() == Method::GET {
+            if let Some(resp) = crate::serviceaccount::serve_oidc(issuer, &path) {
+                return (resp, label("get"));
+            }
+        }
+    }
     if path == "/openapi/v3" || path.starts_with("/openapi/v3/") {
         return (openapi::serve(server, &path), label("get"));
     }
@@ -405,7 +457,6 @@ async fn route(
                     label("unknown"),
                 );
             };
-            let verb = verb_of(req.method(), &rp, &req);
             let resource = match &rp.subresource {
                 Some(s) => format!("{}/{}", def.plural, s),
                 None => def.plural.clone(),
@@ -417,6 +468,13 @@ async fn route(
                     sub.clone(),
                 ))
             });
+            // A custom subresource's verb is the one authorization used (POST = create).
+            let verb = if connect {
+                let watch = Query::parse(req.uri().query()).flag("watch");
+                crate::authz::resource_verb(req.method(), &rp, watch)
+            } else {
+                verb_of(req.method(), &rp, &req)
+            };
             let resp = if verb == "watch" || connect {
                 resource_request(server, def, rp, req, user, user_agent, verb).await
             } else {

@@ -1,6 +1,8 @@
 //! Flotilla's host API server: the generic [`flotilla_apiserver`] wired with the built-in
-//! kinds, the embedded storage in a data directory, and certificates generated on first
-//! start. [`start`] runs it in-process (tests, local-up); `flotilla apiserver` runs it alone.
+//! kinds, the embedded storage in a data directory, certificates and the service-account
+//! signing key generated on first start (so issued service-account tokens stay valid across
+//! restarts). [`start`] runs it in-process (tests, local-up); `flotilla apiserver` runs it
+//! alone.
 //!
 //! - [`csr_signer`]: the `kubernetes.io/kube-apiserver-client` signer, which answers approved
 //!   CertificateSigningRequests with certificates from the host's cluster CA.
@@ -10,10 +12,12 @@ pub mod csr_signer;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use flotilla_apiserver::audit::AuditLog;
 use flotilla_apiserver::auth::StaticTokens;
 use flotilla_apiserver::serve::{PeerTrust, ServerHandle, https_url};
+use flotilla_apiserver::serviceaccount::{IssuerOptions, TokenIssuer, TokenKeyError};
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
 use flotilla_pki::ChainVerifier;
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
@@ -42,6 +46,8 @@ pub enum HostError {
     },
     #[error("loading the token file")]
     Tokens(#[from] flotilla_apiserver::auth::TokenFileError),
+    #[error("preparing the service-account token issuer")]
+    ServiceAccountIssuer(#[from] TokenKeyError),
     #[error("opening the audit log {path}")]
     Audit {
         path: PathBuf,
@@ -70,6 +76,13 @@ pub struct HostOptions {
     pub audit_log: Option<PathBuf>,
     /// RBAC (default) or, when false, every authenticated request is allowed.
     pub rbac: bool,
+    /// `iss` of service-account tokens (kube's `--service-account-issuer`).
+    pub service_account_issuer: String,
+    /// Audiences of this API server (kube's `--api-audiences`); empty means the issuer.
+    pub api_audiences: Vec<String>,
+    /// Longest service-account token issued; longer requests are shortened (kube's
+    /// `--service-account-max-token-expiration`). `None`: no limit.
+    pub service_account_max_token_expiration: Option<Duration>,
     pub server: ServerConfig,
     /// The CSR signer of `kubernetes.io/kube-apiserver-client`.
     pub signer: csr_signer::SignerOptions,
@@ -86,6 +99,9 @@ impl HostOptions {
             token_auth_file: None,
             audit_log: None,
             rbac: true,
+            service_account_issuer: flotilla_apiserver::serviceaccount::DEFAULT_ISSUER.into(),
+            api_audiences: Vec::new(),
+            service_account_max_token_expiration: None,
             server: ServerConfig::default(),
             signer: csr_signer::SignerOptions::default(),
         }
@@ -162,6 +178,15 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     if opts.rbac {
         options.rbac = Some(Arc::new(flotilla_rbac::RbacAuthorizer::new()));
     }
+    options.service_account_issuer = Some(Arc::new(TokenIssuer::new(
+        &pki.service_account.key,
+        IssuerOptions {
+            issuer: opts.service_account_issuer.clone(),
+            api_audiences: opts.api_audiences.clone(),
+            max_expiration: opts.service_account_max_token_expiration,
+            jwks_uri: None,
+        },
+    )?));
     options.proxy_client = Some((
         pki.front_proxy_client.cert_pem.clone(),
         pki.front_proxy_client.key_pem.clone(),

@@ -11,8 +11,9 @@
 
 mod common;
 
+use common::{Kubectl, write_manifest};
+
 use std::net::SocketAddr;
-use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,8 +38,6 @@ use tokio::io::AsyncBufReadExt;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-
-use common::Kubectl;
 
 const GROUP: &str = "wardle.example.com";
 const VERSION: &str = "v1alpha1";
@@ -375,12 +374,6 @@ impl Extension {
             .cloned()
             .collect()
     }
-}
-
-fn write_manifest(dir: &Path, name: &str, obj: &Value) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_vec_pretty(obj).unwrap()).unwrap();
-    path.to_string_lossy().into_owned()
 }
 
 /// Reads lines of `lines` until one satisfies `pred`, for at most `secs`.

@@ -12,11 +12,11 @@
 mod common;
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use common::{Kubectl, TestHost};
+use common::{Kubectl, TestHost, write_manifest};
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, PostParams};
@@ -58,12 +58,6 @@ fn csr_manifest(name: &str, request_pem: &str, usages: &[&str]) -> Value {
             "username": "somebody-else",
         },
     })
-}
-
-fn write_json(dir: &Path, name: &str, obj: &Value) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_vec_pretty(obj).unwrap()).unwrap();
-    path.to_string_lossy().into_owned()
 }
 
 /// Polls `check` every 100 ms until it yields a value, failing after [`WAIT`].
@@ -143,7 +137,7 @@ async fn an_approved_request_gets_a_certificate_that_authenticates_as_its_subjec
     let kubectl = Kubectl::new(&t.host.kubeconfig);
     let (key_pem, request_pem) = key_and_request("agent-7", "agents");
     let (_, other_request) = key_and_request("agent-8", "agents");
-    let f7 = write_json(
+    let f7 = write_manifest(
         t.dir.path(),
         "agent-7.json",
         &csr_manifest(
@@ -152,7 +146,7 @@ async fn an_approved_request_gets_a_certificate_that_authenticates_as_its_subjec
             &["client auth", "digital signature"],
         ),
     );
-    let f8 = write_json(
+    let f8 = write_manifest(
         t.dir.path(),
         "agent-8.json",
         &csr_manifest("agent-8", &other_request, &["client auth"]),
@@ -263,7 +257,7 @@ async fn bad_requests_are_invalid_and_unfit_usages_fail_at_the_signer() {
 
     let mut bad = csr_manifest("bad", "not a request", &["client auth"]);
     bad["spec"]["expirationSeconds"] = json!(60);
-    let f = write_json(t.dir.path(), "bad.json", &bad);
+    let f = write_manifest(t.dir.path(), "bad.json", &bad);
     let err = kubectl.fails(&["create", "-f", &f]).await;
     assert!(
         err.contains(r#"The CertificateSigningRequest "bad" is invalid"#),
@@ -347,7 +341,7 @@ async fn approving_needs_approve_on_the_signer() {
     let t = common::start().await;
     let kubectl = Kubectl::new(&t.host.kubeconfig);
     let (_, request) = key_and_request("agent-10", "agents");
-    let f = write_json(
+    let f = write_manifest(
         t.dir.path(),
         "agent-10.json",
         &csr_manifest("agent-10", &request, &["client auth"]),

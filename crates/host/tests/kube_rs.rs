@@ -993,7 +993,13 @@ async fn status_subresource_changes_only_status_and_keeps_generation() {
         .await
         .unwrap();
     assert_eq!(generation(&created), 1);
-    assert!(created.status.is_none(), "{:?}", created.status);
+    // As from kube-apiserver: an empty status, present from creation on.
+    assert_eq!(
+        created.status,
+        Some(Default::default()),
+        "{:?}",
+        created.status
+    );
 
     // A status patch that also tries to change spec and labels changes only status.
     let patch = json!({

@@ -14,6 +14,7 @@
 //! Validation accepts an object before or after defaulting: a check never fails on a field the
 //! defaults would fill.
 
+mod admission;
 mod apiextensions;
 mod certificates;
 mod core;
@@ -172,7 +173,9 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
 }
 
 /// The API-extension kinds a host serves: apiextensions.k8s.io/v1 CustomResourceDefinition
-/// (whose objects the API server's CRD controller turns into served resources).
+/// (whose objects the API server's CRD controller turns into served resources),
+/// admissionregistration.k8s.io/v1 Mutating/ValidatingWebhookConfiguration (enforced by the
+/// API server's dynamic admission) and apiregistration.k8s.io/v1 APIService.
 pub fn extension_resources() -> Vec<ResourceDef> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
     vec![
@@ -183,6 +186,16 @@ pub fn extension_resources() -> Vec<ResourceDef> {
         )
         .short_names(&["crd", "crds"])
         .with_status(),
+        kind::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>(
+            NameRule::Subdomain,
+            admission::validate_mutating,
+            Some(admission::default_mutating),
+        ),
+        kind::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>(
+            NameRule::Subdomain,
+            admission::validate_validating,
+            Some(admission::default_validating),
+        ),
         kind::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>(
             NameRule::PathSegment,
             apiextensions::validate_apiservice,

@@ -369,6 +369,25 @@ fn build() -> Catalogue {
         kind([]),
     );
     c.insert(("apiregistration.k8s.io", "APIService"), kind([]));
+    // `webhooks` merge by name (patchMergeKey and listMapKey); selectors are atomic.
+    for k in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        c.insert(
+            ("admissionregistration.k8s.io", k),
+            kind([(
+                "webhooks",
+                keyed(
+                    "name",
+                    obj([
+                        ("namespaceSelector", atomic()),
+                        ("objectSelector", atomic()),
+                    ]),
+                ),
+            )]),
+        );
+    }
     c.insert(("scheduling.k8s.io", "PriorityClass"), kind([]));
     c.insert(("storage.k8s.io", "StorageClass"), kind([]));
     c

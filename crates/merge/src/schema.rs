@@ -408,6 +408,14 @@ mod tests {
             ("rbac.authorization.k8s.io", "ClusterRole"),
             ("rbac.authorization.k8s.io", "RoleBinding"),
             ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+            (
+                "admissionregistration.k8s.io",
+                "MutatingWebhookConfiguration",
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration",
+            ),
         ];
         for (g, k) in required {
             let s = Schema::builtin(g, k).unwrap_or_else(|| panic!("{g}/{k} missing"));

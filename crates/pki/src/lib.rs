@@ -6,7 +6,8 @@
 //! - [`parse_certificate_request`] / [`CertificateAuthority::sign_request`]: PKCS#10 requests
 //!   (the Kubernetes CSR API's `spec.request`) checked and signed;
 //! - [`ensure_server_pki`]: the idempotent on-disk certificate set of an API server
-//!   (cluster CA, serving, admin, front-proxy CA and client);
+//!   (cluster CA, serving, admin, front-proxy CA and client, service-account signing key);
+//! - [`ServiceAccountKey`]: the ECDSA P-256 key service-account tokens are signed with;
 //! - [`server_config`] / [`client_config`]: rustls configurations using the ring provider;
 //! - [`identity_from_cert`] / [`peer_identity`]: the user and groups of a verified client;
 //! - [`Kubeconfig`]: building, writing, loading and resolving kubeconfig files.
@@ -22,6 +23,7 @@ mod fsutil;
 mod identity;
 mod kubeconfig;
 mod server_pki;
+mod service_account;
 mod tls;
 
 #[cfg(test)]
@@ -42,6 +44,10 @@ pub use kubeconfig::{
 pub use server_pki::{
     ADMIN_GROUP, ADMIN_USER, APISERVER_COMMON_NAME, CA_COMMON_NAME, FRONT_PROXY_CA_COMMON_NAME,
     FRONT_PROXY_CLIENT_USER, ServerPki, ensure_server_pki,
+};
+pub use service_account::{
+    SERVICE_ACCOUNT_KEY_BASENAME, ServiceAccountKey, ServiceAccountKeyFiles,
+    service_account_key_paths,
 };
 pub use tls::{
     ALPN_PROTOCOLS, ChainVerifier, client_config, parse_certificates, parse_private_key,

@@ -22,6 +22,22 @@ pub(crate) fn leases() -> TablePrinter {
     })
 }
 
+/// `NAME WEBHOOKS AGE` (Mutating/ValidatingWebhookConfigurations).
+pub(crate) fn webhook_configurations() -> TablePrinter {
+    let columns = vec![
+        name_col(),
+        col("Webhooks", "integer", 0, "The number of webhooks."),
+        age_col(),
+    ];
+    printer(columns, |obj, now| {
+        let count = obj
+            .get("webhooks")
+            .and_then(serde_json::Value::as_array)
+            .map_or(0, Vec::len);
+        vec![name_cell(obj), serde_json::json!(count), age_cell(obj, now)]
+    })
+}
+
 /// `NAME CREATED AT`, the creation time printed as an RFC 3339 timestamp (Roles, ClusterRoles,
 /// CustomResourceDefinitions).
 pub(crate) fn created_at() -> TablePrinter {

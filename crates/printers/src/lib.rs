@@ -66,6 +66,10 @@ pub fn builtin_printer(group: &str, plural: &str) -> Option<TablePrinter> {
         }
         ("apiextensions.k8s.io", "customresourcedefinitions") => cluster::created_at(),
         ("apiregistration.k8s.io", "apiservices") => cluster::api_services(),
+        (
+            "admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations" | "validatingwebhookconfigurations",
+        ) => cluster::webhook_configurations(),
         ("certificates.k8s.io", "certificatesigningrequests") => {
             certificates::certificate_signing_requests()
         }
@@ -159,6 +163,16 @@ mod tests {
             ("rbac.authorization.k8s.io", "clusterrolebindings", "Name"),
             ("apiextensions.k8s.io", "customresourcedefinitions", "Name"),
             ("apiregistration.k8s.io", "apiservices", "Name"),
+            (
+                "admissionregistration.k8s.io",
+                "mutatingwebhookconfigurations",
+                "Name",
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "validatingwebhookconfigurations",
+                "Name",
+            ),
             ("certificates.k8s.io", "certificatesigningrequests", "Name"),
         ];
         for (group, plural, first) in expected {

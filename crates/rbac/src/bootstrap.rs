@@ -300,6 +300,13 @@ pub fn bootstrap_policy() -> Vec<Value> {
         "/version/",
     ];
     let public_urls = ["/healthz", "/livez", "/readyz", "/version", "/version/"];
+    // The service-account issuer's OIDC discovery documents, readable by service accounts.
+    let issuer_discovery_urls = [
+        "/.well-known/openid-configuration",
+        "/.well-known/openid-configuration/",
+        "/openid/v1/jwks",
+        "/openid/v1/jwks/",
+    ];
     let mut roles = vec![
         cluster_role(
             "cluster-admin",
@@ -353,6 +360,11 @@ pub fn bootstrap_policy() -> Vec<Value> {
             &[],
             &[PolicyRule::non_resource(&["get"], &public_urls)],
         ),
+        cluster_role(
+            "system:service-account-issuer-discovery",
+            &[],
+            &[PolicyRule::non_resource(&["get"], &issuer_discovery_urls)],
+        ),
         // Bound to nobody by default, as in kube: binding it (with update on
         // certificatesigningrequests/approval) lets someone approve client certificates.
         cluster_role(
@@ -379,6 +391,11 @@ pub fn bootstrap_policy() -> Vec<Value> {
             "system:public-info-viewer",
             "system:public-info-viewer",
             &["system:authenticated", "system:unauthenticated"],
+        ),
+        cluster_role_binding(
+            "system:service-account-issuer-discovery",
+            "system:service-account-issuer-discovery",
+            &["system:serviceaccounts"],
         ),
     ]);
     roles
@@ -421,8 +438,8 @@ mod tests {
                 other => panic!("unexpected kind {other}"),
             }
         }
-        assert_eq!(roles.len(), 11);
-        assert_eq!(bindings.len(), 4);
+        assert_eq!(roles.len(), 12);
+        assert_eq!(bindings.len(), 5);
         for meta in roles
             .iter()
             .map(|r| &r.metadata)

@@ -1,13 +1,14 @@
 //! Shared harness for the host's integration tests: starts the host API server in-process on
 //! a free loopback port with a fresh data directory and builds a kube-rs client from the
-//! kubeconfig it writes (TLS, client certificate), exactly as a user would; runs the real
-//! `kubectl` against it.
+//! kubeconfig it writes (TLS, client certificate), exactly as a user would.
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use flotilla_host::{HostOptions, RunningHost};
 
@@ -42,16 +43,13 @@ pub async fn start() -> TestHost {
     start_with(|_| {}).await
 }
 
-/// The real `kubectl` for one kubeconfig, with its own fresh cache directory (kubectl caches
-/// `/version` and discovery per server). `$KUBECTL` names another binary (e.g.
-/// `kubectl.1.27`) to run the same tests with another kubectl version.
+/// The real kubectl against a kubeconfig, with its own discovery cache. `$KUBECTL` names
+/// another binary (e.g. `kubectl.1.27`) to run the same tests with another kubectl version.
 pub struct Kubectl {
     pub kubeconfig: PathBuf,
     cache: tempfile::TempDir,
 }
 
-/// How one kubectl run ended.
-#[derive(Debug)]
 pub struct Ran {
     pub ok: bool,
     pub stdout: String,
@@ -91,7 +89,7 @@ impl Kubectl {
         }
     }
 
-    /// Runs and requires success; returns stdout.
+    /// Runs and requires success.
     pub async fn ok(&self, args: &[&str]) -> String {
         let r = self.run(args).await;
         assert!(
@@ -112,4 +110,11 @@ impl Kubectl {
         );
         r.stderr
     }
+}
+
+/// Writes `obj` as a manifest file; returns its path.
+pub fn write_manifest(dir: &Path, name: &str, obj: &Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(obj).unwrap()).unwrap();
+    path.to_string_lossy().into_owned()
 }

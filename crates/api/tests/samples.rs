@@ -465,12 +465,20 @@ fn work_manifests_must_be_objects() {
 #[test]
 fn unknown_fields_are_pruned() {
     let mut object = sample("propagationpolicy-dynamic.yaml");
+    // Karmada's newer placement fields are known; made-up ones are not.
     object["spec"]["placement"]["workloadAffinity"] =
-        json!({"affinity": {"groupByLabelKey": "app"}});
+        json!({"affinity": {"groupByLabelKey": "app"}, "preferred": true});
     object["spec"]["bogus"] = json!(1);
     let mut removed = schema_for(PP).prune(&mut object);
     removed.sort();
-    assert_eq!(removed, ["spec.bogus", "spec.placement.workloadAffinity"]);
+    assert_eq!(
+        removed,
+        ["spec.bogus", "spec.placement.workloadAffinity.preferred"]
+    );
+    assert_eq!(
+        object["spec"]["placement"]["workloadAffinity"],
+        json!({"affinity": {"groupByLabelKey": "app"}})
+    );
 }
 
 #[test]

@@ -107,6 +107,18 @@ pub(crate) fn conditions(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// [`conditions`] as a list map keyed by `type` (server-side apply merges conditions of
+/// different types), as the Multi-Cluster Services API declares its conditions.
+pub(crate) fn conditions_by_type(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "Conditions, one per type.",
+        "type": "array",
+        "items": condition(),
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+    })
+}
+
 /// One metav1 `Condition`.
 fn condition() -> serde_json::Value {
     serde_json::json!({

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use flotilla_api::{
-    Cluster, ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, CronFederatedHPA,
-    FederatedHPA, FederatedResourceQuota, MultiClusterIngress, MultiClusterService, OverridePolicy,
-    PropagationPolicy, Remedy, ResourceBinding, ResourceInterpreterCustomization,
-    ResourceInterpreterWebhookConfiguration, ServiceExport, ServiceImport, Work,
-    WorkloadRebalancer, cluster_crd, crds,
+    Cluster, ClusterOverridePolicy, ClusterPropagationPolicy, ClusterResourceBinding,
+    ClusterTaintPolicy, CronFederatedHPA, FederatedHPA, FederatedResourceQuota,
+    MultiClusterIngress, MultiClusterService, OverridePolicy, PropagationPolicy, Remedy,
+    ResourceBinding, ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
+    ServiceExport, ServiceImport, Work, WorkloadRebalancer, cluster_crd, crds,
 };
 use flotilla_schema::StructuralSchema;
 use serde::Serialize;
@@ -462,6 +462,31 @@ fn resource_binding_with_components() {
     assert_eq!(
         causes("resourcebindings.work.karmada.io", &long),
         ["spec.components[0].name"]
+    );
+}
+
+#[test]
+fn cluster_resource_binding_sample() {
+    let (crb, input): (ClusterResourceBinding, _) = round_trip("clusterresourcebinding.yaml");
+    assert_eq!(crb.spec.clusters.iter().map(|c| c.replicas).sum::<i32>(), 0);
+    assert_eq!(
+        crb.spec.schedule_priority.as_ref().unwrap().priority,
+        Some(0)
+    );
+    assert_eq!(
+        crb.status.as_ref().unwrap().aggregated_status[1].applied,
+        Some(false)
+    );
+    let crd = "clusterresourcebindings.work.karmada.io";
+    assert_valid(crd, "clusterresourcebinding.yaml", &input);
+    let mut object = input;
+    object["status"]["conditions"][0]["status"] = json!("Yes");
+    object["status"]["conditions"][0]["reason"] = json!("not a reason!");
+    let mut found = causes(crd, &object);
+    found.sort();
+    assert_eq!(
+        found,
+        ["status.conditions[0].reason", "status.conditions[0].status"]
     );
 }
 

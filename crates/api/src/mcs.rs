@@ -63,13 +63,13 @@ pub struct ServiceExportStatus {
     printcolumn(
         name = "Type",
         type_ = "string",
-        description = "The type of this ServiceImport",
+        description = "How the imported service is reached",
         json_path = ".spec.type"
     ),
     printcolumn(
         name = "IP",
         type_ = "string",
-        description = "The VIP for this ServiceImport",
+        description = "Cluster-set virtual IP of the imported service",
         json_path = ".spec.ips"
     ),
     printcolumn(

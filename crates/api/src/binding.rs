@@ -77,6 +77,11 @@ pub struct ResourceBindingSpec {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub replicas: i32,
 
+    /// The parts of a workload made of several pod templates (e.g. a job's leader and
+    /// workers), each with its replicas and per-replica requirements.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub components: Vec<Component>,
+
     /// The scheduling result: target clusters and their replicas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clusters: Vec<TargetCluster>,
@@ -117,6 +122,66 @@ pub struct ResourceBindingSpec {
     /// Keep member objects when the template is deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preserve_resources_on_deletion: Option<bool>,
+
+    /// Scheduling priority, resolved from the policy's `schedulePriority`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_priority: Option<BindingSchedulePriority>,
+
+    /// The workload-affinity groups this binding belongs to, resolved from the policy's
+    /// `placement.workloadAffinity` and the template's labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_affinity_groups: Option<WorkloadAffinityGroups>,
+}
+
+/// The resolved scheduling priority of a binding.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct BindingSchedulePriority {
+    /// Priority value; higher is scheduled first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 0))]
+    pub priority: Option<i32>,
+}
+
+/// The workload-affinity groups of a binding (`<label key>=<value>` of its template).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadAffinityGroups {
+    /// The affinity group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity_group: Option<String>,
+    /// The anti-affinity group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anti_affinity_group: Option<String>,
+}
+
+/// One part of a multi-template workload.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Component {
+    /// Name of the part, unique in the workload.
+    #[schemars(length(max = 32))]
+    pub name: String,
+    /// Replicas of this part.
+    pub replicas: i32,
+    /// What one replica of this part needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_requirements: Option<ComponentReplicaRequirements>,
+}
+
+/// What one replica of a [`Component`] needs.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ComponentReplicaRequirements {
+    /// Node constraints of the pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_claim: Option<NodeClaim>,
+    /// Resource requests of one replica.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "crate::schemas::resource_list")]
+    pub resource_request: ResourceList,
+    /// Priority class of the pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
 }
 
 // serde's `skip_serializing_if` passes a reference.
@@ -224,6 +289,18 @@ pub struct TargetCluster {
     /// Replicas assigned (0 for kinds without replicas).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub replicas: i32,
+    /// For multi-component workloads: the replicas of each component in this cluster.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub components: Vec<TargetComponent>,
+}
+
+/// The replicas of one component placed in a cluster.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub struct TargetComponent {
+    /// Component name.
+    pub name: String,
+    /// Replicas of it in the cluster.
+    pub replicas: i32,
 }
 
 /// A cluster being left, with what to do with it.
@@ -310,6 +387,7 @@ pub struct ResourceBindingStatus {
     pub last_scheduled_time: Option<Time>,
     /// Conditions (`Scheduled`, `FullyApplied`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "crate::schemas::conditions")]
     pub conditions: Vec<Condition>,
     /// Status from each target cluster.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -1,5 +1,6 @@
-//! CustomResourceDefinitions of the policy and work kinds, generated from the Rust types, and
-//! their YAML form (the files under `crds/`, kept fresh by the `crds_are_fresh` test).
+//! CustomResourceDefinitions of every kind Karmada installs as a CRD, generated from the Rust
+//! types, and their YAML form (the files under `crds/`, kept fresh by the `crds_are_fresh`
+//! test). The host installs all of them at start.
 //!
 //! Cluster is not among them: Flotilla serves it from its aggregated server.
 
@@ -9,18 +10,27 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube::CustomResourceExt;
 
 use crate::ApiError;
+use crate::apps::WorkloadRebalancer;
+use crate::autoscaling::{CronFederatedHPA, FederatedHPA};
 use crate::binding::{ClusterResourceBinding, ResourceBinding};
 use crate::cluster::Cluster;
+use crate::config::{ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration};
+use crate::mcs::{ServiceExport, ServiceImport};
+use crate::networking::{MultiClusterIngress, MultiClusterService};
 use crate::overrides::{ClusterOverridePolicy, OverridePolicy};
 use crate::policy::{ClusterPropagationPolicy, PropagationPolicy};
+use crate::quota::FederatedResourceQuota;
+use crate::remedy::Remedy;
+use crate::taints::ClusterTaintPolicy;
 use crate::work::Work;
 
 /// Header of every generated file.
 const HEADER: &str = "# Generated from the Rust types of crates/api; do not edit.\n\
 # Regenerate: FLOTILLA_WRITE_CRDS=1 cargo test -p flotilla-api crds_are_fresh\n";
 
-/// The CRDs of PropagationPolicy, ClusterPropagationPolicy, OverridePolicy,
-/// ClusterOverridePolicy, ResourceBinding, ClusterResourceBinding and Work.
+/// The CRDs of every kind Karmada installs as a CRD: the policies (propagation, override,
+/// cluster taint, federated quota), the bindings and Works, autoscaling, interpreter
+/// configuration, networking, rebalancing, remedies, and the Multi-Cluster Services API.
 pub fn crds() -> Vec<CustomResourceDefinition> {
     [
         PropagationPolicy::crd(),
@@ -30,6 +40,18 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         ResourceBinding::crd(),
         ClusterResourceBinding::crd(),
         Work::crd(),
+        ClusterTaintPolicy::crd(),
+        FederatedResourceQuota::crd(),
+        FederatedHPA::crd(),
+        CronFederatedHPA::crd(),
+        ResourceInterpreterCustomization::crd(),
+        ResourceInterpreterWebhookConfiguration::crd(),
+        MultiClusterService::crd(),
+        MultiClusterIngress::crd(),
+        WorkloadRebalancer::crd(),
+        Remedy::crd(),
+        ServiceExport::crd(),
+        ServiceImport::crd(),
     ]
     .into_iter()
     .map(normalize)
@@ -148,79 +170,23 @@ mod tests {
     }
 
     #[test]
-    fn names_scopes_and_subresources_match_karmada() {
-        // (name, kind, scope, short name, status subresource)
-        let expected = [
-            (
-                "propagationpolicies.policy.karmada.io",
-                "PropagationPolicy",
-                "Namespaced",
-                "pp",
-                false,
-            ),
-            (
-                "clusterpropagationpolicies.policy.karmada.io",
-                "ClusterPropagationPolicy",
-                "Cluster",
-                "cpp",
-                false,
-            ),
-            (
-                "overridepolicies.policy.karmada.io",
-                "OverridePolicy",
-                "Namespaced",
-                "op",
-                false,
-            ),
-            (
-                "clusteroverridepolicies.policy.karmada.io",
-                "ClusterOverridePolicy",
-                "Cluster",
-                "cop",
-                false,
-            ),
-            (
-                "resourcebindings.work.karmada.io",
-                "ResourceBinding",
-                "Namespaced",
-                "rb",
-                true,
-            ),
-            (
-                "clusterresourcebindings.work.karmada.io",
-                "ClusterResourceBinding",
-                "Cluster",
-                "crb",
-                true,
-            ),
-            ("works.work.karmada.io", "Work", "Namespaced", "wk", true),
-        ];
+    fn one_served_storage_version_each_and_unique_names() {
+        // Names, scopes, short names, categories and subresources are checked against
+        // Karmada's list in tests/karmada.rs.
         let all = crds();
-        assert_eq!(all.len(), expected.len());
-        for (crd, (name, kind, scope, short, status)) in all.iter().zip(expected) {
-            assert_eq!(crd.metadata.name.as_deref(), Some(name));
-            assert_eq!(crd.spec.names.kind, kind);
+        let mut names: Vec<_> = all.iter().map(|c| c.metadata.name.clone()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        for crd in &all {
+            let kind = &crd.spec.names.kind;
             assert_eq!(
                 crd.spec.names.list_kind.as_deref(),
                 Some(format!("{kind}List").as_str())
             );
-            assert_eq!(crd.spec.scope, scope, "{name}");
-            assert_eq!(
-                crd.spec.names.short_names.as_deref(),
-                Some(&[short.to_owned()][..])
-            );
-            assert_eq!(
-                crd.spec.names.categories.as_deref(),
-                Some(&["karmada-io".to_owned()][..])
-            );
-            assert_eq!(crd.spec.versions.len(), 1);
+            assert_eq!(crd.spec.versions.len(), 1, "{kind}");
             let version = &crd.spec.versions[0];
-            assert!(version.served && version.storage);
-            let has_status = version
-                .subresources
-                .as_ref()
-                .is_some_and(|s| s.status.is_some());
-            assert_eq!(has_status, status, "{name}");
+            assert!(version.served && version.storage, "{kind}");
         }
     }
 
@@ -328,8 +294,47 @@ mod tests {
             ] {
                 assert_eq!(schema["properties"][field]["type"], ty, "{name}.{field}");
             }
-            assert_eq!(schema["required"], serde_json::json!(["spec"]), "{name}");
+            // Most kinds require a spec; these have none, or an optional one, or their
+            // fields at the top level.
+            let required = match crd.spec.names.kind.as_str() {
+                "ServiceExport" | "ServiceImport" | "MultiClusterIngress" => Value::Null,
+                "ResourceInterpreterWebhookConfiguration" => serde_json::json!(["webhooks"]),
+                _ => serde_json::json!(["spec"]),
+            };
+            assert_eq!(schema["required"], required, "{name}");
         }
+    }
+
+    #[test]
+    fn kinds_without_a_spec_keep_their_fields_at_the_top_level() {
+        use crate::config::ResourceInterpreterWebhookConfiguration;
+        use crate::mcs::ServiceExport;
+        use crate::networking::MultiClusterIngress;
+        let value = serde_json::json!({
+            "apiVersion": "config.karmada.io/v1alpha1",
+            "kind": "ResourceInterpreterWebhookConfiguration",
+            "metadata": {"name": "w"},
+            "webhooks": [{"name": "a.example.com", "clientConfig": {"url": "https://a.example.com"},
+                          "interpreterContextVersions": ["v1alpha1"]}]
+        });
+        let config: ResourceInterpreterWebhookConfiguration =
+            serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(config.spec.webhooks[0].name, "a.example.com");
+        assert_eq!(serde_json::to_value(&config).unwrap(), value);
+        let export = serde_json::json!({
+            "apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceExport",
+            "metadata": {"name": "web", "namespace": "shop"}
+        });
+        let parsed: ServiceExport = serde_json::from_value(export.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&parsed).unwrap(), export);
+        // A MultiClusterIngress may come without a spec; its spec is the Ingress's.
+        let bare = serde_json::json!({
+            "apiVersion": "networking.karmada.io/v1alpha1", "kind": "MultiClusterIngress",
+            "metadata": {"name": "web", "namespace": "shop"}
+        });
+        let mci: MultiClusterIngress = serde_json::from_value(bare.clone()).unwrap();
+        assert!(mci.spec.spec.is_none());
+        assert_eq!(serde_json::to_value(&mci).unwrap(), bare);
     }
 
     #[test]
@@ -349,6 +354,18 @@ mod tests {
                 "work.karmada.io_resourcebindings.yaml",
                 "work.karmada.io_clusterresourcebindings.yaml",
                 "work.karmada.io_works.yaml",
+                "policy.karmada.io_clustertaintpolicies.yaml",
+                "policy.karmada.io_federatedresourcequotas.yaml",
+                "autoscaling.karmada.io_federatedhpas.yaml",
+                "autoscaling.karmada.io_cronfederatedhpas.yaml",
+                "config.karmada.io_resourceinterpretercustomizations.yaml",
+                "config.karmada.io_resourceinterpreterwebhookconfigurations.yaml",
+                "networking.karmada.io_multiclusterservices.yaml",
+                "networking.karmada.io_multiclusteringresses.yaml",
+                "apps.karmada.io_workloadrebalancers.yaml",
+                "remedy.karmada.io_remedies.yaml",
+                "multicluster.x-k8s.io_serviceexports.yaml",
+                "multicluster.x-k8s.io_serviceimports.yaml",
             ]
         );
     }

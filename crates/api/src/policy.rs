@@ -52,6 +52,11 @@ pub struct PropagationSpec {
     #[schemars(length(min = 1))]
     pub resource_selectors: Vec<ResourceSelector>,
 
+    /// Deprecated predecessor of `propagateDeps`: select the resources the selected ones refer
+    /// to as well. Accepted and stored; Flotilla does not act on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub association: Option<bool>,
+
     /// Propagate the resources the selected ones depend on (ConfigMaps, Secrets, ...) too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub propagate_deps: Option<bool>,
@@ -99,6 +104,44 @@ pub struct PropagationSpec {
     /// Keep member objects when the template is deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preserve_resources_on_deletion: Option<bool>,
+
+    /// Where the scheduling priority of the selected workloads comes from (a PriorityClass):
+    /// higher-priority bindings are scheduled first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_priority: Option<SchedulePriority>,
+}
+
+/// The scheduling priority of the workloads a policy selects: the value of a PriorityClass.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SchedulePriority {
+    /// Where the PriorityClass is looked up. Karmada's schema admits only
+    /// `KubePriorityClass` for now; the other two are reserved.
+    #[schemars(schema_with = "priority_class_source_schema")]
+    pub priority_class_source: PriorityClassSource,
+    /// The PriorityClass to use.
+    pub priority_class_name: String,
+}
+
+/// Where a [`SchedulePriority`] finds its PriorityClass.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[schemars(transform = crate::schemas::drop_description)]
+pub enum PriorityClassSource {
+    /// A `scheduling.k8s.io/v1` PriorityClass of the host, named by `priorityClassName`.
+    KubePriorityClass,
+    /// The pod template's own `priorityClassName` (reserved by Karmada, not admitted yet).
+    PodPriorityClass,
+    /// A Karmada FederatedPriorityClass (reserved by Karmada, not admitted yet).
+    FederatedPriorityClass,
+}
+
+/// Karmada's schema admits one of the three sources so far.
+fn priority_class_source_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "Where the PriorityClass is looked up: KubePriorityClass.",
+        "type": "string",
+        "enum": ["KubePriorityClass"],
+    })
 }
 
 /// The spec of a [`ClusterPropagationPolicy`]: the same [`PropagationSpec`] (field access goes
@@ -296,6 +339,39 @@ pub struct Placement {
     /// How replicas are assigned to clusters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replica_scheduling: Option<ReplicaSchedulingStrategy>,
+    /// Placement relative to other workloads (co-location and separation by a label of the
+    /// templates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_affinity: Option<WorkloadAffinity>,
+}
+
+/// Affinity and anti-affinity between workloads; both, when given, must hold.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadAffinity {
+    /// Go to clusters that already run workloads of the same group (a group's first
+    /// workload is not held back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<WorkloadAffinityTerm>,
+    /// Stay away from clusters that already run workloads of the same group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anti_affinity: Option<WorkloadAntiAffinityTerm>,
+}
+
+/// Co-location with the workloads of a group.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadAffinityTerm {
+    /// Label key of the templates whose value names the group (groups are per namespace).
+    pub group_by_label_key: String,
+}
+
+/// Separation from the workloads of a group.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadAntiAffinityTerm {
+    /// Label key of the templates whose value names the group (groups are per namespace).
+    pub group_by_label_key: String,
 }
 
 /// Cluster property used to group clusters for spreading.
@@ -356,6 +432,23 @@ pub struct ClusterAffinity {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterAffinityTerm {
+    /// Name of the group.
+    #[schemars(length(min = 1, max = 32))]
+    pub affinity_name: String,
+    /// The group's filter (inline in the JSON).
+    #[serde(flatten)]
+    pub affinity: ClusterAffinity,
+    /// Further groups added one after another, in order, when the clusters of this one lack
+    /// capacity (and given up in reverse order on scale-down); a cluster counts in the first
+    /// group that names it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overflow_affinities: Vec<OverflowClusterAffinity>,
+}
+
+/// A named overflow group of a [`ClusterAffinityTerm`].
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverflowClusterAffinity {
     /// Name of the group.
     #[schemars(length(min = 1, max = 32))]
     pub affinity_name: String,
@@ -548,6 +641,71 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&cluster).unwrap(),
             serde_json::to_value(&spec).unwrap()
+        );
+    }
+
+    #[test]
+    fn overflow_affinities_keep_their_filters_inline() {
+        let input = json!({
+            "affinityName": "primary", "clusterNames": ["m1"],
+            "overflowAffinities": [
+                {"affinityName": "burst", "labelSelector": {"matchLabels": {"tier": "burst"}}},
+                {"affinityName": "last", "clusterNames": ["m9"], "exclude": ["m8"]}
+            ]
+        });
+        let term: ClusterAffinityTerm = serde_json::from_value(input.clone()).unwrap();
+        assert_eq!(term.overflow_affinities.len(), 2);
+        assert_eq!(term.overflow_affinities[1].affinity.cluster_names, ["m9"]);
+        assert_eq!(
+            term.overflow_affinities[1].affinity.exclude_clusters,
+            ["m8"]
+        );
+        assert_eq!(serde_json::to_value(&term).unwrap(), input);
+    }
+
+    #[test]
+    fn newer_spec_fields_round_trip_and_stay_absent_when_unset() {
+        let input = json!({
+            "resourceSelectors": [{"apiVersion": "batch/v1", "kind": "Job"}],
+            "association": true,
+            "schedulePriority": {"priorityClassSource": "KubePriorityClass",
+                                 "priorityClassName": "batch-high"},
+            "placement": {"workloadAffinity": {
+                "affinity": {"groupByLabelKey": "app.group"},
+                "antiAffinity": {"groupByLabelKey": "replica.set"}}}
+        });
+        let spec: PropagationSpec = serde_json::from_value(input.clone()).unwrap();
+        assert_eq!(spec.association, Some(true));
+        assert_eq!(
+            spec.schedule_priority
+                .as_ref()
+                .unwrap()
+                .priority_class_source,
+            PriorityClassSource::KubePriorityClass
+        );
+        let affinity = spec.placement.as_ref().unwrap().workload_affinity.as_ref();
+        assert_eq!(
+            affinity
+                .unwrap()
+                .anti_affinity
+                .as_ref()
+                .unwrap()
+                .group_by_label_key,
+            "replica.set"
+        );
+        assert_eq!(serde_json::to_value(&spec).unwrap(), input);
+        let bare: PropagationSpec = serde_json::from_value(
+            json!({"resourceSelectors": [{"apiVersion": "v1", "kind": "Pod"}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&bare).unwrap(),
+            json!({"resourceSelectors": [{"apiVersion": "v1", "kind": "Pod"}]})
+        );
+        // Karmada reserves the other two sources; the Rust type knows them.
+        assert_eq!(
+            serde_json::to_value(PriorityClassSource::PodPriorityClass).unwrap(),
+            json!("PodPriorityClass")
         );
     }
 

@@ -94,3 +94,77 @@ pub(crate) fn label_selector(_: &mut SchemaGenerator) -> Schema {
         "x-kubernetes-map-type": "atomic",
     })
 }
+
+/// A list of metav1 `Condition`s with the constraints the API machinery declares for them
+/// (status `True`/`False`/`Unknown`, bounded reason and message, qualified-name type), as
+/// Karmada's CRDs carry them. k8s-openapi's own schema has the fields but not the constraints.
+/// The list is atomic for server-side apply, as in Karmada's binding and Work CRDs.
+pub(crate) fn conditions(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "Conditions, at most one per type.",
+        "type": "array",
+        "items": condition(),
+    })
+}
+
+/// [`conditions`] as a list map keyed by `type` (server-side apply merges conditions of
+/// different types), as the Multi-Cluster Services API declares its conditions.
+pub(crate) fn conditions_by_type(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "Conditions, one per type.",
+        "type": "array",
+        "items": condition(),
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+    })
+}
+
+/// One metav1 `Condition`.
+fn condition() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+        "properties": {
+            "type": {
+                "description": "Type of the condition, CamelCase or a qualified name.",
+                "type": "string",
+                "maxLength": 316,
+                "pattern": CONDITION_TYPE_PATTERN,
+            },
+            "status": {
+                "description": "True, False or Unknown.",
+                "type": "string",
+                "enum": ["True", "False", "Unknown"],
+            },
+            "observedGeneration": {
+                "description": "The object's generation the condition was set for.",
+                "type": "integer",
+                "format": "int64",
+                "minimum": 0,
+            },
+            "lastTransitionTime": {
+                "description": "When the status last changed.",
+                "type": "string",
+                "format": "date-time",
+            },
+            "reason": {
+                "description": "Machine-readable CamelCase reason of the last transition.",
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1024,
+                "pattern": CONDITION_REASON_PATTERN,
+            },
+            "message": {
+                "description": "Human-readable details of the last transition.",
+                "type": "string",
+                "maxLength": 32768,
+            },
+        },
+    })
+}
+
+/// A condition type: a name, optionally prefixed with a DNS subdomain and `/`.
+const CONDITION_TYPE_PATTERN: &str = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$";
+
+/// A condition reason: starts with a letter, then letters, digits, `_`, `,` and `:`.
+const CONDITION_REASON_PATTERN: &str = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$";

@@ -160,6 +160,7 @@ fn json_kind(v: &Value) -> &'static str {
 pub struct WorkStatus {
     /// Conditions (`Applied`, `Progressing`, `Available`, `Degraded`, `Dispatching`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "crate::schemas::conditions")]
     pub conditions: Vec<Condition>,
     /// Status of each manifest in the member cluster.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -9,8 +9,11 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use flotilla_api::{
-    Cluster, ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
-    ResourceBinding, Work, cluster_crd, crds,
+    Cluster, ClusterOverridePolicy, ClusterPropagationPolicy, ClusterResourceBinding,
+    ClusterTaintPolicy, CronFederatedHPA, FederatedHPA, FederatedResourceQuota,
+    MultiClusterIngress, MultiClusterService, OverridePolicy, PropagationPolicy, Remedy,
+    ResourceBinding, ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
+    ServiceExport, ServiceImport, Work, WorkloadRebalancer, cluster_crd, crds,
 };
 use flotilla_schema::StructuralSchema;
 use serde::Serialize;
@@ -351,6 +354,371 @@ fn work_sample() {
     assert_valid("works.work.karmada.io", "work.yaml", &input);
 }
 
+// ---- samples using Karmada's newer fields and kinds ----
+
+#[test]
+fn propagation_policy_with_the_newer_placement_fields() {
+    let (pp, input): (PropagationPolicy, _) = round_trip("propagationpolicy-newer-fields.yaml");
+    assert_eq!(pp.spec.association, Some(true));
+    let priority = pp.spec.schedule_priority.as_ref().unwrap();
+    assert_eq!(priority.priority_class_name, "training-high");
+    let placement = pp.spec.placement.as_ref().unwrap();
+    let overflow = &placement.cluster_affinities[0].overflow_affinities;
+    assert_eq!(
+        overflow
+            .iter()
+            .map(|o| o.affinity_name.as_str())
+            .collect::<Vec<_>>(),
+        ["gpu-cloud", "anywhere"]
+    );
+    assert_eq!(overflow[1].affinity.exclude_clusters, ["member4"]);
+    assert!(overflow[0].affinity.field_selector.is_some());
+    let workload = placement.workload_affinity.as_ref().unwrap();
+    assert_eq!(
+        workload.affinity.as_ref().unwrap().group_by_label_key,
+        "training.example.com/group"
+    );
+    assert_valid(PP, "propagationpolicy-newer-fields.yaml", &input);
+    // The same spec is a ClusterPropagationPolicy's.
+    let mut cluster = input.clone();
+    cluster["kind"] = json!("ClusterPropagationPolicy");
+    cluster["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("namespace");
+    assert_valid(
+        "clusterpropagationpolicies.policy.karmada.io",
+        "propagationpolicy-newer-fields.yaml",
+        &cluster,
+    );
+}
+
+#[test]
+fn schedule_priority_admits_kube_priority_classes_only() {
+    let mut object = sample("propagationpolicy-newer-fields.yaml");
+    object["spec"]["schedulePriority"]["priorityClassSource"] = json!("PodPriorityClass");
+    assert_eq!(
+        causes(PP, &object),
+        ["spec.schedulePriority.priorityClassSource"]
+    );
+    object["spec"]["schedulePriority"] = json!({"priorityClassSource": "KubePriorityClass"});
+    assert_eq!(
+        causes(PP, &object),
+        ["spec.schedulePriority.priorityClassName"]
+    );
+    object["spec"]["schedulePriority"] = json!({"priorityClassName": "x"});
+    object["spec"]["placement"]["clusterAffinities"][0]["overflowAffinities"][0]["affinityName"] =
+        json!("");
+    object["spec"]["placement"]["workloadAffinity"]["affinity"] = json!({});
+    let mut found = causes(PP, &object);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "spec.placement.clusterAffinities[0].overflowAffinities[0].affinityName",
+            "spec.placement.workloadAffinity.affinity.groupByLabelKey",
+            "spec.schedulePriority.priorityClassSource",
+        ]
+    );
+}
+
+#[test]
+fn resource_binding_with_components() {
+    let (rb, input): (ResourceBinding, _) = round_trip("resourcebinding-components.yaml");
+    assert_eq!(
+        rb.spec.components.iter().map(|c| c.replicas).sum::<i32>(),
+        5
+    );
+    let task = &rb.spec.components[1];
+    assert_eq!(
+        task.replica_requirements.as_ref().unwrap().resource_request["memory"].0,
+        "4Gi"
+    );
+    assert_eq!(rb.spec.clusters[0].components[1].replicas, 4);
+    assert_eq!(
+        rb.spec.required_by[0].clusters[0].components[0].name,
+        "taskmanager"
+    );
+    assert_eq!(
+        rb.spec.schedule_priority.as_ref().unwrap().priority,
+        Some(1000)
+    );
+    assert_eq!(
+        rb.spec
+            .workload_affinity_groups
+            .as_ref()
+            .unwrap()
+            .anti_affinity_group
+            .as_deref(),
+        Some("replica=blue")
+    );
+    assert_valid(
+        "resourcebindings.work.karmada.io",
+        "resourcebinding-components.yaml",
+        &input,
+    );
+    let mut long = input.clone();
+    long["spec"]["components"][0]["name"] = json!("c".repeat(33));
+    assert_eq!(
+        causes("resourcebindings.work.karmada.io", &long),
+        ["spec.components[0].name"]
+    );
+}
+
+#[test]
+fn cluster_resource_binding_sample() {
+    let (crb, input): (ClusterResourceBinding, _) = round_trip("clusterresourcebinding.yaml");
+    assert_eq!(crb.spec.clusters.iter().map(|c| c.replicas).sum::<i32>(), 0);
+    assert_eq!(
+        crb.spec.schedule_priority.as_ref().unwrap().priority,
+        Some(0)
+    );
+    assert_eq!(
+        crb.status.as_ref().unwrap().aggregated_status[1].applied,
+        Some(false)
+    );
+    let crd = "clusterresourcebindings.work.karmada.io";
+    assert_valid(crd, "clusterresourcebinding.yaml", &input);
+    let mut object = input;
+    object["status"]["conditions"][0]["status"] = json!("Yes");
+    object["status"]["conditions"][0]["reason"] = json!("not a reason!");
+    let mut found = causes(crd, &object);
+    found.sort();
+    assert_eq!(
+        found,
+        ["status.conditions[0].reason", "status.conditions[0].status"]
+    );
+}
+
+#[test]
+fn federated_hpa_sample() {
+    let (hpa, input): (FederatedHPA, _) = round_trip("federatedhpa.yaml");
+    assert_eq!(hpa.spec.max_replicas, 10);
+    assert_eq!(hpa.spec.metrics[1].type_, "Pods");
+    assert_eq!(hpa.status.as_ref().unwrap().desired_replicas, 4);
+    assert_valid(
+        "federatedhpas.autoscaling.karmada.io",
+        "federatedhpa.yaml",
+        &input,
+    );
+    let mut object = input;
+    object["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("maxReplicas");
+    assert_eq!(
+        causes("federatedhpas.autoscaling.karmada.io", &object),
+        ["spec.maxReplicas"]
+    );
+}
+
+#[test]
+fn cron_federated_hpa_sample_and_defaults() {
+    let crd = "cronfederatedhpas.autoscaling.karmada.io";
+    let (cron, input): (CronFederatedHPA, _) = round_trip("cronfederatedhpa.yaml");
+    assert_eq!(
+        cron.spec.rules[0].time_zone.as_deref(),
+        Some("Europe/Berlin")
+    );
+    let history = &cron.status.as_ref().unwrap().execution_histories;
+    assert_eq!(
+        history[0].successful_executions[0].applied_min_replicas,
+        Some(5)
+    );
+    assert_valid(crd, "cronfederatedhpa.yaml", &input);
+    let mut object = input.clone();
+    schema_for(crd).apply_defaults(&mut object);
+    let rule = &object["spec"]["rules"][1];
+    assert_eq!(rule["successfulHistoryLimit"], json!(3));
+    assert_eq!(rule["failedHistoryLimit"], json!(1));
+    assert_eq!(object["spec"]["rules"][0]["suspend"], json!(false));
+    let mut bad = input;
+    bad["spec"]["rules"][0]["successfulHistoryLimit"] = json!(0);
+    bad["spec"]["rules"][1]["name"] = json!("");
+    let mut found = causes(crd, &bad);
+    found.sort();
+    assert_eq!(
+        found,
+        ["spec.rules[0].successfulHistoryLimit", "spec.rules[1].name"]
+    );
+}
+
+#[test]
+fn resource_interpreter_customization_sample() {
+    let (ric, input): (ResourceInterpreterCustomization, _) =
+        round_trip("resourceinterpretercustomization.yaml");
+    assert_eq!(ric.spec.target.kind, "Workload");
+    let rules = &ric.spec.customizations;
+    assert!(
+        rules
+            .replica_resource
+            .as_ref()
+            .unwrap()
+            .lua_script
+            .contains("GetReplicas")
+    );
+    assert!(rules.component_resource.is_some() && rules.dependency_interpretation.is_some());
+    assert!(ric.metadata.namespace.is_none());
+    assert_valid(
+        "resourceinterpretercustomizations.config.karmada.io",
+        "resourceinterpretercustomization.yaml",
+        &input,
+    );
+}
+
+#[test]
+fn resource_interpreter_webhook_configuration_sample() {
+    let crd = "resourceinterpreterwebhookconfigurations.config.karmada.io";
+    let (config, input): (ResourceInterpreterWebhookConfiguration, _) =
+        round_trip("resourceinterpreterwebhookconfiguration.yaml");
+    let webhook = &config.spec.webhooks[0];
+    assert_eq!(webhook.rules[0].rule.kinds, ["Workload"]);
+    assert_eq!(webhook.rules[0].operations.len(), 4);
+    assert_eq!(
+        webhook.client_config.service.as_ref().unwrap().port,
+        Some(443)
+    );
+    assert_valid(crd, "resourceinterpreterwebhookconfiguration.yaml", &input);
+    let mut object = input;
+    object["webhooks"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("interpreterContextVersions");
+    assert_eq!(
+        causes(crd, &object),
+        ["webhooks[0].interpreterContextVersions"]
+    );
+}
+
+#[test]
+fn workload_rebalancer_sample() {
+    let crd = "workloadrebalancers.apps.karmada.io";
+    let (rebalancer, input): (WorkloadRebalancer, _) = round_trip("workloadrebalancer.yaml");
+    assert_eq!(rebalancer.spec.workloads[1].namespace, None);
+    assert_eq!(rebalancer.spec.ttl_seconds_after_finished, Some(60));
+    let observed = &rebalancer.status.as_ref().unwrap().observed_workloads;
+    assert_eq!(
+        observed[1].reason.as_deref(),
+        Some(flotilla_api::apps::REBALANCE_REFERENCED_BINDING_NOT_FOUND)
+    );
+    assert_valid(crd, "workloadrebalancer.yaml", &input);
+    let mut object = input;
+    object["spec"]["workloads"] = json!([]);
+    assert_eq!(causes(crd, &object), ["spec.workloads"]);
+}
+
+#[test]
+fn cluster_taint_policy_sample() {
+    let crd = "clustertaintpolicies.policy.karmada.io";
+    let (policy, input): (ClusterTaintPolicy, _) = round_trip("clustertaintpolicy.yaml");
+    assert_eq!(policy.spec.taints[1].value.as_deref(), Some("true"));
+    assert_eq!(policy.spec.add_on_conditions[0].operator, "NotIn");
+    assert!(
+        policy
+            .spec
+            .target_clusters
+            .as_ref()
+            .unwrap()
+            .label_selector
+            .is_some()
+    );
+    assert_valid(crd, "clustertaintpolicy.yaml", &input);
+    let mut object = input;
+    object["spec"]["taints"] = json!([]);
+    assert_eq!(causes(crd, &object), ["spec.taints"]);
+}
+
+#[test]
+fn multi_cluster_service_and_ingress_samples() {
+    let (mcs, input): (MultiClusterService, _) = round_trip("multiclusterservice.yaml");
+    assert_eq!(mcs.spec.types, ["CrossCluster"]);
+    assert_eq!(mcs.spec.consumer_clusters[0].name, "member3");
+    assert_eq!(
+        mcs.status.as_ref().unwrap().conditions[0].type_,
+        flotilla_api::networking::MCS_SERVICE_APPLIED
+    );
+    assert_valid(
+        "multiclusterservices.networking.karmada.io",
+        "multiclusterservice.yaml",
+        &input,
+    );
+    let (mci, input): (MultiClusterIngress, _) = round_trip("multiclusteringress.yaml");
+    let spec = mci.spec.spec.as_ref().unwrap();
+    assert_eq!(spec.ingress_class_name.as_deref(), Some("nginx"));
+    assert_valid(
+        "multiclusteringresses.networking.karmada.io",
+        "multiclusteringress.yaml",
+        &input,
+    );
+}
+
+#[test]
+fn federated_resource_quota_sample() {
+    let (quota, input): (FederatedResourceQuota, _) = round_trip("federatedresourcequota.yaml");
+    assert_eq!(quota.spec.overall["memory"].0, "40Gi");
+    assert_eq!(quota.spec.static_assignments[1].hard["cpu"].0, "500m");
+    assert_eq!(
+        quota.status.as_ref().unwrap().aggregated_status[0].used["cpu"].0,
+        "3"
+    );
+    let crd = "federatedresourcequotas.policy.karmada.io";
+    assert_valid(crd, "federatedresourcequota.yaml", &input);
+    let mut object = input;
+    object["spec"]["overall"]["cpu"] = json!("lots");
+    assert_eq!(causes(crd, &object), ["spec.overall.cpu"]);
+}
+
+#[test]
+fn remedy_sample() {
+    let (remedy, input): (Remedy, _) = round_trip("remedy.yaml");
+    let condition = remedy.spec.decision_matches[0]
+        .cluster_condition_match
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        condition.operator,
+        flotilla_api::remedy::ClusterConditionOperator::Equal
+    );
+    assert_eq!(
+        remedy.spec.actions,
+        [flotilla_api::remedy::ACTION_TRAFFIC_CONTROL]
+    );
+    let crd = "remedies.remedy.karmada.io";
+    assert_valid(crd, "remedy.yaml", &input);
+    let mut object = input;
+    object["spec"]["decisionMatches"][0]["clusterConditionMatch"]["operator"] = json!("In");
+    assert_eq!(
+        causes(crd, &object),
+        ["spec.decisionMatches[0].clusterConditionMatch.operator"]
+    );
+}
+
+#[test]
+fn service_export_and_import_samples() {
+    let (export, input): (ServiceExport, _) = round_trip("serviceexport.yaml");
+    assert_eq!(export.status.as_ref().unwrap().conditions[0].type_, "Valid");
+    assert_valid(
+        "serviceexports.multicluster.x-k8s.io",
+        "serviceexport.yaml",
+        &input,
+    );
+    let crd = "serviceimports.multicluster.x-k8s.io";
+    let (import, input): (ServiceImport, _) = round_trip("serviceimport.yaml");
+    let spec = import.spec.spec.as_ref().unwrap();
+    assert_eq!(
+        spec.type_,
+        flotilla_api::mcs::ServiceImportType::ClusterSetIP
+    );
+    assert_eq!(import.status.as_ref().unwrap().clusters.len(), 2);
+    assert_valid(crd, "serviceimport.yaml", &input);
+    let mut object = input;
+    object["spec"]["ips"] = json!(["10.42.0.10", "10.42.0.11"]);
+    object["spec"]["type"] = json!("LoadBalancer");
+    let mut found = causes(crd, &object);
+    found.sort();
+    assert_eq!(found, ["spec.ips", "spec.type"]);
+}
+
 // ---- the schemas reject what Karmada's reject, and default what Karmada's default ----
 
 fn causes(crd_name: &str, object: &Value) -> Vec<String> {
@@ -465,12 +833,20 @@ fn work_manifests_must_be_objects() {
 #[test]
 fn unknown_fields_are_pruned() {
     let mut object = sample("propagationpolicy-dynamic.yaml");
+    // Karmada's newer placement fields are known; made-up ones are not.
     object["spec"]["placement"]["workloadAffinity"] =
-        json!({"affinity": {"groupByLabelKey": "app"}});
+        json!({"affinity": {"groupByLabelKey": "app"}, "preferred": true});
     object["spec"]["bogus"] = json!(1);
     let mut removed = schema_for(PP).prune(&mut object);
     removed.sort();
-    assert_eq!(removed, ["spec.bogus", "spec.placement.workloadAffinity"]);
+    assert_eq!(
+        removed,
+        ["spec.bogus", "spec.placement.workloadAffinity.preferred"]
+    );
+    assert_eq!(
+        object["spec"]["placement"]["workloadAffinity"],
+        json!({"affinity": {"groupByLabelKey": "app"}})
+    );
 }
 
 #[test]

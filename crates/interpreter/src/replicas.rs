@@ -572,6 +572,7 @@ mod tests {
             .map(|(n, r)| TargetCluster {
                 name: n.to_string(),
                 replicas: *r,
+                components: Vec::new(),
             })
             .collect()
     }

@@ -139,6 +139,7 @@ mod tests {
             .map(|n| TargetCluster {
                 name: n.to_string(),
                 replicas: 1,
+                components: Vec::new(),
             })
             .collect()
     }

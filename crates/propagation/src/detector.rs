@@ -18,6 +18,10 @@
 //! The binding's `spec.resource.resourceVersion` moves only when the template changed outside
 //! its status (a hash of the rest is kept in an annotation), so the template status the
 //! binding controller writes does not bounce back as binding updates.
+//!
+//! A policy that claims a template while setting fields Flotilla does not implement yet
+//! ([`crate::unimplemented`]) gets a `FeatureNotImplemented` Warning Event naming them, once
+//! per policy generation; the policy works as if those fields were absent.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
@@ -43,6 +47,7 @@ use tracing::{Instrument, debug, info_span};
 use crate::policy::{PolicyId, PolicyScope, PolicyView, TemplateView};
 use crate::registry::{ResourceInfo, api_version_of};
 use crate::runner::{AbortOnDrop, Next, dynamic_api, reflect, spawn_workers, wait_ready};
+use crate::unimplemented::{self, unimplemented_fields};
 use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
 
 const CONTROLLER: &str = "detector";
@@ -118,8 +123,12 @@ pub(crate) fn cached_template(
     })
 }
 
+/// The (uid, generation) of each policy last warned about unimplemented fields.
+type Warned = Arc<DashMap<PolicyId, (String, i64)>>;
+
 struct Detector {
     ctx: Arc<Context>,
+    warned: Warned,
     queue: Arc<WorkQueue<TemplateKey>>,
     templates: Templates,
     policies: Store<PropagationPolicy>,
@@ -197,15 +206,17 @@ where
 pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
     let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
     let templates = shared.templates.clone();
+    let warned: Warned = Arc::default();
     let mut tasks = Vec::new();
 
     let (policies, task) = {
         let (templates, queue, host) = (templates.clone(), queue.clone(), ctx.host.clone());
+        let warned = warned.clone();
         reflect(
             Api::<PropagationPolicy>::all(ctx.host.clone()),
             watcher::Config::default(),
             (),
-            move |p: &PropagationPolicy, _deleted| {
+            move |p: &PropagationPolicy, deleted| {
                 ensure_permanent_id(
                     Api::<PropagationPolicy>::namespaced(
                         host.clone(),
@@ -219,6 +230,9 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
                     namespace: p.namespace().unwrap_or_default(),
                     name: p.name_any(),
                 };
+                if deleted {
+                    warned.remove(&id);
+                }
                 enqueue_for_policy(&templates, &queue, &id, &p.spec);
             },
         )
@@ -226,11 +240,12 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
     tasks.push(AbortOnDrop(task));
     let (cluster_policies, task) = {
         let (templates, queue, host) = (templates.clone(), queue.clone(), ctx.host.clone());
+        let warned = warned.clone();
         reflect(
             Api::<ClusterPropagationPolicy>::all(ctx.host.clone()),
             watcher::Config::default(),
             (),
-            move |p: &ClusterPropagationPolicy, _deleted| {
+            move |p: &ClusterPropagationPolicy, deleted| {
                 ensure_permanent_id(
                     Api::<ClusterPropagationPolicy>::all(host.clone()),
                     p,
@@ -241,6 +256,9 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
                     namespace: String::new(),
                     name: p.name_any(),
                 };
+                if deleted {
+                    warned.remove(&id);
+                }
                 enqueue_for_policy(&templates, &queue, &id, &p.spec);
             },
         )
@@ -278,6 +296,7 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
     }
     let detector = Arc::new(Detector {
         ctx: ctx.clone(),
+        warned,
         queue: queue.clone(),
         templates,
         policies,
@@ -420,6 +439,59 @@ impl Detector {
         }
     }
 
+    /// Records the `FeatureNotImplemented` warning on the policy when it sets fields Flotilla
+    /// does not implement, once per (uid, generation) of the policy.
+    fn warn_unimplemented(&self, id: &PolicyId) {
+        let (kind, meta, fields) = match id.scope {
+            PolicyScope::Namespaced => {
+                let Some(p) = self
+                    .policies
+                    .get(&ObjectRef::new(&id.name).within(&id.namespace))
+                else {
+                    return;
+                };
+                let fields = unimplemented_fields(&p.spec);
+                ("PropagationPolicy", p.metadata.clone(), fields)
+            }
+            PolicyScope::Cluster => {
+                let Some(p) = self.cluster_policies.get(&ObjectRef::new(&id.name)) else {
+                    return;
+                };
+                let fields = unimplemented_fields(&p.spec);
+                ("ClusterPropagationPolicy", p.metadata.clone(), fields)
+            }
+        };
+        if fields.is_empty() {
+            return;
+        }
+        let seen = (
+            meta.uid.clone().unwrap_or_default(),
+            meta.generation.unwrap_or(0),
+        );
+        match self.warned.entry(id.clone()) {
+            dashmap::Entry::Occupied(e) if *e.get() == seen => return,
+            dashmap::Entry::Occupied(mut e) => {
+                e.insert(seen);
+            }
+            dashmap::Entry::Vacant(e) => {
+                e.insert(seen);
+            }
+        }
+        self.ctx.events.record(EventRequest {
+            involved: ObjectReference {
+                api_version: Some("policy.karmada.io/v1alpha1".into()),
+                kind: Some(kind.into()),
+                namespace: meta.namespace,
+                name: meta.name,
+                uid: meta.uid,
+                ..Default::default()
+            },
+            type_: "Warning",
+            reason: unimplemented::REASON,
+            message: unimplemented::message(&fields),
+        });
+    }
+
     async fn reconcile(&self, key: &TemplateKey) -> Result<Next, Error> {
         let Some(info) = self.templates.get(&key.gvk).map(|w| w.info.clone()) else {
             return Ok(Next::Done);
@@ -467,6 +539,7 @@ impl Detector {
         let Some(spec) = self.policy_spec(&winner) else {
             return Ok(Next::Done);
         };
+        self.warn_unimplemented(&winner);
         let value = if claimed.as_ref() != Some(&winner)
             || claim_id(&template, winner.scope) != Some(permanent_id.as_str())
         {

@@ -14,8 +14,10 @@
 //! ```
 //!
 //! - [`policy`] (pure): which PropagationPolicy or ClusterPropagationPolicy claims a template;
+//! - [`unimplemented`] (pure): the policy fields Flotilla accepts but does not act on yet;
 //! - [`detector`]: watches every propagatable kind (found by [`registry`] at run time) and the
-//!   policies, claims templates and writes their bindings;
+//!   policies, claims templates and writes their bindings, and warns on the policies about
+//!   fields it does not implement;
 //! - [`render`] (pure): a binding's Work for one cluster;
 //! - [`binding`]: Works from bindings, the bindings' status from the Works, the templates'
 //!   status from the bindings ([`aggregate`], pure, and `flotilla_interpreter`);
@@ -35,6 +37,7 @@ pub mod policy;
 pub mod registry;
 pub mod render;
 mod runner;
+pub mod unimplemented;
 
 pub use flotilla_runtime::error_chain;
 use std::sync::Arc;

@@ -189,6 +189,24 @@ impl Env {
         .unwrap();
     }
 
+    /// The `FeatureNotImplemented` warnings about a policy (events of cluster-scoped objects
+    /// are in `default`).
+    async fn not_implemented_warnings(&self, ns: &str, kind: &str, name: &str) -> Vec<Event> {
+        let events: Api<Event> = Api::namespaced(self.client.clone(), ns);
+        events
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|e| {
+                e.reason.as_deref() == Some("FeatureNotImplemented")
+                    && e.involved_object.kind.as_deref() == Some(kind)
+                    && e.involved_object.name.as_deref() == Some(name)
+            })
+            .collect()
+    }
+
     /// Replicas of Deployment `ns/name` in each member (0 when absent).
     async fn member_replicas(&self, ns: &str, name: &str) -> BTreeMap<String, i32> {
         let mut out = BTreeMap::new();
@@ -512,7 +530,11 @@ async fn cluster_scoped_templates_and_late_policies() {
                "metadata": {"name": "roles"},
                "spec": {"resourceSelectors": [{"apiVersion": "rbac.authorization.k8s.io/v1",
                                                "kind": "ClusterRole", "name": "viewer"}],
-                        "placement": {"clusterAffinity": {"clusterNames": ["member1", "member3"]}}}}),
+                        // Accepted, stored, warned about, and without effect.
+                        "schedulePriority": {"priorityClassSource": "KubePriorityClass",
+                                             "priorityClassName": "high"},
+                        "placement": {"clusterAffinity": {"clusterNames": ["member1", "member3"]},
+                                      "workloadAffinity": {"antiAffinity": {"groupByLabelKey": "team"}}}}}),
     )
     .await;
     for (m, expected) in [("member1", true), ("member3", true)] {
@@ -540,6 +562,21 @@ async fn cluster_scoped_templates_and_late_policies() {
         m2.get_opt("viewer").await.unwrap().is_none(),
         "member2 is not selected"
     );
+    // The fields Flotilla does not implement are named in a Warning on the policy.
+    let warning = eventually("a FeatureNotImplemented warning on the policy", || async {
+        let found = env
+            .not_implemented_warnings("default", "ClusterPropagationPolicy", "roles")
+            .await;
+        found.into_iter().next().ok_or_else(|| "none".to_string())
+    })
+    .await;
+    assert_eq!(warning.type_.as_deref(), Some("Warning"));
+    let message = warning.message.unwrap_or_default();
+    assert!(
+        message.contains("spec.schedulePriority")
+            && message.contains("spec.placement.workloadAffinity"),
+        "{message}"
+    );
 
     // A template first, its policy later: the new policy claims it.
     env.create_namespace("late").await;
@@ -554,9 +591,9 @@ async fn cluster_scoped_templates_and_late_policies() {
         rbs.get_opt("cfg-configmap").await.unwrap().is_none(),
         "no policy, no binding"
     );
-    let mut p = policy("late-cfg", "ConfigMap", "v1", json!({}));
+    let mut p = policy("late-cfg", "ConfigMap", "v1", json!({"association": true}));
     p["spec"]["placement"] = json!({"replicaScheduling": {"replicaSchedulingType": "Duplicated"}});
-    env.apply("late", p).await;
+    env.apply("late", p.clone()).await;
     let member2: Api<ConfigMap> = Api::namespaced(env.member("member2").await, "late");
     eventually("the ConfigMap in member2", || async {
         member2
@@ -585,6 +622,46 @@ async fn cluster_scoped_templates_and_late_policies() {
             Ok(())
         } else {
             Err(format!("{a:?}"))
+        }
+    })
+    .await;
+    // One warning for the policy's generation, however many times its templates are seen.
+    let warnings = eventually("a warning on the namespaced policy", || async {
+        let found = env
+            .not_implemented_warnings("late", "PropagationPolicy", "late-cfg")
+            .await;
+        if found.is_empty() {
+            Err("none".to_string())
+        } else {
+            Ok(found)
+        }
+    })
+    .await;
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].count.unwrap_or(1), 1, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("spec.association"),
+        "{warnings:?}"
+    );
+    // A new generation that uses another unimplemented field is warned about again.
+    p["spec"]["dependentOverrides"] = json!(["late-override"]);
+    env.apply("late", p).await;
+    eventually("a warning for the new generation", || async {
+        let found = env
+            .not_implemented_warnings("late", "PropagationPolicy", "late-cfg")
+            .await;
+        let messages: Vec<String> = found.into_iter().filter_map(|e| e.message).collect();
+        if messages
+            .iter()
+            .any(|m| m.contains("spec.association, spec.dependentOverrides"))
+        {
+            Ok(())
+        } else {
+            Err(format!("{messages:?}"))
         }
     })
     .await;

@@ -288,6 +288,7 @@ fn main() {
         .map(|i| TargetCluster {
             name: format!("member-{:04}", i * 3),
             replicas: 8,
+            components: Vec::new(),
         })
         .collect();
     for (name, placement) in placements(100).into_iter().skip(2) {

@@ -254,6 +254,7 @@ fn schedule_term(
             .map(|c| TargetCluster {
                 name: c.snap.name.clone(),
                 replicas: 0,
+                components: Vec::new(),
             })
             .collect()
     } else {
@@ -266,6 +267,7 @@ fn schedule_term(
             .map(|(c, n)| TargetCluster {
                 name: c.snap.name.clone(),
                 replicas: i32::try_from(n).unwrap_or(i32::MAX),
+                components: Vec::new(),
             })
             .collect()
     };

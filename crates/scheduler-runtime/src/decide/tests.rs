@@ -78,6 +78,7 @@ fn binding(replicas: i32, placement: Placement) -> Binding {
                 ..ReplicaRequirements::default()
             }),
             replicas,
+            components: vec![],
             clusters: vec![],
             placement: Some(placement),
             graceful_eviction_tasks: vec![],
@@ -88,6 +89,8 @@ fn binding(replicas: i32, placement: Placement) -> Binding {
             reschedule_triggered_at: None,
             suspension: None,
             preserve_resources_on_deletion: None,
+            schedule_priority: None,
+            workload_affinity_groups: None,
         },
         status: ResourceBindingStatus::default(),
     }
@@ -100,6 +103,7 @@ fn scheduled(mut b: Binding, clusters: &[(&str, i32)], at: i64) -> Binding {
         .map(|(n, r)| TargetCluster {
             name: (*n).into(),
             replicas: *r,
+            components: Vec::new(),
         })
         .collect();
     b.status.scheduler_observed_generation = b.metadata.generation;

@@ -85,6 +85,7 @@ fn targets(list: &[(&str, i32)]) -> Vec<TargetCluster> {
         .map(|(n, r)| TargetCluster {
             name: (*n).into(),
             replicas: *r,
+            components: Vec::new(),
         })
         .collect()
 }
@@ -520,6 +521,7 @@ fn term(name: &str, clusters: &[&str]) -> ClusterAffinityTerm {
             cluster_names: clusters.iter().map(|c| (*c).to_owned()).collect(),
             ..ClusterAffinity::default()
         },
+        overflow_affinities: Vec::new(),
     }
 }
 
@@ -694,6 +696,7 @@ fn build(spec: &[(i64, i64)]) -> (Vec<Arc<ClusterSnapshot>>, Vec<TargetCluster>)
         .map(|(i, (_, p))| TargetCluster {
             name: format!("c{i:02}"),
             replicas: *p as i32,
+            components: Vec::new(),
         })
         .collect();
     (clusters, prev)

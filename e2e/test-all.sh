@@ -13,8 +13,9 @@ fi
 # The e2e tests run the `flotilla` and `flotillactl` binaries as processes (kill -9, restarts).
 # `cargo test` builds them before running any test (cmd/*/tests make it), with the same
 # features as the tests, so dependencies are compiled once.
-export FLOTILLA_BIN="$PWD/target/debug/flotilla"
-export FLOTILLACTL_BIN="$PWD/target/debug/flotillactl"
+target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+export FLOTILLA_BIN="$target_dir/debug/flotilla"
+export FLOTILLACTL_BIN="$target_dir/debug/flotillactl"
 # Incremental caches only help repeated local builds; on a clean checkout they are gigabytes
 # of disk for nothing. Set CARGO_INCREMENTAL=1 to keep them.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"

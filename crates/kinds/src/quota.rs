@@ -64,7 +64,7 @@ fn is_integer_resource(name: &str) -> bool {
 }
 
 /// The resource names containers and limit ranges know without a domain prefix.
-fn is_standard_container_resource(name: &str) -> bool {
+pub(crate) fn is_standard_container_resource(name: &str) -> bool {
     matches!(name, "cpu" | "memory" | "ephemeral-storage") || name.starts_with("hugepages-")
 }
 
@@ -90,7 +90,7 @@ fn is_standard_quota_resource(name: &str) -> bool {
 }
 
 /// A qualified resource name; unqualified ones must satisfy `standard` (else `message`).
-fn resource_name(
+pub(crate) fn resource_name(
     name: &str,
     field: &str,
     standard: fn(&str) -> bool,

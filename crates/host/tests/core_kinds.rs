@@ -505,6 +505,29 @@ async fn kubectl_run_makes_a_pending_pod() {
     // `get all` lists pods (category `all`).
     let all = kubectl.ok(&["get", "all"]).await;
     assert!(all.contains("pod/web"), "{all}");
+
+    // `kubectl create quota` (a protobuf body from kubectl 1.32 on), good and bad.
+    kubectl
+        .ok(&["create", "quota", "q", "--hard=pods=5,requests.cpu=1"])
+        .await;
+    let hard = kubectl
+        .ok(&[
+            "get",
+            "quota",
+            "q",
+            "-o",
+            "jsonpath={.spec.hard.pods} {.spec.hard.requests\\.cpu}",
+        ])
+        .await;
+    assert_eq!(hard, "5 1");
+    let refused = kubectl
+        .run(&["create", "quota", "bad", "--hard=widgets=1"])
+        .await;
+    assert!(
+        !refused.ok && refused.stderr.contains("spec.hard[widgets]"),
+        "{}",
+        refused.stderr
+    );
     t.host.stop().await;
 }
 

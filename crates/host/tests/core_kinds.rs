@@ -6,7 +6,7 @@
 //! bad manifest refused with 422 naming kube's field path and leaving nothing stored; with the
 //! version-dispatching `kubectl` and with `kubectl.1.27` and `kubectl.1.33` called directly.
 //! Then `kubectl run` makes a Pod that `kubectl get pods` shows Pending (nothing runs pods on
-//! the host).
+//! the host), and the status, scale and `pods/binding` subresources answer as kube's do.
 
 // Helpers outside #[test] functions unwrap too: a failed call is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -605,8 +605,33 @@ async fn status_and_scale_subresources() {
         .await;
     assert_eq!(used, "20 3");
 
-    // `get all` shows the pods' and replication controllers' category.
+    // pods/binding: a scheduler's assignment, once.
+    let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "db"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}});
     kubectl.ok(&["run", "db", "--image=postgres:16"]).await;
+    let file = common::write_manifest(dir.path(), "binding.json", &binding);
+    let path = "/api/v1/namespaces/default/pods/db/binding";
+    kubectl.ok(&["create", "--raw", path, "-f", &file]).await;
+    let bound = kubectl
+        .ok(&[
+            "get",
+            "pod",
+            "db",
+            "-o",
+            "jsonpath={.spec.nodeName} {.status.conditions[?(@.type==\"PodScheduled\")].status}",
+        ])
+        .await;
+    assert_eq!(bound, "node-1 True");
+    let again = kubectl.run(&["create", "--raw", path, "-f", &file]).await;
+    assert!(
+        !again.ok && again.stderr.contains("already assigned to node"),
+        "{}",
+        again.stderr
+    );
+    let resources = kubectl.ok(&["get", "--raw", "/api/v1"]).await;
+    assert!(resources.contains("\"pods/binding\""), "{resources}");
+
+    // `get all` shows the pods' and replication controllers' category.
     let all = kubectl.ok(&["get", "all"]).await;
     assert!(
         all.contains("pod/db") && all.contains("replicationcontroller/web"),

@@ -75,16 +75,12 @@ where
 pub const NOT_SERVED: &[(&str, &str)] = &[
     (
         "bindings",
-        "deprecated since 1.7 in favour of pods/binding; nothing on the host schedules pods",
+        "deprecated since 1.7 in favour of pods/binding (which is served)",
     ),
     (
         "componentstatuses",
         "deprecated since 1.19; kube-apiserver computes it by probing etcd, the scheduler and \
          the controller-manager on their local ports, which Flotilla's components do not expose",
-    ),
-    (
-        "pods/binding",
-        "binds a pod to a node; the host has no nodes and no scheduler (templates only)",
     ),
     (
         "pods/ephemeralcontainers",

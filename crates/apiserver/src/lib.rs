@@ -14,6 +14,7 @@ pub mod aggregator;
 pub mod audit;
 pub mod auth;
 pub mod authz;
+pub mod binding;
 pub mod crds;
 pub mod discovery;
 pub mod filter;

@@ -1315,7 +1315,7 @@ impl<'a> Objects<'a> {
             Some(path) => get_path(v, path)
                 .and_then(Value::as_str)
                 .map(str::to_string),
-            None => v.pointer("/spec/selector").map(format_label_selector),
+            None => v.pointer("/spec/selector").map(format_selector_field),
         };
         let m = meta(v).cloned().unwrap_or_default();
         let mut metadata = Map::new();
@@ -1683,6 +1683,27 @@ fn remove_path(v: &mut Value, path: &str) {
     if let Some(map) = cur.as_object_mut() {
         map.remove(*last);
     }
+}
+
+/// A `spec.selector` as a string: a `LabelSelector` object, or the plain label map of a
+/// ReplicationController (`{"app": "web"}` gives `app=web`).
+fn format_selector_field(sel: &Value) -> String {
+    let plain_map = sel.as_object().is_some_and(|m| {
+        !m.contains_key("matchLabels")
+            && !m.contains_key("matchExpressions")
+            && m.values().all(Value::is_string)
+    });
+    if !plain_map {
+        return format_label_selector(sel);
+    }
+    let mut pairs: Vec<String> = sel
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    pairs.sort();
+    pairs.join(",")
 }
 
 /// `metav1.FormatLabelSelector`: `app=web,tier in (a,b)`.

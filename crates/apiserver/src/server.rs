@@ -142,6 +142,7 @@ impl ApiServer {
                     metrics.webhooks(),
                 ))
             });
+        crate::binding::advertise(&registry);
         let mut authenticators: Vec<Arc<dyn TokenAuthenticator>> =
             options.tokens.into_iter().collect();
         if let Some(issuer) = &options.service_account_issuer {
@@ -185,6 +186,7 @@ impl ApiServer {
         if let Some(issuer) = options.service_account_issuer {
             crate::serviceaccount::install(&server, issuer);
         }
+        crate::binding::install(&server);
         server
     }
 

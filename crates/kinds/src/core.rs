@@ -1,9 +1,15 @@
 //! core/v1 kinds: Namespace, ConfigMap, Secret, Service, ServiceAccount,
-//! PersistentVolumeClaim, Event, Pod and Node: their checks and defaults.
+//! PersistentVolumeClaim, Event, Pod, Endpoints and Node: their checks and defaults.
+//!
+//! On the host a Pod is a template: nothing schedules or runs it, so it keeps the
+//! `status.phase: Pending` it gets at creation (a member cluster's simulated kubelet moves it on).
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, EndpointAddress, EndpointPort, Endpoints, Node, PersistentVolumeClaim, Pod, Secret,
+    Service,
+};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 
@@ -382,11 +388,332 @@ pub(crate) fn validate_pod(ctx: &Ctx<'_, Pod>, errs: &mut Errs) {
         Some(spec) => podspec::validate_spec(spec, "spec", Restart::Pod, errs),
         None => errs.required("spec.containers", ""),
     }
+    if let Some((_, old_raw)) = ctx.old {
+        check_pod_update(ctx.raw, old_raw, errs);
+    }
+}
+
+/// The pod spec fields an update may change: container images, `activeDeadlineSeconds`,
+/// `tolerations` and `terminationGracePeriodSeconds`. Everything else is fixed at creation
+/// (the kubelet runs what was created). Unlike kube-apiserver, which binds only through
+/// `pods/binding`, an update may also set the `nodeName` of a pod that has none: that is how
+/// member-sim's scheduler binds.
+fn check_pod_update(new: &Value, old: &Value, errs: &mut Errs) {
+    let unbound = old
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty);
+    let fixed = |raw: &Value| {
+        let mut copy = raw.clone();
+        default_pod(&mut copy);
+        let mut spec = copy.get("spec").cloned().unwrap_or(Value::Null);
+        if let Some(m) = spec.as_object_mut() {
+            if unbound {
+                m.remove("nodeName");
+            }
+            for f in [
+                "activeDeadlineSeconds",
+                "tolerations",
+                "terminationGracePeriodSeconds",
+            ] {
+                m.remove(f);
+            }
+            for list in ["containers", "initContainers"] {
+                for c in m
+                    .get_mut(list)
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(c) = c.as_object_mut() {
+                        c.remove("image");
+                    }
+                }
+            }
+        }
+        spec
+    };
+    if fixed(new) != fixed(old) {
+        errs.forbidden(
+            "spec",
+            "pod updates may not change fields other than `spec.containers[*].image`,\
+             `spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` \
+             (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` \
+             (allow it to be set to 1 if it was previously negative)",
+        );
+    }
 }
 
 pub(crate) fn default_pod(obj: &mut Value) {
     if let Some(spec) = defaults::object(obj, "spec") {
         podspec::default_spec(spec, Restart::Pod);
         defaults::set(spec, "enableServiceLinks", json!(true));
+        // Requests default to the limits given (a pod's own defaulting, not a template's).
+        for list in ["initContainers", "containers"] {
+            for c in defaults::items(spec, list) {
+                requests_from_limits(c);
+            }
+        }
+    }
+    let qos = qos_class(obj);
+    if let Some(status) = defaults::object(obj, "status") {
+        defaults::set(status, "phase", json!("Pending"));
+        defaults::set(status, "qosClass", json!(qos));
+    }
+}
+
+/// Copies each limit without a request into `resources.requests`.
+fn requests_from_limits(container: &mut Value) {
+    let Some(resources) = defaults::existing(container, "resources") else {
+        return;
+    };
+    let Some(limits) = resources
+        .get("limits")
+        .and_then(Value::as_object)
+        .filter(|l| !l.is_empty())
+        .cloned()
+    else {
+        return;
+    };
+    if let Some(requests) = defaults::object(resources, "requests") {
+        for (k, v) in limits {
+            defaults::set(requests, &k, v);
+        }
+    }
+}
+
+/// The pod's quality of service class: `Guaranteed` when every container limits CPU and
+/// memory and requests exactly that, `BestEffort` when none requests or limits either,
+/// `Burstable` otherwise.
+fn qos_class(pod: &Value) -> &'static str {
+    let containers: Vec<&Value> = ["initContainers", "containers"]
+        .iter()
+        .flat_map(|l| {
+            pod.pointer(&format!("/spec/{l}"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .collect();
+    let compute = |c: &Value, kind: &str, name: &str| {
+        c.pointer(&format!("/resources/{kind}/{name}"))
+            .filter(|v| !v.is_null())
+            .cloned()
+    };
+    let mut any = false;
+    let mut guaranteed = !containers.is_empty();
+    for c in &containers {
+        for name in ["cpu", "memory"] {
+            let (req, lim) = (compute(c, "requests", name), compute(c, "limits", name));
+            any |= req.is_some() || lim.is_some();
+            match (req, lim) {
+                (Some(r), Some(l)) if r == l => {}
+                (None, Some(_)) => {}
+                _ => guaranteed = false,
+            }
+        }
+    }
+    if !any {
+        "BestEffort"
+    } else if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
+
+pub(crate) fn validate_endpoints(ctx: &Ctx<'_, Endpoints>, errs: &mut Errs) {
+    for (i, subset) in ctx.new.subsets.iter().flatten().enumerate() {
+        let at = index("subsets", i);
+        let ready = subset.addresses.as_deref().unwrap_or_default();
+        let not_ready = subset.not_ready_addresses.as_deref().unwrap_or_default();
+        if ready.is_empty() && not_ready.is_empty() {
+            errs.required(&at, "must specify `addresses` or `notReadyAddresses`");
+        }
+        for (list, addresses) in [("addresses", ready), ("notReadyAddresses", not_ready)] {
+            for (j, a) in addresses.iter().enumerate() {
+                endpoint_address(a, &index(&join(&at, list), j), errs);
+            }
+        }
+        let ports = subset.ports.as_deref().unwrap_or_default();
+        for (j, p) in ports.iter().enumerate() {
+            endpoint_port(p, ports.len() > 1, &index(&join(&at, "ports"), j), errs);
+        }
+    }
+}
+
+fn endpoint_address(a: &EndpointAddress, at: &str, errs: &mut Errs) {
+    let ip_path = join(at, "ip");
+    match a.ip.parse::<std::net::IpAddr>() {
+        Err(_) => errs.invalid(
+            &ip_path,
+            &Value::from(a.ip.as_str()),
+            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+        ),
+        Ok(ip) => {
+            let (unspecified, loopback, link_local, link_local_multicast) = match ip {
+                std::net::IpAddr::V4(v4) => (
+                    v4.is_unspecified(),
+                    v4.is_loopback(),
+                    v4.is_link_local(),
+                    v4.octets()[..3] == [224, 0, 0],
+                ),
+                std::net::IpAddr::V6(v6) => (
+                    v6.is_unspecified(),
+                    v6.is_loopback(),
+                    v6.segments()[0] & 0xffc0 == 0xfe80,
+                    v6.segments()[0] & 0xff0f == 0xff02,
+                ),
+            };
+            let shown = Value::from(a.ip.as_str());
+            if unspecified {
+                errs.invalid(&ip_path, &shown, "may not be unspecified (0.0.0.0)");
+            }
+            if loopback {
+                errs.invalid(
+                    &ip_path,
+                    &shown,
+                    "may not be in the loopback range (127.0.0.0/8)",
+                );
+            }
+            if link_local {
+                errs.invalid(
+                    &ip_path,
+                    &shown,
+                    "may not be in the link-local range (169.254.0.0/16)",
+                );
+            }
+            if link_local_multicast {
+                errs.invalid(
+                    &ip_path,
+                    &shown,
+                    "may not be in the link-local multicast range (224.0.0.0/24)",
+                );
+            }
+        }
+    }
+    if let Some(h) = a.hostname.as_deref().filter(|h| !h.is_empty())
+        && let Err(m) = names::dns1123_label(h)
+    {
+        errs.invalid(&join(at, "hostname"), &Value::from(h), &m);
+    }
+    if let Some(n) = a.node_name.as_deref()
+        && let Err(m) = names::dns1123_subdomain(n)
+    {
+        errs.invalid(&join(at, "nodeName"), &Value::from(n), &m);
+    }
+}
+
+fn endpoint_port(p: &EndpointPort, name_required: bool, at: &str, errs: &mut Errs) {
+    match p.name.as_deref().filter(|n| !n.is_empty()) {
+        None if name_required => errs.required(&join(at, "name"), ""),
+        None => {}
+        Some(n) => {
+            if let Err(m) = names::dns1123_label(n) {
+                errs.invalid(&join(at, "name"), &Value::from(n), &m);
+            }
+        }
+    }
+    errs.port(&join(at, "port"), p.port);
+    match p.protocol.as_deref().filter(|p| !p.is_empty()) {
+        // Defaulting fills TCP; validation accepts the object before it.
+        None => {}
+        Some(proto) => errs.one_of(&join(at, "protocol"), Some(proto), PROTOCOLS),
+    }
+}
+
+pub(crate) fn default_endpoints(obj: &mut Value) {
+    for subset in defaults::items(obj, "subsets") {
+        for p in defaults::items(subset, "ports") {
+            defaults::set(p, "protocol", json!("TCP"));
+        }
+    }
+}
+
+const TAINT_EFFECTS: &[&str] = &["NoExecute", "NoSchedule", "PreferNoSchedule"];
+
+pub(crate) fn validate_node(ctx: &Ctx<'_, Node>, errs: &mut Errs) {
+    let Some(spec) = &ctx.new.spec else { return };
+    let cidrs = spec.pod_cidrs.as_deref().unwrap_or_default();
+    for (i, c) in cidrs.iter().enumerate() {
+        if !is_cidr(c) {
+            errs.invalid(
+                &index("spec.podCIDRs", i),
+                &Value::from(c.as_str()),
+                "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+            );
+        }
+    }
+    if cidrs.len() > 2 {
+        errs.invalid(
+            "spec.podCIDRs",
+            &json!(cidrs),
+            "may specify no more than one CIDR for each IP family",
+        );
+    }
+    let mut seen = BTreeSet::new();
+    for (i, t) in spec.taints.iter().flatten().enumerate() {
+        let at = index("spec.taints", i);
+        if let Err(m) = flotilla_apimachinery::names::is_qualified_name(&t.key) {
+            errs.invalid(&join(&at, "key"), &Value::from(t.key.as_str()), &m);
+        }
+        if t.effect.is_empty() {
+            errs.required(&join(&at, "effect"), "");
+        } else {
+            errs.one_of(&join(&at, "effect"), Some(&t.effect), TAINT_EFFECTS);
+        }
+        if !seen.insert((t.key.as_str(), t.effect.as_str())) {
+            errs.duplicate(&at, &json!({"key": t.key, "effect": t.effect}));
+        }
+    }
+    if let Some(old) = ctx.old.and_then(|(o, _)| o.spec.as_ref()) {
+        // Once set, the pod CIDRs and the provider ID stay.
+        let old_cidrs = old.pod_cidrs.as_deref().unwrap_or_default();
+        if !old_cidrs.is_empty() && old_cidrs != cidrs {
+            errs.forbidden(
+                "spec.podCIDRs",
+                "node updates may not change podCIDR except from \"\" to valid",
+            );
+        }
+        if old.provider_id.as_deref().is_some_and(|p| !p.is_empty())
+            && old.provider_id != spec.provider_id
+        {
+            errs.forbidden(
+                "spec.providerID",
+                "node updates may not change providerID except from \"\" to valid",
+            );
+        }
+    }
+}
+
+/// `address/prefix` with an IP address and a prefix length that fits it.
+fn is_cidr(text: &str) -> bool {
+    let Some((ip, bits)) = text.split_once('/') else {
+        return false;
+    };
+    let Ok(bits) = bits.parse::<u8>() else {
+        return false;
+    };
+    match ip.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(_)) => bits <= 32,
+        Ok(std::net::IpAddr::V6(_)) => bits <= 128,
+        Err(_) => false,
+    }
+}
+
+/// Allocatable resources default to the capacity (what a kubelet reports when it reserves
+/// nothing).
+pub(crate) fn default_node(obj: &mut Value) {
+    let Some(capacity) = obj
+        .pointer("/status/capacity")
+        .filter(|c| c.is_object())
+        .cloned()
+    else {
+        return;
+    };
+    if let Some(status) = defaults::existing(obj, "status") {
+        defaults::set(status, "allocatable", capacity);
     }
 }

@@ -72,6 +72,23 @@ impl Errs {
         ));
     }
 
+    /// `Unsupported value: <value>: supported values: ...` for a value that is not a string.
+    pub(crate) fn not_supported_shown(&mut self, field: &str, value: &Value, supported: &[&str]) {
+        let list = supported
+            .iter()
+            .map(|s| quote(s))
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.causes.push(Cause::new(
+            "FieldValueNotSupported",
+            format!(
+                "Unsupported value: {}: supported values: {list}",
+                show(value)
+            ),
+            field,
+        ));
+    }
+
     /// `Duplicate value: "x"` (`FieldValueDuplicate`).
     pub(crate) fn duplicate(&mut self, field: &str, value: &Value) {
         self.causes.push(Cause::new(

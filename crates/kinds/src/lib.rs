@@ -4,9 +4,10 @@
 //! detection, the semantic checks users meet most), the defaults kube-apiserver fills in, the
 //! Table printer and OpenAPI v3 schemas.
 //!
-//! - [`builtin_resources`]: what the host stores as templates (core/v1 without pods and nodes,
-//!   apps/v1, batch/v1, coordination.k8s.io/v1, events.k8s.io/v1, rbac.authorization.k8s.io/v1);
-//! - [`cluster_resources`]: pods and nodes, which only a (simulated) member cluster serves;
+//! - [`builtin_resources`]: what the host stores as templates and a (simulated) member cluster
+//!   serves as well (core/v1, apps/v1, batch/v1, coordination.k8s.io/v1, events.k8s.io/v1,
+//!   rbac.authorization.k8s.io/v1); [`NOT_SERVED`] lists the core/v1 resources of
+//!   kube-apiserver 1.33 left out on purpose, with the reason;
 //! - [`certificate_resources`]: CertificateSigningRequests, which only the host serves (it
 //!   holds the CA that signs them);
 //! - [`common_schemas`]: OpenAPI schemas every document refers to (Scale, Status, ...).
@@ -27,8 +28,10 @@ mod names;
 mod openapi;
 mod other;
 mod podspec;
+mod quota;
 mod rbac;
 mod selector;
+mod volumes;
 mod workloads;
 
 use std::sync::Arc;
@@ -72,12 +75,47 @@ where
     d
 }
 
-/// Every built-in resource the host serves (as resource templates): core/v1 namespaces,
-/// configmaps, secrets, services, serviceaccounts, persistentvolumeclaims, events; apps/v1
-/// deployments, statefulsets, daemonsets, replicasets; batch/v1 jobs, cronjobs;
-/// coordination.k8s.io/v1 leases; events.k8s.io/v1 events; rbac.authorization.k8s.io/v1
-/// roles, clusterroles, rolebindings, clusterrolebindings. Pods and nodes are in
-/// [`cluster_resources`].
+/// core/v1 resources kube-apiserver 1.33 serves that Flotilla's servers deliberately do not,
+/// as (resource, reason). Subresources are named `resource/subresource`.
+pub const NOT_SERVED: &[(&str, &str)] = &[
+    (
+        "bindings",
+        "deprecated since 1.7 in favour of pods/binding (which is served)",
+    ),
+    (
+        "componentstatuses",
+        "deprecated since 1.19; kube-apiserver computes it by probing etcd, the scheduler and \
+         the controller-manager on their local ports, which Flotilla's components do not expose",
+    ),
+    (
+        "pods/ephemeralcontainers",
+        "adds debug containers to a running pod; a template pod on the host never runs",
+    ),
+    (
+        "pods/eviction",
+        "evicts a running pod subject to PodDisruptionBudgets; template pods never run",
+    ),
+    (
+        "pods/attach, pods/exec, pods/log, pods/portforward, pods/proxy",
+        "streams to a kubelet; the host has none (member-sim serves pods/log)",
+    ),
+    (
+        "pods/resize",
+        "resizes the containers of a running pod; template pods never run",
+    ),
+    (
+        "nodes/proxy, services/proxy",
+        "proxies to a kubelet or a service endpoint; the host has neither",
+    ),
+];
+
+/// Every built-in resource the host serves (as resource templates; a member cluster serves the
+/// same): core/v1 namespaces, configmaps, secrets, services, serviceaccounts,
+/// persistentvolumeclaims, persistentvolumes, pods, podtemplates, replicationcontrollers,
+/// endpoints, limitranges, resourcequotas, nodes, events; apps/v1 deployments, statefulsets,
+/// daemonsets, replicasets; batch/v1 jobs, cronjobs; coordination.k8s.io/v1 leases;
+/// events.k8s.io/v1 events; rbac.authorization.k8s.io/v1 roles, clusterroles, rolebindings,
+/// clusterrolebindings.
 pub fn builtin_resources() -> Vec<ResourceDef> {
     use NameRule::{Dns1035, Label, PathSegment, Subdomain};
     vec![
@@ -100,6 +138,49 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         .short_names(&["pvc"])
         .with_status(),
         kind::<corev1::Event>(Subdomain, no_check, None).short_names(&["ev"]),
+        kind::<corev1::Pod>(Subdomain, core::validate_pod, Some(core::default_pod))
+            .short_names(&["po"])
+            .categories(&["all"])
+            .with_status(),
+        kind::<corev1::PodTemplate>(
+            Subdomain,
+            workloads::validate_podtemplate,
+            Some(workloads::default_podtemplate),
+        ),
+        kind::<corev1::ReplicationController>(
+            Subdomain,
+            workloads::validate_replicationcontroller,
+            Some(workloads::default_replicationcontroller),
+        )
+        .short_names(&["rc"])
+        .categories(&["all"])
+        .with_status()
+        .with_scale(ScaleDef::standard()),
+        kind::<corev1::Endpoints>(
+            Subdomain,
+            core::validate_endpoints,
+            Some(core::default_endpoints),
+        )
+        .short_names(&["ep"]),
+        kind::<corev1::LimitRange>(
+            Subdomain,
+            quota::validate_limitrange,
+            Some(quota::default_limitrange),
+        )
+        .short_names(&["limits"]),
+        kind::<corev1::ResourceQuota>(Subdomain, quota::validate_resourcequota, None)
+            .short_names(&["quota"])
+            .with_status(),
+        kind::<corev1::PersistentVolume>(
+            Subdomain,
+            volumes::validate_pv,
+            Some(volumes::default_pv),
+        )
+        .short_names(&["pv"])
+        .with_status(),
+        kind::<corev1::Node>(Subdomain, core::validate_node, Some(core::default_node))
+            .short_names(&["no"])
+            .with_status(),
         // apps/v1
         kind::<apps::Deployment>(
             Subdomain,
@@ -221,24 +302,6 @@ pub fn certificate_resources() -> Vec<ResourceDef> {
     csr.prepare_create = Some(Arc::new(certificates::prepare_create));
     csr.prepare_update = Some(Arc::new(certificates::prepare_update));
     vec![csr]
-}
-
-/// What a member cluster serves on top of [`builtin_resources`]: core/v1 pods (namespaced,
-/// with status) and nodes (cluster-scoped, with status).
-pub fn cluster_resources() -> Vec<ResourceDef> {
-    vec![
-        kind::<corev1::Pod>(
-            NameRule::Subdomain,
-            core::validate_pod,
-            Some(core::default_pod),
-        )
-        .short_names(&["po"])
-        .categories(&["all"])
-        .with_status(),
-        kind::<corev1::Node>(NameRule::Subdomain, no_check, None)
-            .short_names(&["no"])
-            .with_status(),
-    ]
 }
 
 #[cfg(test)]

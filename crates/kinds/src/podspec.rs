@@ -1,16 +1,17 @@
 //! Pod specs, shared by pods and by every workload's pod template: the checks users hit most
-//! (containers, names, images, ports, volumes, restart policy) and the defaults kube-apiserver
-//! fills in (`-o yaml` shows them).
+//! (containers, names, images, ports, volumes, resources, restart policy) and the defaults
+//! kube-apiserver fills in (`-o yaml` shows them).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec, ResourceRequirements};
 use serde_json::{Value, json};
 
 use crate::defaults;
-use crate::field::{Errs, index, join};
+use crate::field::{Errs, index, join, key};
 use crate::meta;
 use crate::names;
+use crate::quota;
 
 /// Which `restartPolicy` values a pod spec may carry where it is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +162,41 @@ fn validate_container(c: &Container, at: &str, volumes: &BTreeSet<&str>, errs: &
         }
         if m.mount_path.is_empty() {
             errs.required(&join(&mpath, "mountPath"), "");
+        }
+    }
+    if let Some(r) = &c.resources {
+        validate_resources(r, &join(at, "resources"), errs);
+    }
+}
+
+/// Container resources: known names, quantities that parse and are not negative, and no
+/// request above its limit.
+fn validate_resources(r: &ResourceRequirements, at: &str, errs: &mut Errs) {
+    let mut limits = BTreeMap::new();
+    for (list, values) in [("limits", &r.limits), ("requests", &r.requests)] {
+        for (name, q) in values.iter().flatten() {
+            let field = key(&join(at, list), name);
+            quota::resource_name(
+                name,
+                &field,
+                quota::is_standard_container_resource,
+                "must be a standard resource for containers",
+                errs,
+            );
+            let Some(v) = quota::non_negative(q, &field, errs) else {
+                continue;
+            };
+            if list == "limits" {
+                limits.insert(name.as_str(), (v, q.0.as_str()));
+            } else if let Some((limit, shown)) = limits.get(name.as_str())
+                && v > *limit
+            {
+                errs.invalid(
+                    &join(at, "requests"),
+                    &Value::from(q.0.as_str()),
+                    &format!("must be less than or equal to {name} limit of {shown}"),
+                );
+            }
         }
     }
 }
@@ -319,6 +355,42 @@ mod tests {
         );
         assert_eq!(errs[2].1, "Not found: \"data\"");
         assert_eq!(errs[3].1, "Duplicate value: \"web\"");
+    }
+
+    #[test]
+    fn container_resources_are_checked() {
+        let errs = check(
+            json!({"containers": [{"name": "a", "image": "x", "resources": {
+                "limits": {"cpu": "1", "memory": "-1Gi", "example.com/gpu": "1"},
+                "requests": {"cpu": "1500m", "bogus": "1", "memory": "lots"}}}]}),
+            Restart::Pod,
+        );
+        assert_eq!(
+            errs,
+            vec![
+                (
+                    "spec.containers[0].resources.limits[memory]".into(),
+                    "Invalid value: -1Gi: must be greater than or equal to 0".into()
+                ),
+                (
+                    "spec.containers[0].resources.requests[bogus]".into(),
+                    "Invalid value: \"bogus\": must be a standard resource for containers".into()
+                ),
+                (
+                    "spec.containers[0].resources.requests".into(),
+                    "Invalid value: \"1500m\": must be less than or equal to cpu limit of 1".into()
+                ),
+                (
+                    "spec.containers[0].resources.requests[memory]".into(),
+                    "Invalid value: \"lots\": quantities must match the regular expression \
+                     '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+                        .into()
+                ),
+            ]
+        );
+        let fine = json!({"containers": [{"name": "a", "image": "x", "resources": {
+            "limits": {"cpu": 1, "memory": "128Mi"}, "requests": {"cpu": 0.5, "hugepages-2Mi": "2Mi"}}}]});
+        assert!(check(fine, Restart::Pod).is_empty());
     }
 
     #[test]

@@ -13,12 +13,7 @@ use super::*;
 /// Built once: generating the schemas of every kind is the slow part.
 fn all() -> Vec<ResourceDef> {
     static ALL: OnceLock<Vec<ResourceDef>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        let mut v = builtin_resources();
-        v.extend(cluster_resources());
-        v
-    })
-    .clone()
+    ALL.get_or_init(builtin_resources).clone()
 }
 
 fn find(group: &str, plural: &str) -> ResourceDef {
@@ -315,6 +310,78 @@ fn names_match_kube_discovery() {
             true,
             false,
         ),
+        (
+            "",
+            "v1",
+            "PodTemplate",
+            "podtemplates",
+            "podtemplate",
+            &[],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "ReplicationController",
+            "replicationcontrollers",
+            "replicationcontroller",
+            &["rc"],
+            true,
+            true,
+            true,
+            true,
+        ),
+        (
+            "",
+            "v1",
+            "Endpoints",
+            "endpoints",
+            "endpoints",
+            &["ep"],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "LimitRange",
+            "limitranges",
+            "limitrange",
+            &["limits"],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "ResourceQuota",
+            "resourcequotas",
+            "resourcequota",
+            &["quota"],
+            false,
+            true,
+            true,
+            false,
+        ),
+        (
+            "",
+            "v1",
+            "PersistentVolume",
+            "persistentvolumes",
+            "persistentvolume",
+            &["pv"],
+            false,
+            false,
+            true,
+            false,
+        ),
     ];
     let defs = all();
     assert_eq!(defs.len(), expected.len());
@@ -348,11 +415,11 @@ fn names_match_kube_discovery() {
             "{what}"
         );
     }
-    assert!(
-        builtin_resources()
-            .iter()
-            .all(|d| d.plural != "pods" && d.plural != "nodes")
-    );
+    // Nothing served is also listed as deliberately not served.
+    for (resource, reason) in NOT_SERVED {
+        assert!(!reason.is_empty());
+        assert!(defs.iter().all(|d| d.plural != *resource), "{resource}");
+    }
 }
 
 fn deployment() -> Value {
@@ -1008,4 +1075,371 @@ fn kubectl_style_objects_decode() {
         v.decode_error.is_none() && v.unknown_fields.is_empty() && v.causes.is_empty(),
         "{v:?}"
     );
+}
+
+fn pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [{"name": "web", "image": "nginx", "ports": [{"containerPort": 80}],
+            "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}})
+}
+
+#[test]
+fn pod_defaults_match_kube() {
+    let d = defaulted("", "pods", pod());
+    let spec = &d["spec"];
+    assert_eq!(spec["restartPolicy"], "Always");
+    assert_eq!(spec["dnsPolicy"], "ClusterFirst");
+    assert_eq!(spec["terminationGracePeriodSeconds"], 30);
+    assert_eq!(spec["schedulerName"], "default-scheduler");
+    assert_eq!(spec["securityContext"], json!({}));
+    assert_eq!(spec["enableServiceLinks"], true);
+    let c = &spec["containers"][0];
+    assert_eq!(c["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(c["terminationMessagePolicy"], "File");
+    assert_eq!(c["imagePullPolicy"], "Always");
+    assert_eq!(c["ports"][0]["protocol"], "TCP");
+    // Requests default to limits, which makes the pod Guaranteed.
+    assert_eq!(
+        c["resources"]["requests"],
+        json!({"cpu": "1", "memory": "1Gi"})
+    );
+    assert_eq!(
+        d["status"],
+        json!({"phase": "Pending", "qosClass": "Guaranteed"})
+    );
+    let mut plain = pod();
+    plain["spec"]["containers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("resources");
+    assert_eq!(
+        defaulted("", "pods", plain)["status"]["qosClass"],
+        "BestEffort"
+    );
+    let mut burst = pod();
+    burst["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": "100m"}});
+    assert_eq!(
+        defaulted("", "pods", burst)["status"]["qosClass"],
+        "Burstable"
+    );
+}
+
+#[test]
+fn pod_checks_and_update_rules() {
+    assert!(causes(&validate("", "pods", &pod(), None)).is_empty());
+    let mut bad = pod();
+    bad["spec"]["restartPolicy"] = json!("Sometimes");
+    bad["spec"]["containers"][0]["ports"][0]["containerPort"] = json!(70000);
+    bad["spec"]["containers"][0]["volumeMounts"] = json!([{"name": "data", "mountPath": "/data"}]);
+    assert_eq!(
+        causes(&validate("", "pods", &bad, None)),
+        vec![
+            "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+            "spec.containers[0].volumeMounts[0].name: Not found: \"data\"",
+            "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"",
+        ]
+    );
+    let mut dup = pod();
+    dup["spec"]["containers"] = json!([{"name": "a", "image": "x"}, {"name": "a", "image": "y"}]);
+    dup["spec"]["volumes"] = json!([{"name": "v", "emptyDir": {}}, {"name": "v", "emptyDir": {}}]);
+    assert_eq!(
+        causes(&validate("", "pods", &dup, None)),
+        vec![
+            "spec.volumes[1].name: Duplicate value: \"v\"",
+            "spec.containers[1].name: Duplicate value: \"a\"",
+        ]
+    );
+    let no_spec = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+    assert_eq!(
+        causes(&validate("", "pods", &no_spec, None)),
+        vec!["spec.containers: Required value"]
+    );
+
+    // Updates: the image and labels may change, the rest of the spec may not.
+    let old = defaulted("", "pods", pod());
+    let mut image = old.clone();
+    image["spec"]["containers"][0]["image"] = json!("nginx:1.27");
+    image["metadata"]["labels"] = json!({"tier": "front"});
+    assert!(causes(&validate("", "pods", &image, Some(&old))).is_empty());
+    let mut restart = old.clone();
+    restart["spec"]["restartPolicy"] = json!("Never");
+    let c = causes(&validate("", "pods", &restart, Some(&old)));
+    assert!(
+        c.len() == 1 && c[0].starts_with("spec: Forbidden: pod updates may not change fields"),
+        "{c:?}"
+    );
+}
+
+fn rc() -> Value {
+    json!({"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "web"},
+        "spec": {"template": {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}})
+}
+
+#[test]
+fn replicationcontroller_selector_and_defaults() {
+    assert!(causes(&validate("", "replicationcontrollers", &rc(), None)).is_empty());
+    let d = defaulted("", "replicationcontrollers", rc());
+    assert_eq!(d["spec"]["replicas"], 1);
+    assert_eq!(d["spec"]["selector"], json!({"app": "web"}));
+    assert_eq!(d["metadata"]["labels"], json!({"app": "web"}));
+    assert_eq!(d["spec"]["template"]["spec"]["restartPolicy"], "Always");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
+        "IfNotPresent"
+    );
+    let mut own = rc();
+    own["metadata"]["labels"] = json!({"team": "a"});
+    own["spec"]["selector"] = json!({"app": "web"});
+    let d = defaulted("", "replicationcontrollers", own);
+    assert_eq!(d["metadata"]["labels"], json!({"team": "a"}));
+
+    let mut mismatch = rc();
+    mismatch["spec"]["selector"] = json!({"app": "db"});
+    mismatch["spec"]["replicas"] = json!(-1);
+    mismatch["spec"]["template"]["spec"]["restartPolicy"] = json!("OnFailure");
+    assert_eq!(
+        causes(&validate("", "replicationcontrollers", &mismatch, None)),
+        vec![
+            "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+            "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+            "spec.template.spec.restartPolicy: Unsupported value: \"OnFailure\": supported values: \"Always\"",
+        ]
+    );
+    let mut unlabeled = rc();
+    unlabeled["spec"]["template"]["metadata"] = json!({});
+    assert_eq!(
+        causes(&validate("", "replicationcontrollers", &unlabeled, None)),
+        vec!["spec.selector: Required value"]
+    );
+    let empty = json!({"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "x"}, "spec": {}});
+    assert_eq!(
+        causes(&validate("", "replicationcontrollers", &empty, None)),
+        vec![
+            "spec.selector: Required value",
+            "spec.template: Required value"
+        ]
+    );
+}
+
+#[test]
+fn podtemplates() {
+    let t = json!({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
+        "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}]}}});
+    assert!(causes(&validate("", "podtemplates", &t, None)).is_empty());
+    let d = defaulted("", "podtemplates", t.clone());
+    assert_eq!(d["template"]["spec"]["restartPolicy"], "Never");
+    assert_eq!(d["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+    let mut bad = t;
+    bad["template"]["spec"]["containers"] = json!([]);
+    assert_eq!(
+        causes(&validate("", "podtemplates", &bad, None)),
+        vec!["template.spec.containers: Required value"]
+    );
+}
+
+#[test]
+fn endpoints_addresses_and_ports() {
+    let ep = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
+        "subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]});
+    assert!(causes(&validate("", "endpoints", &ep, None)).is_empty());
+    assert_eq!(
+        defaulted("", "endpoints", ep)["subsets"][0]["ports"][0]["protocol"],
+        "TCP"
+    );
+    let bad = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
+        "subsets": [{"ports": [{"port": 80, "protocol": "HTTP"}]},
+                    {"addresses": [{"ip": "127.0.0.1"}, {"ip": "nope"}], "ports": [{"port": 0, "name": "a"}, {"port": 81}]}]});
+    assert_eq!(
+        causes(&validate("", "endpoints", &bad, None)),
+        vec![
+            "subsets[0]: Required value: must specify `addresses` or `notReadyAddresses`",
+            "subsets[0].ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
+            "subsets[1].addresses[0].ip: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8)",
+            "subsets[1].addresses[1].ip: Invalid value: \"nope\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            "subsets[1].ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+            "subsets[1].ports[1].name: Required value",
+        ]
+    );
+}
+
+#[test]
+fn limitranges_order_their_bounds() {
+    let lr = json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l"},
+        "spec": {"limits": [{"type": "Container", "max": {"cpu": "2"}, "min": {"memory": "64Mi"}}]}});
+    assert!(causes(&validate("", "limitranges", &lr, None)).is_empty());
+    let d = defaulted("", "limitranges", lr);
+    let item = &d["spec"]["limits"][0];
+    assert_eq!(item["default"], json!({"cpu": "2"}));
+    assert_eq!(
+        item["defaultRequest"],
+        json!({"cpu": "2", "memory": "64Mi"})
+    );
+    assert!(causes(&validate("", "limitranges", &d, None)).is_empty());
+
+    let bad = json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l"},
+        "spec": {"limits": [
+            {"type": "Container", "max": {"cpu": "1"}, "min": {"cpu": "2"}, "maxLimitRequestRatio": {"memory": "500m"}},
+            {"type": "Pod", "default": {"cpu": "1"}},
+            {"type": "Pod"},
+            {"type": "Bogus"},
+            {"type": "PersistentVolumeClaim", "max": {"cpu": "-1"}}]}});
+    assert_eq!(
+        causes(&validate("", "limitranges", &bad, None)),
+        vec![
+            "spec.limits[0].min[cpu]: Invalid value: 2: min value 2 is greater than max value 1",
+            "spec.limits[0].maxLimitRequestRatio[memory]: Invalid value: 500m: ratio 500m is less than 1",
+            "spec.limits[1].default: Forbidden: may not be specified when `type` is 'Pod'",
+            "spec.limits[2].type: Duplicate value: \"Pod\"",
+            "spec.limits[3].type: Invalid value: \"Bogus\": must be a standard limit type or fully qualified",
+            "spec.limits[4].max[cpu]: Invalid value: -1: must be greater than or equal to 0",
+            "spec.limits[4].limits: Required value: either minimum or maximum storage value is required, but neither was provided",
+        ]
+    );
+    let garbage = json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l"},
+        "spec": {"limits": [{"type": "Container", "max": {"cpu": "lots"}}]}});
+    let c = causes(&validate("", "limitranges", &garbage, None));
+    assert!(
+        c.len() == 1
+            && c[0].starts_with(
+                "spec.limits[0].max[cpu]: Invalid value: \"lots\": quantities must match"
+            ),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn resourcequotas_check_names_scopes_and_values() {
+    let q = json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+        "spec": {"hard": {"pods": "10", "requests.cpu": "4", "count/deployments.apps": "5"}, "scopes": ["NotTerminating"]}});
+    assert!(causes(&validate("", "resourcequotas", &q, None)).is_empty());
+    let bad = json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+        "spec": {"hard": {"pods": "1500m", "widgets": "1", "cpu": "-1"}, "scopes": ["BestEffort", "NotBestEffort"]}});
+    assert_eq!(
+        causes(&validate("", "resourcequotas", &bad, None)),
+        vec![
+            "spec.hard[cpu]: Invalid value: -1: must be greater than or equal to 0",
+            "spec.hard[pods]: Invalid value: 1500m: must be an integer",
+            "spec.hard[widgets]: Invalid value: \"widgets\": must be a standard resource for quota",
+            "spec.scopes: Invalid value: [\"BestEffort\",\"NotBestEffort\"]: unsupported scope applied to resource",
+            "spec.scopes: Invalid value: [\"BestEffort\",\"NotBestEffort\"]: conflicting scopes",
+        ]
+    );
+    let old = q.clone();
+    let mut rescoped = q;
+    rescoped["spec"]["scopes"] = json!(["Terminating"]);
+    assert_eq!(
+        causes(&validate("", "resourcequotas", &rescoped, Some(&old))),
+        vec!["spec.scopes: Invalid value: [\"Terminating\"]: field is immutable"]
+    );
+}
+
+fn pv() -> Value {
+    json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+        "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
+            "hostPath": {"path": "/data"}}})
+}
+
+#[test]
+fn persistentvolumes() {
+    assert!(causes(&validate("", "persistentvolumes", &pv(), None)).is_empty());
+    let d = defaulted("", "persistentvolumes", pv());
+    assert_eq!(d["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    assert_eq!(d["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(d["spec"]["hostPath"]["type"], "");
+    assert_eq!(d["status"]["phase"], "Pending");
+
+    let none = json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "x"},
+        "spec": {"accessModes": ["ReadWriteOncePod", "ReadWriteOnce"], "capacity": {"storage": "0"},
+            "persistentVolumeReclaimPolicy": "Keep"}});
+    assert_eq!(
+        causes(&validate("", "persistentvolumes", &none, None)),
+        vec![
+            "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes",
+            "spec.capacity[storage]: Invalid value: 0: must be greater than zero",
+            "spec.persistentVolumeReclaimPolicy: Unsupported value: \"Keep\": supported values: \"Delete\", \"Recycle\", \"Retain\"",
+            "spec: Required value: must specify a volume type",
+        ]
+    );
+    let mut two = pv();
+    two["spec"]["nfs"] = json!({"server": "s", "path": "/x"});
+    two["spec"]["capacity"] = json!({"cpu": "1"});
+    two["spec"]["accessModes"] = json!([]);
+    assert_eq!(
+        causes(&validate("", "persistentvolumes", &two, None)),
+        vec![
+            "spec.accessModes: Required value",
+            "spec.capacity: Unsupported value: [\"cpu\"]: supported values: \"storage\"",
+            "spec.nfs: Forbidden: may not specify more than 1 volume type",
+        ]
+    );
+    let mut local = pv();
+    local["spec"].as_object_mut().unwrap().remove("hostPath");
+    local["spec"]["local"] = json!({"path": ""});
+    assert_eq!(
+        causes(&validate("", "persistentvolumes", &local, None)),
+        vec![
+            "spec.local.path: Required value",
+            "spec.nodeAffinity: Required value: Local volume requires node affinity",
+        ]
+    );
+    let old = defaulted("", "persistentvolumes", pv());
+    let mut moved = old.clone();
+    moved["spec"]["hostPath"]["path"] = json!("/elsewhere");
+    moved["spec"]["persistentVolumeReclaimPolicy"] = json!("Delete");
+    assert_eq!(
+        causes(&validate("", "persistentvolumes", &moved, Some(&old))),
+        vec![
+            "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation"
+        ]
+    );
+}
+
+#[test]
+fn nodes() {
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+        "spec": {"podCIDRs": ["10.244.1.0/24"], "taints": [{"key": "gpu", "effect": "NoSchedule"}]},
+        "status": {"capacity": {"cpu": "4", "pods": "110"}}});
+    assert!(causes(&validate("", "nodes", &node, None)).is_empty());
+    assert_eq!(
+        defaulted("", "nodes", node.clone())["status"]["allocatable"],
+        json!({"cpu": "4", "pods": "110"})
+    );
+    let mut bad = node.clone();
+    bad["spec"] = json!({"podCIDRs": ["10.0.0.0/33"], "taints": [{"key": "a", "effect": "Sometimes"}, {"key": "b", "effect": ""}]});
+    assert_eq!(
+        causes(&validate("", "nodes", &bad, None)),
+        vec![
+            "spec.podCIDRs[0]: Invalid value: \"10.0.0.0/33\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+            "spec.taints[0].effect: Unsupported value: \"Sometimes\": supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\"",
+            "spec.taints[1].effect: Required value",
+        ]
+    );
+    let mut recidr = node.clone();
+    recidr["spec"]["podCIDRs"] = json!(["10.244.2.0/24"]);
+    let c = causes(&validate("", "nodes", &recidr, Some(&node)));
+    assert!(
+        c.len() == 1 && c[0].starts_with("spec.podCIDRs: Forbidden"),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn not_served_lists_reasons() {
+    let names: Vec<&str> = NOT_SERVED.iter().map(|(n, _)| *n).collect();
+    assert!(names.contains(&"componentstatuses"), "{names:?}");
+    assert!(names.contains(&"pods/ephemeralcontainers"), "{names:?}");
+}
+
+#[test]
+fn an_update_may_bind_an_unbound_pod_once() {
+    let old = defaulted("", "pods", pod());
+    let mut bound = old.clone();
+    bound["spec"]["nodeName"] = json!("node-1");
+    assert!(causes(&validate("", "pods", &bound, Some(&old))).is_empty());
+    let mut moved = bound.clone();
+    moved["spec"]["nodeName"] = json!("node-2");
+    let c = causes(&validate("", "pods", &moved, Some(&bound)));
+    assert!(c.len() == 1 && c[0].starts_with("spec: Forbidden"), "{c:?}");
 }

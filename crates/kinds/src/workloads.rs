@@ -1,10 +1,10 @@
-//! Workload kinds: apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet and batch/v1 Job,
-//! CronJob. Their checks (replica counts, selector versus template labels, strategies, the
-//! pod template) and their defaults.
+//! Workload kinds: apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet, batch/v1 Job,
+//! CronJob, and core/v1 ReplicationController and PodTemplate. Their checks (replica counts,
+//! selector versus template labels, strategies, the pod template) and their defaults.
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job, JobSpec};
-use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::api::core::v1::{PodTemplate, PodTemplateSpec, ReplicationController};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
@@ -606,6 +606,113 @@ pub(crate) fn default_cronjob(obj: &mut Value) {
     defaults::set(spec, "failedJobsHistoryLimit", json!(1));
     if let Some(t) = defaults::path(spec, &["jobTemplate", "spec", "template"]) {
         podspec::default_template(t, Restart::Job);
+    }
+}
+
+pub(crate) fn validate_podtemplate(ctx: &Ctx<'_, PodTemplate>, errs: &mut Errs) {
+    let raw = ctx.raw.get("template");
+    match &ctx.new.template {
+        Some(t) => podspec::validate_template(t, raw, "template", Restart::Pod, errs),
+        None => errs.required("template.spec.containers", ""),
+    }
+}
+
+pub(crate) fn default_podtemplate(obj: &mut Value) {
+    if let Some(t) = defaults::existing(obj, "template") {
+        podspec::default_template(t, Restart::Pod);
+    }
+}
+
+/// A ReplicationController's selector is a plain label map: it must not be empty (defaulting
+/// copies the template's labels into an absent one) and must select the template's labels.
+pub(crate) fn validate_replicationcontroller(
+    ctx: &Ctx<'_, ReplicationController>,
+    errs: &mut Errs,
+) {
+    let Some(spec) = &ctx.new.spec else {
+        errs.required("spec.template", "");
+        return;
+    };
+    errs.non_negative("spec.replicas", i64_of(spec.replicas));
+    errs.non_negative("spec.minReadySeconds", i64_of(spec.min_ready_seconds));
+    let template_labels = spec
+        .template
+        .as_ref()
+        .and_then(|t| t.metadata.as_ref())
+        .and_then(|m| m.labels.as_ref());
+    // Before defaulting an absent selector is the template's labels.
+    let selector = spec
+        .selector
+        .as_ref()
+        .filter(|s| !s.is_empty())
+        .or(template_labels.filter(|l| !l.is_empty()));
+    match selector {
+        None => errs.required("spec.selector", ""),
+        Some(sel) => {
+            meta::validate_label_btree(Some(sel), "spec.selector", errs);
+            let labels = template_labels.cloned().unwrap_or_default();
+            if spec.template.is_some() && !sel.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+                errs.invalid_shown(
+                    "spec.template.metadata.labels",
+                    &show_label_map(template_labels),
+                    "`selector` does not match template `labels`",
+                );
+            }
+        }
+    }
+    match &spec.template {
+        None => errs.required("spec.template", ""),
+        Some(t) => {
+            let raw = ctx.raw.pointer("/spec/template");
+            podspec::validate_template(t, raw, "spec.template", Restart::AlwaysOnly, errs);
+            if t.spec
+                .as_ref()
+                .is_some_and(|s| s.active_deadline_seconds.is_some())
+            {
+                errs.forbidden(
+                    "spec.template.spec.activeDeadlineSeconds",
+                    "activeDeadlineSeconds in ReplicationController is not Supported",
+                );
+            }
+        }
+    }
+}
+
+/// Replicas 1; selector and (absent) object labels from the template's labels; the pod
+/// template's own defaults.
+pub(crate) fn default_replicationcontroller(obj: &mut Value) {
+    let labels = obj
+        .pointer("/spec/template/metadata/labels")
+        .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+        .cloned();
+    if let Some(labels) = labels {
+        if let Some(spec) = defaults::existing(obj, "spec") {
+            let empty = spec
+                .get("selector")
+                .and_then(Value::as_object)
+                .is_some_and(serde_json::Map::is_empty);
+            if empty {
+                spec["selector"] = labels.clone();
+            }
+            defaults::set(spec, "selector", labels.clone());
+        }
+        if let Some(metadata) = defaults::object(obj, "metadata") {
+            let empty = metadata
+                .get("labels")
+                .and_then(Value::as_object)
+                .is_some_and(serde_json::Map::is_empty);
+            if empty {
+                metadata["labels"] = labels.clone();
+            }
+            defaults::set(metadata, "labels", labels);
+        }
+    }
+    let Some(spec) = defaults::object(obj, "spec") else {
+        return;
+    };
+    defaults::set(spec, "replicas", json!(1));
+    if let Some(t) = defaults::existing(spec, "template") {
+        podspec::default_template(t, Restart::AlwaysOnly);
     }
 }
 

@@ -359,7 +359,7 @@ async fn rebind(addr: SocketAddr) -> Result<TcpListener, MemberError> {
     }
 }
 
-/// What a member cluster serves: the built-in kinds, Pods and Nodes, access reviews and
+/// What a member cluster serves: the built-in kinds (Pods and Nodes among them), access reviews and
 /// CustomResourceDefinitions (so propagated CRDs are served in the member, and their custom
 /// resources can follow).
 pub fn member_registry() -> Arc<Registry> {
@@ -378,7 +378,6 @@ fn base_resources() -> &'static [flotilla_apimachinery::resource::ResourceDef] {
     BASE.get_or_init(|| {
         flotilla_kinds::builtin_resources()
             .into_iter()
-            .chain(flotilla_kinds::cluster_resources())
             .chain(
                 flotilla_kinds::extension_resources()
                     .into_iter()

@@ -16,6 +16,7 @@
 mod cells;
 mod certificates;
 mod cluster;
+mod core_misc;
 mod corev1;
 mod custom;
 mod events;
@@ -52,6 +53,10 @@ pub fn builtin_printer(group: &str, plural: &str) -> Option<TablePrinter> {
         ("", "persistentvolumes") => corev1::persistentvolumes(),
         ("", "nodes") => corev1::nodes(),
         ("", "replicationcontrollers") => workloads::replicationcontrollers(),
+        ("", "podtemplates") => core_misc::podtemplates(),
+        ("", "endpoints") => core_misc::endpoints(),
+        ("", "resourcequotas") => core_misc::resourcequotas(),
+        ("", "limitranges") => cluster::created_at(),
         ("", "events") | ("events.k8s.io", "events") => events::events(),
         ("apps", "deployments") => workloads::deployments(),
         ("apps", "replicasets") => workloads::replicasets(),
@@ -148,6 +153,12 @@ mod tests {
             ("", "serviceaccounts", "Name"),
             ("", "persistentvolumeclaims", "Name"),
             ("", "nodes", "Name"),
+            ("", "persistentvolumes", "Name"),
+            ("", "replicationcontrollers", "Name"),
+            ("", "podtemplates", "Name"),
+            ("", "endpoints", "Name"),
+            ("", "limitranges", "Name"),
+            ("", "resourcequotas", "Name"),
             ("", "events", "Last Seen"),
             ("events.k8s.io", "events", "Last Seen"),
             ("apps", "deployments", "Name"),

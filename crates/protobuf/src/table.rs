@@ -795,6 +795,14 @@ pub(crate) static CORE_V1_APP_ARMOR_PROFILE: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_ATTACHED_VOLUME: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.AttachedVolume",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(2, "devicePath", T::String),
+    ],
+};
+
 pub(crate) static CORE_V1_AWS_ELASTIC_BLOCK_STORE_VOLUME_SOURCE: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource",
     fields: &[
@@ -817,12 +825,58 @@ pub(crate) static CORE_V1_AZURE_DISK_VOLUME_SOURCE: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_AZURE_FILE_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.AzureFilePersistentVolumeSource",
+    fields: &[
+        F::new(1, "secretName", T::String),
+        F::new(2, "shareName", T::String),
+        F::new(3, "readOnly", T::Bool).omit_zero(),
+        F::new(4, "secretNamespace", T::String),
+    ],
+};
+
 pub(crate) static CORE_V1_AZURE_FILE_VOLUME_SOURCE: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.AzureFileVolumeSource",
     fields: &[
         F::new(1, "secretName", T::String),
         F::new(2, "shareName", T::String),
         F::new(3, "readOnly", T::Bool).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_CSI_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.CSIPersistentVolumeSource",
+    fields: &[
+        F::new(1, "driver", T::String),
+        F::new(2, "volumeHandle", T::String),
+        F::new(3, "readOnly", T::Bool).omit_zero(),
+        F::new(4, "fsType", T::String).omit_zero(),
+        F::new(5, "volumeAttributes", T::Map(&T::String)),
+        F::new(
+            6,
+            "controllerPublishSecretRef",
+            T::Message(&CORE_V1_SECRET_REFERENCE),
+        ),
+        F::new(
+            7,
+            "nodeStageSecretRef",
+            T::Message(&CORE_V1_SECRET_REFERENCE),
+        ),
+        F::new(
+            8,
+            "nodePublishSecretRef",
+            T::Message(&CORE_V1_SECRET_REFERENCE),
+        ),
+        F::new(
+            9,
+            "controllerExpandSecretRef",
+            T::Message(&CORE_V1_SECRET_REFERENCE),
+        ),
+        F::new(
+            10,
+            "nodeExpandSecretRef",
+            T::Message(&CORE_V1_SECRET_REFERENCE),
+        ),
     ],
 };
 
@@ -849,6 +903,18 @@ pub(crate) static CORE_V1_CAPABILITIES: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_CEPH_FS_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.CephFSPersistentVolumeSource",
+    fields: &[
+        F::new(1, "monitors", T::String).repeated(),
+        F::new(2, "path", T::String).omit_zero(),
+        F::new(3, "user", T::String).omit_zero(),
+        F::new(4, "secretFile", T::String).omit_zero(),
+        F::new(5, "secretRef", T::Message(&CORE_V1_SECRET_REFERENCE)),
+        F::new(6, "readOnly", T::Bool).omit_zero(),
+    ],
+};
+
 pub(crate) static CORE_V1_CEPH_FS_VOLUME_SOURCE: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.CephFSVolumeSource",
     fields: &[
@@ -858,6 +924,16 @@ pub(crate) static CORE_V1_CEPH_FS_VOLUME_SOURCE: MessageDesc = MessageDesc {
         F::new(4, "secretFile", T::String).omit_zero(),
         F::new(5, "secretRef", T::Message(&CORE_V1_LOCAL_OBJECT_REFERENCE)),
         F::new(6, "readOnly", T::Bool).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_CINDER_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.CinderPersistentVolumeSource",
+    fields: &[
+        F::new(1, "volumeID", T::String),
+        F::new(2, "fsType", T::String).omit_zero(),
+        F::new(3, "readOnly", T::Bool).omit_zero(),
+        F::new(4, "secretRef", T::Message(&CORE_V1_SECRET_REFERENCE)),
     ],
 };
 
@@ -911,6 +987,17 @@ pub(crate) static CORE_V1_CONFIG_MAP_KEY_SELECTOR: MessageDesc = MessageDesc {
         F::new(1, "", T::Inline(&CORE_V1_LOCAL_OBJECT_REFERENCE)),
         F::new(2, "key", T::String),
         F::new(3, "optional", T::Bool),
+    ],
+};
+
+pub(crate) static CORE_V1_CONFIG_MAP_NODE_CONFIG_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.ConfigMapNodeConfigSource",
+    fields: &[
+        F::new(1, "namespace", T::String),
+        F::new(2, "name", T::String),
+        F::new(3, "uid", T::String).omit_zero(),
+        F::new(4, "resourceVersion", T::String).omit_zero(),
+        F::new(5, "kubeletConfigKey", T::String),
     ],
 };
 
@@ -980,6 +1067,14 @@ pub(crate) static CORE_V1_CONTAINER_EXTENDED_RESOURCE_REQUEST: MessageDesc = Mes
         F::new(1, "containerName", T::String),
         F::new(2, "resourceName", T::String),
         F::new(3, "requestName", T::String),
+    ],
+};
+
+pub(crate) static CORE_V1_CONTAINER_IMAGE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.ContainerImage",
+    fields: &[
+        F::new(1, "names", T::String).repeated(),
+        F::new(2, "sizeBytes", T::Int64).omit_zero(),
     ],
 };
 
@@ -1096,6 +1191,11 @@ pub(crate) static CORE_V1_CONTAINER_USER: MessageDesc = MessageDesc {
     )],
 };
 
+pub(crate) static CORE_V1_DAEMON_ENDPOINT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.DaemonEndpoint",
+    fields: &[F::new(1, "Port", T::Int32)],
+};
+
 pub(crate) static CORE_V1_DOWNWARD_API_PROJECTION: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.DownwardAPIProjection",
     fields: &[F::new(1, "items", T::Message(&CORE_V1_DOWNWARD_API_VOLUME_FILE)).repeated()],
@@ -1128,6 +1228,48 @@ pub(crate) static CORE_V1_EMPTY_DIR_VOLUME_SOURCE: MessageDesc = MessageDesc {
     fields: &[
         F::new(1, "medium", T::String).omit_zero(),
         F::new(2, "sizeLimit", T::Quantity),
+    ],
+};
+
+pub(crate) static CORE_V1_ENDPOINT_ADDRESS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.EndpointAddress",
+    fields: &[
+        F::new(1, "ip", T::String),
+        F::new(3, "hostname", T::String).omit_zero(),
+        F::new(4, "nodeName", T::String),
+        F::new(2, "targetRef", T::Message(&CORE_V1_OBJECT_REFERENCE)),
+    ],
+};
+
+pub(crate) static CORE_V1_ENDPOINT_PORT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.EndpointPort",
+    fields: &[
+        F::new(1, "name", T::String).omit_zero(),
+        F::new(2, "port", T::Int32),
+        F::new(3, "protocol", T::String).omit_zero(),
+        F::new(4, "appProtocol", T::String),
+    ],
+};
+
+pub(crate) static CORE_V1_ENDPOINT_SUBSET: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.EndpointSubset",
+    fields: &[
+        F::new(1, "addresses", T::Message(&CORE_V1_ENDPOINT_ADDRESS)).repeated(),
+        F::new(
+            2,
+            "notReadyAddresses",
+            T::Message(&CORE_V1_ENDPOINT_ADDRESS),
+        )
+        .repeated(),
+        F::new(3, "ports", T::Message(&CORE_V1_ENDPOINT_PORT)).repeated(),
+    ],
+};
+
+pub(crate) static CORE_V1_ENDPOINTS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.Endpoints",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "subsets", T::Message(&CORE_V1_ENDPOINT_SUBSET)).repeated(),
     ],
 };
 
@@ -1256,6 +1398,17 @@ pub(crate) static CORE_V1_FILE_KEY_SELECTOR: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_FLEX_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.FlexPersistentVolumeSource",
+    fields: &[
+        F::new(1, "driver", T::String),
+        F::new(2, "fsType", T::String).omit_zero(),
+        F::new(3, "secretRef", T::Message(&CORE_V1_SECRET_REFERENCE)),
+        F::new(4, "readOnly", T::Bool).omit_zero(),
+        F::new(5, "options", T::Map(&T::String)),
+    ],
+};
+
 pub(crate) static CORE_V1_FLEX_VOLUME_SOURCE: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.FlexVolumeSource",
     fields: &[
@@ -1291,6 +1444,16 @@ pub(crate) static CORE_V1_GIT_REPO_VOLUME_SOURCE: MessageDesc = MessageDesc {
         F::new(1, "repository", T::String),
         F::new(2, "revision", T::String).omit_zero(),
         F::new(3, "directory", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_GLUSTERFS_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.GlusterfsPersistentVolumeSource",
+    fields: &[
+        F::new(1, "endpoints", T::String),
+        F::new(2, "path", T::String),
+        F::new(3, "readOnly", T::Bool).omit_zero(),
+        F::new(4, "endpointsNamespace", T::String),
     ],
 };
 
@@ -1350,6 +1513,23 @@ pub(crate) static CORE_V1_IMAGE_VOLUME_SOURCE: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_ISCSI_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.ISCSIPersistentVolumeSource",
+    fields: &[
+        F::new(1, "targetPortal", T::String),
+        F::new(2, "iqn", T::String),
+        F::new(3, "lun", T::Int32),
+        F::new(4, "iscsiInterface", T::String).omit_zero(),
+        F::new(5, "fsType", T::String).omit_zero(),
+        F::new(6, "readOnly", T::Bool).omit_zero(),
+        F::new(7, "portals", T::String).repeated(),
+        F::new(8, "chapAuthDiscovery", T::Bool).omit_zero(),
+        F::new(11, "chapAuthSession", T::Bool).omit_zero(),
+        F::new(10, "secretRef", T::Message(&CORE_V1_SECRET_REFERENCE)),
+        F::new(12, "initiatorName", T::String),
+    ],
+};
+
 pub(crate) static CORE_V1_ISCSI_VOLUME_SOURCE: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.ISCSIVolumeSource",
     fields: &[
@@ -1395,6 +1575,31 @@ pub(crate) static CORE_V1_LIFECYCLE_HANDLER: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_LIMIT_RANGE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.LimitRange",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&CORE_V1_LIMIT_RANGE_SPEC)),
+    ],
+};
+
+pub(crate) static CORE_V1_LIMIT_RANGE_ITEM: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.LimitRangeItem",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(2, "max", T::Map(&T::Quantity)),
+        F::new(3, "min", T::Map(&T::Quantity)),
+        F::new(4, "default", T::Map(&T::Quantity)),
+        F::new(5, "defaultRequest", T::Map(&T::Quantity)),
+        F::new(6, "maxLimitRequestRatio", T::Map(&T::Quantity)),
+    ],
+};
+
+pub(crate) static CORE_V1_LIMIT_RANGE_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.LimitRangeSpec",
+    fields: &[F::new(1, "limits", T::Message(&CORE_V1_LIMIT_RANGE_ITEM)).repeated()],
+};
+
 pub(crate) static CORE_V1_LINUX_CONTAINER_USER: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.LinuxContainerUser",
     fields: &[
@@ -1422,6 +1627,11 @@ pub(crate) static CORE_V1_LOAD_BALANCER_STATUS: MessageDesc = MessageDesc {
 pub(crate) static CORE_V1_LOCAL_OBJECT_REFERENCE: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.LocalObjectReference",
     fields: &[F::new(1, "name", T::String).omit_zero()],
+};
+
+pub(crate) static CORE_V1_LOCAL_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.LocalVolumeSource",
+    fields: &[F::new(1, "path", T::String), F::new(2, "fsType", T::String)],
 };
 
 pub(crate) static CORE_V1_MODIFY_VOLUME_STATUS: MessageDesc = MessageDesc {
@@ -1474,6 +1684,23 @@ pub(crate) static CORE_V1_NFS_VOLUME_SOURCE: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_NODE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.Node",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&CORE_V1_NODE_SPEC)),
+        F::new(3, "status", T::Message(&CORE_V1_NODE_STATUS)),
+    ],
+};
+
+pub(crate) static CORE_V1_NODE_ADDRESS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeAddress",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(2, "address", T::String),
+    ],
+};
+
 pub(crate) static CORE_V1_NODE_AFFINITY: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.NodeAffinity",
     fields: &[
@@ -1488,6 +1715,71 @@ pub(crate) static CORE_V1_NODE_AFFINITY: MessageDesc = MessageDesc {
             T::Message(&CORE_V1_PREFERRED_SCHEDULING_TERM),
         )
         .repeated(),
+    ],
+};
+
+pub(crate) static CORE_V1_NODE_CONDITION: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeCondition",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(2, "status", T::String),
+        F::new(3, "lastHeartbeatTime", T::Time),
+        F::new(4, "lastTransitionTime", T::Time),
+        F::new(5, "reason", T::String).omit_zero(),
+        F::new(6, "message", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_NODE_CONFIG_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeConfigSource",
+    fields: &[F::new(
+        2,
+        "configMap",
+        T::Message(&CORE_V1_CONFIG_MAP_NODE_CONFIG_SOURCE),
+    )],
+};
+
+pub(crate) static CORE_V1_NODE_CONFIG_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeConfigStatus",
+    fields: &[
+        F::new(1, "assigned", T::Message(&CORE_V1_NODE_CONFIG_SOURCE)),
+        F::new(2, "active", T::Message(&CORE_V1_NODE_CONFIG_SOURCE)),
+        F::new(3, "lastKnownGood", T::Message(&CORE_V1_NODE_CONFIG_SOURCE)),
+        F::new(4, "error", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_NODE_DAEMON_ENDPOINTS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeDaemonEndpoints",
+    fields: &[F::new(
+        1,
+        "kubeletEndpoint",
+        T::Message(&CORE_V1_DAEMON_ENDPOINT),
+    )],
+};
+
+pub(crate) static CORE_V1_NODE_FEATURES: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeFeatures",
+    fields: &[F::new(1, "supplementalGroupsPolicy", T::Bool)],
+};
+
+pub(crate) static CORE_V1_NODE_RUNTIME_HANDLER: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeRuntimeHandler",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(
+            2,
+            "features",
+            T::Message(&CORE_V1_NODE_RUNTIME_HANDLER_FEATURES),
+        ),
+    ],
+};
+
+pub(crate) static CORE_V1_NODE_RUNTIME_HANDLER_FEATURES: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeRuntimeHandlerFeatures",
+    fields: &[
+        F::new(1, "recursiveReadOnlyMounts", T::Bool),
+        F::new(2, "userNamespaces", T::Bool),
     ],
 };
 
@@ -1528,6 +1820,70 @@ pub(crate) static CORE_V1_NODE_SELECTOR_TERM: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_NODE_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeSpec",
+    fields: &[
+        F::new(1, "podCIDR", T::String).omit_zero(),
+        F::new(7, "podCIDRs", T::String).repeated(),
+        F::new(3, "providerID", T::String).omit_zero(),
+        F::new(4, "unschedulable", T::Bool).omit_zero(),
+        F::new(5, "taints", T::Message(&CORE_V1_TAINT)).repeated(),
+        F::new(6, "configSource", T::Message(&CORE_V1_NODE_CONFIG_SOURCE)),
+        F::new(2, "externalID", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_NODE_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeStatus",
+    fields: &[
+        F::new(1, "capacity", T::Map(&T::Quantity)),
+        F::new(2, "allocatable", T::Map(&T::Quantity)),
+        F::new(3, "phase", T::String).omit_zero(),
+        F::new(4, "conditions", T::Message(&CORE_V1_NODE_CONDITION)).repeated(),
+        F::new(5, "addresses", T::Message(&CORE_V1_NODE_ADDRESS)).repeated(),
+        F::new(
+            6,
+            "daemonEndpoints",
+            T::Message(&CORE_V1_NODE_DAEMON_ENDPOINTS),
+        ),
+        F::new(7, "nodeInfo", T::Message(&CORE_V1_NODE_SYSTEM_INFO)),
+        F::new(8, "images", T::Message(&CORE_V1_CONTAINER_IMAGE)).repeated(),
+        F::new(9, "volumesInUse", T::String).repeated(),
+        F::new(10, "volumesAttached", T::Message(&CORE_V1_ATTACHED_VOLUME)).repeated(),
+        F::new(11, "config", T::Message(&CORE_V1_NODE_CONFIG_STATUS)),
+        F::new(
+            12,
+            "runtimeHandlers",
+            T::Message(&CORE_V1_NODE_RUNTIME_HANDLER),
+        )
+        .repeated(),
+        F::new(13, "features", T::Message(&CORE_V1_NODE_FEATURES)),
+        F::new(14, "declaredFeatures", T::String).repeated(),
+    ],
+};
+
+pub(crate) static CORE_V1_NODE_SWAP_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeSwapStatus",
+    fields: &[F::new(1, "capacity", T::Int64)],
+};
+
+pub(crate) static CORE_V1_NODE_SYSTEM_INFO: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.NodeSystemInfo",
+    fields: &[
+        F::new(1, "machineID", T::String),
+        F::new(2, "systemUUID", T::String),
+        F::new(3, "bootID", T::String),
+        F::new(4, "kernelVersion", T::String),
+        F::new(5, "osImage", T::String),
+        F::new(6, "containerRuntimeVersion", T::String),
+        F::new(7, "kubeletVersion", T::String),
+        F::new(8, "kubeProxyVersion", T::String),
+        F::new(9, "operatingSystem", T::String),
+        F::new(10, "architecture", T::String),
+        F::new(11, "swap", T::Message(&CORE_V1_NODE_SWAP_STATUS)),
+    ],
+};
+
 pub(crate) static CORE_V1_OBJECT_FIELD_SELECTOR: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.ObjectFieldSelector",
     fields: &[
@@ -1546,6 +1902,15 @@ pub(crate) static CORE_V1_OBJECT_REFERENCE: MessageDesc = MessageDesc {
         F::new(5, "apiVersion", T::String).omit_zero(),
         F::new(6, "resourceVersion", T::String).omit_zero(),
         F::new(7, "fieldPath", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_PERSISTENT_VOLUME: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.PersistentVolume",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&CORE_V1_PERSISTENT_VOLUME_SPEC)),
+        F::new(3, "status", T::Message(&CORE_V1_PERSISTENT_VOLUME_STATUS)),
     ],
 };
 
@@ -1637,6 +2002,116 @@ pub(crate) static CORE_V1_PERSISTENT_VOLUME_CLAIM_VOLUME_SOURCE: MessageDesc = M
     fields: &[
         F::new(1, "claimName", T::String),
         F::new(2, "readOnly", T::Bool).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.PersistentVolumeSource",
+    fields: &[
+        F::new(
+            1,
+            "gcePersistentDisk",
+            T::Message(&CORE_V1_GCE_PERSISTENT_DISK_VOLUME_SOURCE),
+        ),
+        F::new(
+            2,
+            "awsElasticBlockStore",
+            T::Message(&CORE_V1_AWS_ELASTIC_BLOCK_STORE_VOLUME_SOURCE),
+        ),
+        F::new(3, "hostPath", T::Message(&CORE_V1_HOST_PATH_VOLUME_SOURCE)),
+        F::new(
+            4,
+            "glusterfs",
+            T::Message(&CORE_V1_GLUSTERFS_PERSISTENT_VOLUME_SOURCE),
+        ),
+        F::new(5, "nfs", T::Message(&CORE_V1_NFS_VOLUME_SOURCE)),
+        F::new(6, "rbd", T::Message(&CORE_V1_RBD_PERSISTENT_VOLUME_SOURCE)),
+        F::new(
+            7,
+            "iscsi",
+            T::Message(&CORE_V1_ISCSI_PERSISTENT_VOLUME_SOURCE),
+        ),
+        F::new(
+            8,
+            "cinder",
+            T::Message(&CORE_V1_CINDER_PERSISTENT_VOLUME_SOURCE),
+        ),
+        F::new(
+            9,
+            "cephfs",
+            T::Message(&CORE_V1_CEPH_FS_PERSISTENT_VOLUME_SOURCE),
+        ),
+        F::new(10, "fc", T::Message(&CORE_V1_FC_VOLUME_SOURCE)),
+        F::new(11, "flocker", T::Message(&CORE_V1_FLOCKER_VOLUME_SOURCE)),
+        F::new(
+            12,
+            "flexVolume",
+            T::Message(&CORE_V1_FLEX_PERSISTENT_VOLUME_SOURCE),
+        ),
+        F::new(
+            13,
+            "azureFile",
+            T::Message(&CORE_V1_AZURE_FILE_PERSISTENT_VOLUME_SOURCE),
+        ),
+        F::new(
+            14,
+            "vsphereVolume",
+            T::Message(&CORE_V1_VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE),
+        ),
+        F::new(15, "quobyte", T::Message(&CORE_V1_QUOBYTE_VOLUME_SOURCE)),
+        F::new(
+            16,
+            "azureDisk",
+            T::Message(&CORE_V1_AZURE_DISK_VOLUME_SOURCE),
+        ),
+        F::new(
+            17,
+            "photonPersistentDisk",
+            T::Message(&CORE_V1_PHOTON_PERSISTENT_DISK_VOLUME_SOURCE),
+        ),
+        F::new(
+            18,
+            "portworxVolume",
+            T::Message(&CORE_V1_PORTWORX_VOLUME_SOURCE),
+        ),
+        F::new(
+            19,
+            "scaleIO",
+            T::Message(&CORE_V1_SCALE_IO_PERSISTENT_VOLUME_SOURCE),
+        ),
+        F::new(20, "local", T::Message(&CORE_V1_LOCAL_VOLUME_SOURCE)),
+        F::new(
+            21,
+            "storageos",
+            T::Message(&CORE_V1_STORAGE_OS_PERSISTENT_VOLUME_SOURCE),
+        ),
+        F::new(22, "csi", T::Message(&CORE_V1_CSI_PERSISTENT_VOLUME_SOURCE)),
+    ],
+};
+
+pub(crate) static CORE_V1_PERSISTENT_VOLUME_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.PersistentVolumeSpec",
+    fields: &[
+        F::new(1, "capacity", T::Map(&T::Quantity)),
+        F::new(2, "", T::Inline(&CORE_V1_PERSISTENT_VOLUME_SOURCE)),
+        F::new(3, "accessModes", T::String).repeated(),
+        F::new(4, "claimRef", T::Message(&CORE_V1_OBJECT_REFERENCE)),
+        F::new(5, "persistentVolumeReclaimPolicy", T::String).omit_zero(),
+        F::new(6, "storageClassName", T::String).omit_zero(),
+        F::new(7, "mountOptions", T::String).repeated(),
+        F::new(8, "volumeMode", T::String),
+        F::new(9, "nodeAffinity", T::Message(&CORE_V1_VOLUME_NODE_AFFINITY)),
+        F::new(10, "volumeAttributesClassName", T::String),
+    ],
+};
+
+pub(crate) static CORE_V1_PERSISTENT_VOLUME_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.PersistentVolumeStatus",
+    fields: &[
+        F::new(1, "phase", T::String).omit_zero(),
+        F::new(2, "message", T::String).omit_zero(),
+        F::new(3, "reason", T::String).omit_zero(),
+        F::new(4, "lastPhaseTransitionTime", T::Time),
     ],
 };
 
@@ -1957,6 +2432,14 @@ pub(crate) static CORE_V1_POD_STATUS: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_POD_TEMPLATE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.PodTemplate",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "template", T::Message(&CORE_V1_POD_TEMPLATE_SPEC)),
+    ],
+};
+
 pub(crate) static CORE_V1_POD_TEMPLATE_SPEC: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.PodTemplateSpec",
     fields: &[
@@ -2034,6 +2517,20 @@ pub(crate) static CORE_V1_QUOBYTE_VOLUME_SOURCE: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_RBD_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.RBDPersistentVolumeSource",
+    fields: &[
+        F::new(1, "monitors", T::String).repeated(),
+        F::new(2, "image", T::String),
+        F::new(3, "fsType", T::String).omit_zero(),
+        F::new(4, "pool", T::String).omit_zero(),
+        F::new(5, "user", T::String).omit_zero(),
+        F::new(6, "keyring", T::String).omit_zero(),
+        F::new(7, "secretRef", T::Message(&CORE_V1_SECRET_REFERENCE)),
+        F::new(8, "readOnly", T::Bool).omit_zero(),
+    ],
+};
+
 pub(crate) static CORE_V1_RBD_VOLUME_SOURCE: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.RBDVolumeSource",
     fields: &[
@@ -2045,6 +2542,57 @@ pub(crate) static CORE_V1_RBD_VOLUME_SOURCE: MessageDesc = MessageDesc {
         F::new(6, "keyring", T::String).omit_zero(),
         F::new(7, "secretRef", T::Message(&CORE_V1_LOCAL_OBJECT_REFERENCE)),
         F::new(8, "readOnly", T::Bool).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_REPLICATION_CONTROLLER: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.ReplicationController",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&CORE_V1_REPLICATION_CONTROLLER_SPEC)),
+        F::new(
+            3,
+            "status",
+            T::Message(&CORE_V1_REPLICATION_CONTROLLER_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static CORE_V1_REPLICATION_CONTROLLER_CONDITION: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.ReplicationControllerCondition",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(2, "status", T::String),
+        F::new(3, "lastTransitionTime", T::Time),
+        F::new(4, "reason", T::String).omit_zero(),
+        F::new(5, "message", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_REPLICATION_CONTROLLER_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.ReplicationControllerSpec",
+    fields: &[
+        F::new(1, "replicas", T::Int32),
+        F::new(4, "minReadySeconds", T::Int32).omit_zero(),
+        F::new(2, "selector", T::Map(&T::String)),
+        F::new(3, "template", T::Message(&CORE_V1_POD_TEMPLATE_SPEC)),
+    ],
+};
+
+pub(crate) static CORE_V1_REPLICATION_CONTROLLER_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.ReplicationControllerStatus",
+    fields: &[
+        F::new(1, "replicas", T::Int32),
+        F::new(2, "fullyLabeledReplicas", T::Int32).omit_zero(),
+        F::new(4, "readyReplicas", T::Int32).omit_zero(),
+        F::new(5, "availableReplicas", T::Int32).omit_zero(),
+        F::new(3, "observedGeneration", T::Int64).omit_zero(),
+        F::new(
+            6,
+            "conditions",
+            T::Message(&CORE_V1_REPLICATION_CONTROLLER_CONDITION),
+        )
+        .repeated(),
     ],
 };
 
@@ -2113,6 +2661,22 @@ pub(crate) static CORE_V1_RESOURCE_STATUS: MessageDesc = MessageDesc {
     fields: &[
         F::new(1, "name", T::String),
         F::new(2, "resources", T::Message(&CORE_V1_RESOURCE_HEALTH)).repeated(),
+    ],
+};
+
+pub(crate) static CORE_V1_SCALE_IO_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.ScaleIOPersistentVolumeSource",
+    fields: &[
+        F::new(1, "gateway", T::String),
+        F::new(2, "system", T::String),
+        F::new(3, "secretRef", T::Message(&CORE_V1_SECRET_REFERENCE)),
+        F::new(4, "sslEnabled", T::Bool).omit_zero(),
+        F::new(5, "protectionDomain", T::String).omit_zero(),
+        F::new(6, "storagePool", T::String).omit_zero(),
+        F::new(7, "storageMode", T::String).omit_zero(),
+        F::new(8, "volumeName", T::String).omit_zero(),
+        F::new(9, "fsType", T::String).omit_zero(),
+        F::new(10, "readOnly", T::Bool).omit_zero(),
     ],
 };
 
@@ -2203,6 +2767,14 @@ pub(crate) static CORE_V1_SECRET_PROJECTION: MessageDesc = MessageDesc {
         F::new(1, "", T::Inline(&CORE_V1_LOCAL_OBJECT_REFERENCE)),
         F::new(2, "items", T::Message(&CORE_V1_KEY_TO_PATH)).repeated(),
         F::new(4, "optional", T::Bool),
+    ],
+};
+
+pub(crate) static CORE_V1_SECRET_REFERENCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.SecretReference",
+    fields: &[
+        F::new(1, "name", T::String).omit_zero(),
+        F::new(2, "namespace", T::String).omit_zero(),
     ],
 };
 
@@ -2335,6 +2907,17 @@ pub(crate) static CORE_V1_SLEEP_ACTION: MessageDesc = MessageDesc {
     fields: &[F::new(1, "seconds", T::Int64)],
 };
 
+pub(crate) static CORE_V1_STORAGE_OS_PERSISTENT_VOLUME_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.StorageOSPersistentVolumeSource",
+    fields: &[
+        F::new(1, "volumeName", T::String).omit_zero(),
+        F::new(2, "volumeNamespace", T::String).omit_zero(),
+        F::new(3, "fsType", T::String).omit_zero(),
+        F::new(4, "readOnly", T::Bool).omit_zero(),
+        F::new(5, "secretRef", T::Message(&CORE_V1_OBJECT_REFERENCE)),
+    ],
+};
+
 pub(crate) static CORE_V1_STORAGE_OS_VOLUME_SOURCE: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.StorageOSVolumeSource",
     fields: &[
@@ -2349,6 +2932,16 @@ pub(crate) static CORE_V1_STORAGE_OS_VOLUME_SOURCE: MessageDesc = MessageDesc {
 pub(crate) static CORE_V1_SYSCTL: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.Sysctl",
     fields: &[F::new(1, "name", T::String), F::new(2, "value", T::String)],
+};
+
+pub(crate) static CORE_V1_TAINT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.Taint",
+    fields: &[
+        F::new(1, "key", T::String),
+        F::new(2, "value", T::String).omit_zero(),
+        F::new(3, "effect", T::String),
+        F::new(4, "timeAdded", T::Time),
+    ],
 };
 
 pub(crate) static CORE_V1_TCP_SOCKET_ACTION: MessageDesc = MessageDesc {
@@ -2440,6 +3033,11 @@ pub(crate) static CORE_V1_VOLUME_MOUNT_STATUS: MessageDesc = MessageDesc {
         F::new(3, "readOnly", T::Bool).omit_zero(),
         F::new(4, "recursiveReadOnly", T::String),
     ],
+};
+
+pub(crate) static CORE_V1_VOLUME_NODE_AFFINITY: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.VolumeNodeAffinity",
+    fields: &[F::new(1, "required", T::Message(&CORE_V1_NODE_SELECTOR))],
 };
 
 pub(crate) static CORE_V1_VOLUME_PROJECTION: MessageDesc = MessageDesc {
@@ -2991,6 +3589,16 @@ pub(crate) static ROOTS: &[(&str, &str, &MessageDesc)] = &[
     ("v1", "ServiceAccount", &CORE_V1_SERVICE_ACCOUNT),
     ("v1", "ResourceQuota", &CORE_V1_RESOURCE_QUOTA),
     ("v1", "Pod", &CORE_V1_POD),
+    ("v1", "PodTemplate", &CORE_V1_POD_TEMPLATE),
+    (
+        "v1",
+        "ReplicationController",
+        &CORE_V1_REPLICATION_CONTROLLER,
+    ),
+    ("v1", "Endpoints", &CORE_V1_ENDPOINTS),
+    ("v1", "LimitRange", &CORE_V1_LIMIT_RANGE),
+    ("v1", "PersistentVolume", &CORE_V1_PERSISTENT_VOLUME),
+    ("v1", "Node", &CORE_V1_NODE),
     ("apps/v1", "Deployment", &APPS_V1_DEPLOYMENT),
     ("apps/v1", "ReplicaSet", &APPS_V1_REPLICA_SET),
     ("apps/v1", "StatefulSet", &APPS_V1_STATEFUL_SET),

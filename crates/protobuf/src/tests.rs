@@ -1887,3 +1887,132 @@ fn table_has_unique_tags_and_json_names() {
     }
     assert!(seen.len() > 200, "{}", seen.len());
 }
+
+#[test]
+fn core_templates_volumes_endpoints_and_nodes() {
+    let rc = core::ReplicationController {
+        metadata: object_meta("web"),
+        spec: Some(core::ReplicationControllerSpec {
+            replicas: Some(2),
+            selector: smap(&[("app", "web")]),
+            template: Some(job_template()),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    let got = decode(&rc);
+    assert_eq!(got["spec"]["replicas"], json!(2));
+    assert_eq!(got["spec"]["selector"], json!({"app": "web"}));
+    assert_eq!(got["spec"]["template"], job_template_json());
+    check_openapi::<oa::core::v1::ReplicationController>(&got);
+
+    let template = core::PodTemplate {
+        metadata: object_meta("t"),
+        template: Some(job_template()),
+    };
+    let got = decode(&template);
+    assert_eq!(got["template"], job_template_json());
+    check_openapi::<oa::core::v1::PodTemplate>(&got);
+
+    let endpoints = core::Endpoints {
+        metadata: object_meta("web"),
+        subsets: vec![core::EndpointSubset {
+            addresses: vec![core::EndpointAddress {
+                ip: s("10.0.0.1"),
+                node_name: s("node-1"),
+                ..Default::default()
+            }],
+            ports: vec![core::EndpointPort {
+                name: s("http"),
+                port: Some(80),
+                protocol: s("TCP"),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    };
+    let got = decode(&endpoints);
+    assert_eq!(
+        got,
+        json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
+               "subsets": [{"addresses": [{"ip": "10.0.0.1", "nodeName": "node-1"}],
+                            "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}]})
+    );
+    check_openapi::<oa::core::v1::Endpoints>(&got);
+
+    let limits = core::LimitRange {
+        metadata: object_meta("limits"),
+        spec: Some(core::LimitRangeSpec {
+            limits: vec![core::LimitRangeItem {
+                r#type: s("Container"),
+                max: qmap(&[("cpu", "2")]),
+                default_request: qmap(&[("memory", "64Mi")]),
+                ..Default::default()
+            }],
+        }),
+    };
+    let got = decode(&limits);
+    assert_eq!(
+        got["spec"],
+        json!({"limits": [{"type": "Container", "max": {"cpu": "2"}, "defaultRequest": {"memory": "64Mi"}}]})
+    );
+    check_openapi::<oa::core::v1::LimitRange>(&got);
+
+    let pv = core::PersistentVolume {
+        metadata: object_meta("pv1"),
+        spec: Some(core::PersistentVolumeSpec {
+            capacity: qmap(&[("storage", "5Gi")]),
+            persistent_volume_source: Some(core::PersistentVolumeSource {
+                nfs: Some(core::NfsVolumeSource {
+                    server: s("nfs.example.com"),
+                    path: s("/exports"),
+                    read_only: Some(true),
+                }),
+                ..Default::default()
+            }),
+            access_modes: strings(&["ReadWriteMany"]),
+            persistent_volume_reclaim_policy: s("Retain"),
+            ..Default::default()
+        }),
+        status: Some(core::PersistentVolumeStatus {
+            phase: s("Available"),
+            ..Default::default()
+        }),
+    };
+    let got = decode(&pv);
+    assert_eq!(
+        got["spec"],
+        json!({"capacity": {"storage": "5Gi"}, "nfs": {"server": "nfs.example.com", "path": "/exports", "readOnly": true},
+               "accessModes": ["ReadWriteMany"], "persistentVolumeReclaimPolicy": "Retain"})
+    );
+    check_openapi::<oa::core::v1::PersistentVolume>(&got);
+
+    let node = core::Node {
+        metadata: object_meta("node-1"),
+        spec: Some(core::NodeSpec {
+            pod_cid_rs: strings(&["10.244.0.0/24"]),
+            taints: vec![core::Taint {
+                key: s("dedicated"),
+                value: s("gpu"),
+                effect: s("NoSchedule"),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: Some(core::NodeStatus {
+            capacity: qmap(&[("cpu", "4"), ("pods", "110")]),
+            ..Default::default()
+        }),
+    };
+    let got = decode(&node);
+    assert_eq!(got["spec"]["podCIDRs"], json!(["10.244.0.0/24"]));
+    assert_eq!(
+        got["spec"]["taints"],
+        json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
+    );
+    assert_eq!(
+        got["status"]["capacity"],
+        json!({"cpu": "4", "pods": "110"})
+    );
+    check_openapi::<oa::core::v1::Node>(&got);
+}

@@ -382,7 +382,6 @@ mod tests {
         let registry = Registry::new();
         for def in flotilla_kinds::builtin_resources()
             .into_iter()
-            .chain(flotilla_kinds::cluster_resources())
             .chain(crate::reviews::review_resources())
         {
             registry.register(def);

@@ -228,10 +228,7 @@ mod tests {
 
     fn fixture() -> Fixture {
         let registry = Registry::new();
-        for def in flotilla_kinds::builtin_resources()
-            .into_iter()
-            .chain(flotilla_kinds::cluster_resources())
-        {
+        for def in flotilla_kinds::builtin_resources().into_iter() {
             registry.register(def);
         }
         let registry = Arc::new(registry);

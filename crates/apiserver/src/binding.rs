@@ -1,0 +1,241 @@
+//! `POST /api/v1/namespaces/{ns}/pods/{name}/binding`: assigns a pod to a node, as a scheduler
+//! does. The body is a `v1 Binding` whose `metadata.name` is the pod's and whose `target`
+//! names the node (`kind` empty or `Node`). A pod already assigned, or being deleted, answers
+//! `409 Conflict`; otherwise `spec.nodeName` is set, the `PodScheduled` condition turns
+//! `True`, and the answer is a `201` success Status. Nothing checks that the node exists
+//! (neither does kube-apiserver).
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::response::Response;
+use flotilla_apimachinery::{ApiError, Cause, GroupVersionKind, ResourceDef, SubresourceDef};
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::auth::UserInfo;
+use crate::handlers::RequestContext;
+use crate::objects::{Objects, WriteOptions, now_rfc3339};
+use crate::registry::Registry;
+use crate::request::{Query, ResourcePath};
+use crate::response::{error_response, json_value};
+use crate::server::{ApiServer, SubresourceHandler};
+
+/// Publishes `pods/binding` in discovery (when pods are served).
+pub(crate) fn advertise(registry: &Registry) {
+    if let Some(def) = registry.get("", "v1", "pods") {
+        let def = (*def).clone().with_subresource(SubresourceDef::new(
+            "binding",
+            GroupVersionKind::new("", "v1", "Binding"),
+            &["create"],
+        ));
+        registry.register(def);
+    }
+}
+
+/// Serves `pods/binding` on `server` (when pods are served).
+pub(crate) fn install(server: &Arc<ApiServer>) {
+    if server.registry.get("", "v1", "pods").is_some() {
+        server.add_subresource_handler("", "pods", "binding", Arc::new(PodBinding));
+    }
+}
+
+/// The `pods/binding` handler.
+pub struct PodBinding;
+
+#[async_trait::async_trait]
+impl SubresourceHandler for PodBinding {
+    async fn handle(
+        &self,
+        server: &Arc<ApiServer>,
+        def: &Arc<ResourceDef>,
+        path: &ResourcePath,
+        req: Request,
+        user: &UserInfo,
+    ) -> Response {
+        if req.method() != Method::POST {
+            return error_response(&ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
+        }
+        if path.sub_path.is_some() {
+            return error_response(&ApiError::path_not_found());
+        }
+        let (parts, body) = req.into_parts();
+        let Ok(body) = axum::body::to_bytes(body, server.config.max_body_bytes).await else {
+            return error_response(&ApiError::too_large(format!(
+                "the request body is larger than the limit of {} bytes",
+                server.config.max_body_bytes
+            )));
+        };
+        let ctx = RequestContext {
+            server: server.clone(),
+            def: def.clone(),
+            path: path.clone(),
+            query: Query::parse(parts.uri.query()),
+            headers: parts.headers,
+            user: user.clone(),
+            user_agent: String::new(),
+        };
+        match bind(&ctx, &body).await {
+            Ok(()) => json_value(
+                StatusCode::CREATED,
+                &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                        "status": "Success", "code": 201}),
+            ),
+            Err(e) => error_response(&e),
+        }
+    }
+}
+
+/// The node a Binding targets, after kube's checks of the Binding itself.
+fn target_node(binding: &Value, pod: &str) -> Result<String, ApiError> {
+    let kind = binding
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("Binding");
+    if kind != "Binding" {
+        return Err(ApiError::bad_request(format!(
+            "expected a v1 Binding, got kind {kind:?}"
+        )));
+    }
+    let name = binding
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if name != pod {
+        return Err(ApiError::bad_request(
+            "name in URL does not match name in Binding object",
+        ));
+    }
+    let mut causes = Vec::new();
+    let target_kind = binding
+        .pointer("/target/kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !target_kind.is_empty() && target_kind != "Node" {
+        causes.push(Cause::new(
+            "FieldValueInvalid",
+            format!("Invalid value: {target_kind:?}: must be empty or 'Node'"),
+            "target.kind",
+        ));
+    }
+    let node = binding
+        .pointer("/target/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if node.is_empty() {
+        causes.push(Cause::new(
+            "FieldValueRequired",
+            "Required value",
+            "target.name",
+        ));
+    }
+    if causes.is_empty() {
+        Ok(node.to_string())
+    } else {
+        Err(ApiError::invalid("", "Binding", pod, causes))
+    }
+}
+
+async fn bind(ctx: &RequestContext, body: &bytes::Bytes) -> Result<(), ApiError> {
+    let namespace = ctx.path.namespace.as_deref();
+    let pod_name = ctx.path.name.as_deref().unwrap_or_default();
+    let binding = crate::handlers::decode_body(ctx, body)?;
+    let node = target_node(&binding, pod_name)?;
+    let objects: Objects<'_> = ctx.objects();
+    let stored = objects.get(namespace, pod_name).await?;
+    let pod = stored.value.as_ref();
+    let conflict = |message: String| {
+        Err(ApiError::conflict_message(message).with_details("", "pods", pod_name))
+    };
+    if pod
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+    {
+        return conflict(format!(
+            "pod {pod_name} is being deleted, cannot be assigned to a host"
+        ));
+    }
+    if let Some(current) = pod
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    {
+        return conflict(format!(
+            "pod {pod_name} is already assigned to node \"{current}\""
+        ));
+    }
+    let opts = WriteOptions {
+        field_manager: ctx
+            .query
+            .get("fieldManager")
+            .unwrap_or("kube-scheduler")
+            .to_string(),
+        field_validation: ctx.query.field_validation()?,
+        dry_run: ctx.query.dry_run()?,
+    };
+    let mut bound = pod.clone();
+    bound["spec"]["nodeName"] = json!(node);
+    let written = objects
+        .update(namespace, pod_name, bound, None, &opts)
+        .await?;
+    let mut with_condition = written.object.value.as_ref().clone();
+    set_scheduled(&mut with_condition);
+    objects
+        .update(namespace, pod_name, with_condition, Some("status"), &opts)
+        .await?;
+    Ok(())
+}
+
+/// Sets the `PodScheduled` condition to `True` (replacing one of that type).
+fn set_scheduled(pod: &mut Value) {
+    let condition = json!({"type": "PodScheduled", "status": "True",
+                           "lastProbeTime": null, "lastTransitionTime": now_rfc3339()});
+    let Some(obj) = pod.as_object_mut() else {
+        return;
+    };
+    let status = obj.entry("status").or_insert_with(|| json!({}));
+    if !status.is_object() {
+        *status = json!({});
+    }
+    let conditions = &mut status["conditions"];
+    if !conditions.is_array() {
+        *conditions = json!([]);
+    }
+    if let Some(list) = conditions.as_array_mut() {
+        list.retain(|c| c.get("type").and_then(Value::as_str) != Some("PodScheduled"));
+        list.push(condition);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bindings_are_checked() {
+        let ok = json!({"kind": "Binding", "metadata": {"name": "web"}, "target": {"kind": "Node", "name": "n1"}});
+        assert_eq!(target_node(&ok, "web").ok(), Some("n1".to_string()));
+        assert!(target_node(&ok, "other").is_err());
+        let bad = json!({"metadata": {"name": "web"}, "target": {"kind": "Pod"}});
+        let err = target_node(&bad, "web").err().map(|e| e.code);
+        assert_eq!(err, Some(422));
+    }
+
+    #[test]
+    fn scheduled_condition_replaces_an_old_one() {
+        let mut pod = json!({"status": {"phase": "Pending", "conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"},
+            {"type": "Ready", "status": "False"}]}});
+        set_scheduled(&mut pod);
+        let conditions = pod["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(conditions.len(), 2);
+        assert_eq!(conditions[0]["type"], "Ready");
+        assert_eq!(conditions[1]["type"], "PodScheduled");
+        assert_eq!(conditions[1]["status"], "True");
+    }
+}

@@ -390,5 +390,19 @@ fn build() -> Catalogue {
     }
     c.insert(("scheduling.k8s.io", "PriorityClass"), kind([]));
     c.insert(("storage.k8s.io", "StorageClass"), kind([]));
+    // Issue 18's groups. HorizontalPodAutoscaler (v1 and v2 share group and kind; v1 has no
+    // lists): v2 status conditions merge by type, metrics and behavior policies are atomic.
+    c.insert(
+        ("autoscaling", "HorizontalPodAutoscaler"),
+        kind([("status", conditions_status())]),
+    );
+    // CSINode drivers merge by name (patchMergeKey and listMapKey); the rest is atomic.
+    c.insert(
+        ("storage.k8s.io", "CSINode"),
+        kind([("spec", obj([("drivers", keyed("name", Node::Any))]))]),
+    );
+    c.insert(("storage.k8s.io", "CSIDriver"), kind([]));
+    c.insert(("storage.k8s.io", "VolumeAttachment"), kind([]));
+    c.insert(("node.k8s.io", "RuntimeClass"), kind([]));
     c
 }

@@ -53,7 +53,7 @@ pub(crate) fn horizontal_pod_autoscalers() -> TablePrinter {
         );
         let min = match obj.pointer("/spec/minReplicas").and_then(Value::as_i64) {
             Some(m) => m.to_string(),
-            None => NONE.to_string(),
+            None => UNSET.to_string(),
         };
         vec![
             name_cell(obj),
@@ -67,62 +67,82 @@ pub(crate) fn horizontal_pod_autoscalers() -> TablePrinter {
     })
 }
 
-/// `current/target` per metric (`cpu: 40%/80%`, `<unknown>` before a measurement), up to
-/// three of them; `<none>` without metrics.
+/// `current/target` per metric, as kubectl users know it: resource metrics named
+/// (`cpu: 40%/80%`, `memory: <unknown>/1Gi`), pods/object/external metrics bare (`5/10`,
+/// `(avg)` for average-value targets), `<unknown>` before a measurement; at most two shown,
+/// then `+ N more...`; `<none>` without metrics.
 fn hpa_targets(obj: &Value) -> String {
     let metrics = list_at(obj, "/spec/metrics");
     if metrics.is_empty() {
         return NONE.to_string();
     }
     let current = list_at(obj, "/status/currentMetrics");
+    let quantity = |v: Option<&Value>, key: &str| -> Option<String> {
+        match v?.get(key)? {
+            Value::Number(n) => Some(n.to_string()),
+            Value::String(s) => Some(s.clone()),
+            _ => None,
+        }
+    };
+    let unknown = || UNKNOWN.to_string();
     let mut out = Vec::new();
     for (i, m) in metrics.iter().enumerate() {
         let ty = str_at(m, "/type").unwrap_or_default();
-        let cur = current.get(i).filter(|c| str_at(c, "/type") == Some(ty));
-        let (source, label) = match ty {
-            "Resource" => ("resource", string_at(m, "/resource/name")),
-            "ContainerResource" => (
-                "containerResource",
-                format!(
-                    "{}/{}",
-                    string_at(m, "/containerResource/container"),
-                    string_at(m, "/containerResource/name")
-                ),
-            ),
-            "Pods" => ("pods", string_at(m, "/pods/metric/name")),
-            "Object" => ("object", string_at(m, "/object/metric/name")),
-            "External" => ("external", string_at(m, "/external/metric/name")),
+        let source = match ty {
+            "Resource" => "resource",
+            "ContainerResource" => "containerResource",
+            "Pods" => "pods",
+            "Object" => "object",
+            "External" => "external",
             _ => {
                 out.push("<unknown type>".to_string());
                 continue;
             }
         };
         let target = m.pointer(&format!("/{source}/target"));
-        let current = cur.and_then(|c| c.pointer(&format!("/{source}/current")));
-        let pick = |v: Option<&Value>, key: &str| -> Option<String> {
-            match v?.get(key)? {
-                Value::Number(n) => Some(n.to_string()),
-                Value::String(s) => Some(s.clone()),
-                _ => None,
+        let cur = current
+            .get(i)
+            .and_then(|c| c.pointer(&format!("/{source}/current")));
+        let average = quantity(target, "averageValue");
+        let cell = match source {
+            "resource" | "containerResource" => {
+                let name = string_at(m, &format!("/{source}/name"));
+                match average {
+                    Some(t) => format!(
+                        "{name}: {}/{t}",
+                        quantity(cur, "averageValue").unwrap_or_else(unknown)
+                    ),
+                    None => format!(
+                        "{name}: {}/{}",
+                        quantity(cur, "averageUtilization")
+                            .map_or_else(unknown, |v| format!("{v}%")),
+                        quantity(target, "averageUtilization")
+                            .map_or_else(|| "<auto>".to_string(), |v| format!("{v}%"))
+                    ),
+                }
             }
-        };
-        let (cur_s, tgt_s) = match target.and_then(|t| str_at(t, "/type")) {
-            Some("Utilization") => (
-                pick(current, "averageUtilization").map(|v| format!("{v}%")),
-                pick(target, "averageUtilization").map(|v| format!("{v}%")),
+            "pods" => format!(
+                "{}/{}",
+                quantity(cur, "averageValue").unwrap_or_else(unknown),
+                average.unwrap_or_default()
             ),
-            Some("AverageValue") => (pick(current, "averageValue"), pick(target, "averageValue")),
-            _ => (pick(current, "value"), pick(target, "value")),
+            _ => match average {
+                Some(t) => format!(
+                    "{}/{t} (avg)",
+                    quantity(cur, "averageValue").unwrap_or_else(unknown)
+                ),
+                None => format!(
+                    "{}/{}",
+                    quantity(cur, "value").unwrap_or_else(unknown),
+                    quantity(target, "value").unwrap_or_default()
+                ),
+            },
         };
-        out.push(format!(
-            "{label}: {}/{}",
-            cur_s.unwrap_or_else(|| UNKNOWN.to_string()),
-            tgt_s.unwrap_or_else(|| UNKNOWN.to_string())
-        ));
+        out.push(cell);
     }
-    if out.len() > 3 {
-        let more = out.len() - 3;
-        out.truncate(3);
+    if out.len() > 2 {
+        let more = out.len() - 2;
+        out.truncate(2);
         return format!("{} + {more} more...", out.join(", "));
     }
     out.join(", ")
@@ -193,14 +213,20 @@ pub(crate) fn ingresses() -> TablePrinter {
     ];
     printer(columns, |obj, now| {
         let class = string_or(obj, "/spec/ingressClassName", NONE);
-        let hosts: Vec<String> = list_at(obj, "/spec/rules")
+        // Named hosts, up to three; `*` when no rule names one.
+        let rules = list_at(obj, "/spec/rules");
+        let hosts: Vec<String> = rules
             .iter()
-            .map(|r| string_or(r, "/host", "*"))
+            .take(3)
+            .filter_map(|r| str_at(r, "/host").filter(|h| !h.is_empty()))
+            .map(str::to_string)
             .collect();
         let hosts = if hosts.is_empty() {
             "*".to_string()
+        } else if rules.len() > 3 {
+            format!("{} + {} more...", hosts.join(","), rules.len() - 3)
         } else {
-            first_three(&hosts)
+            hosts.join(",")
         };
         let addresses: Vec<String> = list_at(obj, "/status/loadBalancer/ingress")
             .iter()
@@ -248,11 +274,12 @@ pub(crate) fn ingress_classes() -> TablePrinter {
         let params = match obj.pointer("/spec/parameters").filter(|p| p.is_object()) {
             None => NONE.to_string(),
             Some(p) => {
-                let kind_name = format!("{}/{}", string_at(p, "/kind"), string_at(p, "/name"));
-                match str_at(p, "/apiGroup").filter(|g| !g.is_empty()) {
-                    Some(g) => format!("{g}/{kind_name}"),
-                    None => kind_name,
-                }
+                // `Kind.apiGroup/name`, as kubectl prints a group-qualified reference.
+                let kind = match str_at(p, "/apiGroup") {
+                    Some(g) => format!("{}.{g}", string_at(p, "/kind")),
+                    None => string_at(p, "/kind"),
+                };
+                format!("{kind}/{}", string_at(p, "/name"))
             }
         };
         vec![
@@ -386,26 +413,29 @@ pub(crate) fn csi_drivers() -> TablePrinter {
         age_col(),
     ];
     printer(columns, |obj, now| {
-        let flag = |p: &str| Value::Bool(obj.pointer(p).and_then(Value::as_bool).unwrap_or(false));
-        let tokens: Vec<String> = list_at(obj, "/spec/tokenRequests")
-            .iter()
-            .map(|t| string_at(t, "/audience"))
-            .collect();
+        let flag_or = |p: &str, default: bool| {
+            Value::Bool(obj.pointer(p).and_then(Value::as_bool).unwrap_or(default))
+        };
+        let flag = |p: &str| flag_or(p, false);
+        let tokens = obj
+            .pointer("/spec/tokenRequests")
+            .and_then(Value::as_array)
+            .map(|t| {
+                t.iter()
+                    .map(|t| string_at(t, "/audience"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            });
         let modes: Vec<String> = list_at(obj, "/spec/volumeLifecycleModes")
             .iter()
             .filter_map(|m| m.as_str().map(str::to_string))
             .collect();
         vec![
             name_cell(obj),
-            flag("/spec/attachRequired"),
+            flag_or("/spec/attachRequired", true),
             flag("/spec/podInfoOnMount"),
             flag("/spec/storageCapacity"),
-            if tokens.is_empty() {
-                UNSET.to_string()
-            } else {
-                tokens.join(",")
-            }
-            .into(),
+            tokens.unwrap_or_else(|| UNSET.to_string()).into(),
             flag("/spec/requiresRepublish"),
             if modes.is_empty() {
                 NONE.to_string()
@@ -519,14 +549,14 @@ pub(crate) fn endpoint_slices() -> TablePrinter {
         let ports = if ports.is_empty() {
             UNSET.to_string()
         } else {
-            ports
+            let shown: Vec<String> = ports
                 .iter()
                 .map(|p| match p.get("port").and_then(Value::as_i64) {
                     Some(n) => n.to_string(),
-                    None => UNSET.to_string(),
+                    None => str_at(p, "/name").unwrap_or("*").to_string(),
                 })
-                .collect::<Vec<_>>()
-                .join(",")
+                .collect();
+            first_three(&shown)
         };
         let addresses: Vec<String> = list_at(obj, "/endpoints")
             .iter()
@@ -658,8 +688,25 @@ mod tests {
         });
         let r = row(&horizontal_pod_autoscalers(), &hpa);
         assert_eq!(r[1], "Deployment/web");
-        assert_eq!(r[2], "cpu: 40%/80%, qps: <unknown>/10");
+        assert_eq!(r[2], "cpu: 40%/80%, <unknown>/10");
         assert_eq!(r[3], "1");
+        // At most two metrics, then a count; no metrics prints <none>, no minimum <unset>.
+        let mut many = hpa.clone();
+        many["spec"]["metrics"] = json!([
+            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}},
+            {"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "1Gi"}}},
+            {"type": "External", "external": {"metric": {"name": "q"}, "target": {"type": "AverageValue", "averageValue": "3"}}}
+        ]);
+        let r = row(&horizontal_pod_autoscalers(), &many);
+        assert_eq!(r[2], "cpu: 40%/80%, memory: <unknown>/1Gi + 1 more...");
+        let mut bare = hpa.clone();
+        bare["spec"] =
+            json!({"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 2});
+        let r = row(&horizontal_pod_autoscalers(), &bare);
+        assert_eq!(
+            (r[2].clone(), r[3].clone()),
+            (json!("<none>"), json!("<unset>"))
+        );
         assert_eq!(r[5], 2);
     }
 
@@ -675,7 +722,7 @@ mod tests {
                          "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}});
         let r = row(&ingresses(), &ing);
         assert_eq!(r[1], "<none>");
-        assert_eq!(r[2], "a.example.com,*");
+        assert_eq!(r[2], "a.example.com");
         assert_eq!(r[3], "10.0.0.1");
         assert_eq!(r[4], "80, 443");
         let sc = json!({"metadata": {"name": "fast", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
@@ -685,6 +732,14 @@ mod tests {
         assert_eq!(r[4], "false");
         let cr = json!({"metadata": {"name": "web-1", "ownerReferences": [
             {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "web", "controller": true}]}, "revision": 3});
+        let ic = json!({"spec": {"controller": "example.com/c",
+            "parameters": {"apiGroup": "k8s.example.com", "kind": "Params", "name": "p"}}});
+        assert_eq!(row(&ingress_classes(), &ic)[2], "Params.k8s.example.com/p");
+        let eps = json!({"addressType": "IPv4", "ports": [{"port": 80}, {"name": "dns"}, {}],
+            "endpoints": [{"addresses": ["10.0.0.1", "10.0.0.2"]}, {"addresses": ["10.0.0.3", "10.0.0.4"]}]});
+        let r = row(&endpoint_slices(), &eps);
+        assert_eq!(r[2], "80,dns,*");
+        assert_eq!(r[3], "10.0.0.1,10.0.0.2,10.0.0.3 + 1 more...");
         let r = row(&controller_revisions(), &cr);
         assert_eq!(r[1], "daemonset.apps/web");
         assert_eq!(r[2], 3);

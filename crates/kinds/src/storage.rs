@@ -46,9 +46,15 @@ pub(crate) fn validate_storage_class(ctx: &Ctx<'_, StorageClass>, errs: &mut Err
         );
     }
     if let Some((old, _)) = ctx.old {
-        errs.immutable("parameters", &sc.parameters, &old.parameters);
-        errs.immutable("provisioner", &sc.provisioner, &old.provisioner);
-        errs.immutable("reclaimPolicy", &sc.reclaim_policy, &old.reclaim_policy);
+        if sc.parameters != old.parameters {
+            errs.forbidden("parameters", "updates to parameters are forbidden.");
+        }
+        if sc.provisioner != old.provisioner {
+            errs.forbidden("provisioner", "updates to provisioner are forbidden.");
+        }
+        if sc.reclaim_policy != old.reclaim_policy {
+            errs.forbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden.");
+        }
         errs.immutable(
             "volumeBindingMode",
             &sc.volume_binding_mode,

@@ -1310,7 +1310,7 @@ fn group_kinds_semantic_checks() {
     let v = validate("storage.k8s.io", "storageclasses", &sc2, Some(&sc));
     assert_eq!(
         causes(&v),
-        ["parameters: Invalid value: {\"k\":\"2\"}: field is immutable"]
+        ["parameters: Forbidden: updates to parameters are forbidden."]
     );
     let pc = json!({"metadata": {"name": "p"}, "value": 10});
     let v = validate(

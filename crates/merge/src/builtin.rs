@@ -401,8 +401,16 @@ fn build() -> Catalogue {
         ("storage.k8s.io", "CSINode"),
         kind([("spec", obj([("drivers", keyed("name", Node::Any))]))]),
     );
-    c.insert(("storage.k8s.io", "CSIDriver"), kind([]));
+    // CSIDriver volumeLifecycleModes: replaced by strategic merge, a set for apply.
+    c.insert(
+        ("storage.k8s.io", "CSIDriver"),
+        kind([("spec", obj([("volumeLifecycleModes", replace_set())]))]),
+    );
     c.insert(("storage.k8s.io", "VolumeAttachment"), kind([]));
-    c.insert(("node.k8s.io", "RuntimeClass"), kind([]));
+    // RuntimeClass scheduling.nodeSelector is an atomic map.
+    c.insert(
+        ("node.k8s.io", "RuntimeClass"),
+        kind([("scheduling", obj([("nodeSelector", atomic())]))]),
+    );
     c
 }

@@ -676,6 +676,31 @@ async fn hpa_versions_convert_both_ways() {
     .unwrap();
     assert_eq!(as_v1["spec"]["targetCPUUtilizationPercentage"], 60);
     assert!(as_v1["spec"].get("metrics").is_none());
+    // The Table of either version is printed from the stored v2 object.
+    for resource in [
+        "horizontalpodautoscalers.v1.autoscaling",
+        "horizontalpodautoscalers.v2.autoscaling",
+    ] {
+        let table = k.ok(&["get", resource, "from-v1", "-n", "default"]).await;
+        let row: Vec<&str> = table
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            row[..6],
+            [
+                "from-v1",
+                "Deployment/web",
+                "cpu:",
+                "<unknown>/60%",
+                "2",
+                "5"
+            ],
+            "{resource}: {table}"
+        );
+    }
 
     // Created as v2 with a metric v1 cannot express: v1 shows the CPU target and keeps the
     // rest in an annotation; a v1 update keeps the other metric.

@@ -774,6 +774,47 @@ async fn hpa_versions_convert_both_ways() {
             .get("annotations")
             .is_none_or(|a| a.get("autoscaling.alpha.kubernetes.io/metrics").is_none())
     );
+    // Server-side apply through v1, then through v2 by another manager: both land.
+    let ssa_v1 = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "ssa", "namespace": "default"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "maxReplicas": 3, "targetCPUUtilizationPercentage": 55}});
+    let file = write_manifest(h.dir.path(), "ssa-v1.json", &ssa_v1);
+    k.ok(&["apply", "--server-side", "--field-manager=one", "-f", &file])
+        .await;
+    let mut ssa_v2 = v2.clone();
+    ssa_v2["metadata"]["name"] = json!("ssa");
+    ssa_v2["spec"]["maxReplicas"] = json!(6);
+    let file = write_manifest(h.dir.path(), "ssa-v2.json", &ssa_v2);
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=two",
+        "--force-conflicts",
+        "-f",
+        &file,
+    ])
+    .await;
+    let got: Value = serde_json::from_str(
+        &k.ok(&[
+            "get",
+            "horizontalpodautoscalers.v2.autoscaling",
+            "ssa",
+            "-n",
+            "default",
+            "-o",
+            "json",
+        ])
+        .await,
+    )
+    .unwrap();
+    assert_eq!(got["spec"]["maxReplicas"], 6);
+    assert_eq!(
+        got["spec"]["metrics"].as_array().map(Vec::len),
+        Some(2),
+        "{got}"
+    );
+
     // A v1 object with a bad value gets v2's field path checks too.
     let bad = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "bad-v1", "namespace": "default"},

@@ -78,7 +78,7 @@ where
 /// networking.k8s.io, storage.k8s.io, scheduling.k8s.io, discovery.k8s.io, node.k8s.io and
 /// apps/v1 controllerrevisions. One place, read by [`builtin_resources`].
 fn group_resources() -> Vec<ResourceDef> {
-    use NameRule::Subdomain;
+    use NameRule::{PathSegment, Subdomain};
     use k8s_openapi::api::autoscaling::{v1 as autoscalingv1, v2 as autoscalingv2};
     use k8s_openapi::api::discovery::v1 as discoveryv1;
     use k8s_openapi::api::networking::v1 as networkingv1;
@@ -138,6 +138,10 @@ fn group_resources() -> Vec<ResourceDef> {
             networking::validate_ingress_class,
             Some(networking::default_ingress_class),
         ),
+        kind::<networkingv1::IPAddress>(PathSegment, networking::validate_ip_address, None)
+            .short_names(&["ip"]),
+        kind::<networkingv1::ServiceCIDR>(Subdomain, networking::validate_service_cidr, None)
+            .with_status(),
         kind::<networkingv1::NetworkPolicy>(
             Subdomain,
             networking::validate_network_policy,
@@ -156,6 +160,11 @@ fn group_resources() -> Vec<ResourceDef> {
             Some(storage::default_csi_driver),
         ),
         kind::<storagev1::CSINode>(Subdomain, storage::validate_csi_node, None),
+        kind::<storagev1::CSIStorageCapacity>(
+            Subdomain,
+            storage::validate_csi_storage_capacity,
+            None,
+        ),
         kind::<storagev1::VolumeAttachment>(Subdomain, storage::validate_volume_attachment, None)
             .with_status(),
         kind::<schedulingv1::PriorityClass>(

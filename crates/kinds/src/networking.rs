@@ -1,9 +1,10 @@
-//! networking.k8s.io/v1 Ingress, IngressClass and NetworkPolicy, and discovery.k8s.io/v1
-//! EndpointSlice: their checks and defaults.
+//! networking.k8s.io/v1 Ingress, IngressClass, NetworkPolicy, IPAddress and ServiceCIDR, and
+//! discovery.k8s.io/v1 EndpointSlice: their checks and defaults.
 
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{
-    Ingress, IngressBackend, IngressClass, NetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort,
+    IPAddress, Ingress, IngressBackend, IngressClass, NetworkPolicy, NetworkPolicyPeer,
+    NetworkPolicyPort, ServiceCIDR,
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
@@ -442,6 +443,78 @@ pub(crate) fn default_endpoint_slice(obj: &mut Value) {
     for port in defaults::items(obj, "ports") {
         defaults::set(port, "protocol", json!("TCP"));
         defaults::set(port, "name", json!(""));
+    }
+}
+
+/// An IPAddress is named by the address it records, in canonical form (`10.0.0.1`,
+/// `2001:db8::1`), and points at the object it is allocated to.
+pub(crate) fn validate_ip_address(ctx: &Ctx<'_, IPAddress>, errs: &mut Errs) {
+    let name = ctx.new.metadata.name.as_deref().unwrap_or_default();
+    if !name.is_empty() {
+        match name.parse::<std::net::IpAddr>() {
+            Ok(ip) if ip.to_string() == name => {}
+            Ok(ip) => errs.invalid(
+                "metadata.name",
+                &Value::from(name),
+                &format!("must be in canonical form (\"{ip}\")"),
+            ),
+            Err(_) => errs.invalid(
+                "metadata.name",
+                &Value::from(name),
+                "must be a valid IP address",
+            ),
+        }
+    }
+    let Some(spec) = &ctx.new.spec else {
+        errs.required("spec.parentRef", "");
+        return;
+    };
+    let r = &spec.parent_ref;
+    if r.resource.is_empty() {
+        errs.required("spec.parentRef.resource", "");
+    }
+    if r.name.is_empty() {
+        errs.required("spec.parentRef.name", "");
+    }
+    if let Some((old, _)) = ctx.old {
+        let old_ref = old.spec.as_ref().map(|s| &s.parent_ref);
+        errs.immutable("spec.parentRef", &Some(r), &old_ref);
+    }
+}
+
+/// One or two CIDRs, at most one per IP family.
+pub(crate) fn validate_service_cidr(ctx: &Ctx<'_, ServiceCIDR>, errs: &mut Errs) {
+    let cidrs = ctx
+        .new
+        .spec
+        .as_ref()
+        .and_then(|s| s.cidrs.as_deref())
+        .unwrap_or_default();
+    if cidrs.is_empty() || cidrs.len() > 2 {
+        errs.invalid(
+            "spec.cidrs",
+            &json!(cidrs),
+            "at least one and max two CIDRs are allowed",
+        );
+    }
+    let mut families = Vec::new();
+    for (i, c) in cidrs.iter().enumerate() {
+        if !is_cidr(c) {
+            errs.invalid(
+                &index("spec.cidrs", i),
+                &Value::from(c.as_str()),
+                "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+            );
+        } else {
+            families.push(c.contains(':'));
+        }
+    }
+    if families.len() == 2 && families[0] == families[1] {
+        errs.invalid(
+            "spec.cidrs",
+            &json!(cidrs),
+            "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64",
+        );
     }
 }
 

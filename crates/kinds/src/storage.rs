@@ -1,7 +1,9 @@
-//! storage.k8s.io/v1 StorageClass, CSIDriver, CSINode and VolumeAttachment: their checks and
-//! defaults.
+//! storage.k8s.io/v1 StorageClass, CSIDriver, CSINode, VolumeAttachment and
+//! CSIStorageCapacity: their checks and defaults.
 
-use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, StorageClass, VolumeAttachment};
+use k8s_openapi::api::storage::v1::{
+    CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment,
+};
 use serde_json::{Value, json};
 
 use crate::defaults;
@@ -153,5 +155,40 @@ pub(crate) fn validate_volume_attachment(ctx: &Ctx<'_, VolumeAttachment>, errs: 
     }
     if let Some((old, _)) = ctx.old {
         errs.immutable("spec", spec, &old.spec);
+    }
+}
+
+pub(crate) fn validate_csi_storage_capacity(ctx: &Ctx<'_, CSIStorageCapacity>, errs: &mut Errs) {
+    let c = ctx.new;
+    if c.storage_class_name.is_empty() {
+        errs.required("storageClassName", "");
+    } else if let Err(m) = names::dns1123_subdomain(&c.storage_class_name) {
+        errs.invalid(
+            "storageClassName",
+            &Value::from(c.storage_class_name.as_str()),
+            &m,
+        );
+    }
+    for (field, q) in [
+        ("capacity", &c.capacity),
+        ("maximumVolumeSize", &c.maximum_volume_size),
+    ] {
+        if let Some(q) = q
+            && q.0.trim_start().starts_with('-')
+        {
+            errs.invalid(
+                field,
+                &Value::from(q.0.as_str()),
+                "must be greater than or equal to 0",
+            );
+        }
+    }
+    if let Some((old, _)) = ctx.old {
+        errs.immutable(
+            "storageClassName",
+            &c.storage_class_name,
+            &old.storage_class_name,
+        );
+        errs.immutable("nodeTopology", &c.node_topology, &old.node_topology);
     }
 }

@@ -367,6 +367,42 @@ fn names_match_kube_discovery() {
         (
             "networking.k8s.io",
             "v1",
+            "IPAddress",
+            "ipaddresses",
+            "ipaddress",
+            &["ip"],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
+            "ServiceCIDR",
+            "servicecidrs",
+            "servicecidr",
+            &[],
+            false,
+            false,
+            true,
+            false,
+        ),
+        (
+            "storage.k8s.io",
+            "v1",
+            "CSIStorageCapacity",
+            "csistoragecapacities",
+            "csistoragecapacity",
+            &[],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
             "NetworkPolicy",
             "networkpolicies",
             "networkpolicy",
@@ -1302,6 +1338,41 @@ fn group_kinds_semantic_checks() {
             "addressType": "IPv6", "endpoints": [{"addresses": ["10.0.0.1"]}]})
         ),
         ["endpoints[0].addresses[0]"]
+    );
+    assert_eq!(
+        fields(
+            "networking.k8s.io",
+            "ipaddresses",
+            json!({"metadata": {"name": "10.000.0.1"},
+            "spec": {"parentRef": {"resource": "services"}}})
+        ),
+        ["metadata.name", "spec.parentRef.name"]
+    );
+    assert!(
+        fields(
+            "networking.k8s.io",
+            "ipaddresses",
+            json!({"metadata": {"name": "2001:db8::1"},
+        "spec": {"parentRef": {"resource": "services", "name": "web"}}})
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        fields(
+            "networking.k8s.io",
+            "servicecidrs",
+            json!({"metadata": {"name": "c"},
+            "spec": {"cidrs": ["10.0.0.0/16", "10.1.0.0/16"]}})
+        ),
+        ["spec.cidrs"]
+    );
+    assert_eq!(
+        fields(
+            "storage.k8s.io",
+            "csistoragecapacities",
+            json!({"metadata": {"name": "c"}, "capacity": "-1Gi"})
+        ),
+        ["storageClassName", "capacity"]
     );
     // Updates: StorageClass parameters and PriorityClass value are immutable.
     let sc = json!({"metadata": {"name": "s"}, "provisioner": "a.b", "parameters": {"k": "1"}});

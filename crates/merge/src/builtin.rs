@@ -407,6 +407,15 @@ fn build() -> Catalogue {
         kind([("spec", obj([("volumeLifecycleModes", replace_set())]))]),
     );
     c.insert(("storage.k8s.io", "VolumeAttachment"), kind([]));
+    c.insert(
+        ("storage.k8s.io", "CSIStorageCapacity"),
+        kind([("nodeTopology", atomic())]),
+    );
+    c.insert(("networking.k8s.io", "IPAddress"), kind([]));
+    c.insert(
+        ("networking.k8s.io", "ServiceCIDR"),
+        kind([("status", conditions_status())]),
+    );
     // RuntimeClass scheduling.nodeSelector is an atomic map.
     c.insert(
         ("node.k8s.io", "RuntimeClass"),

@@ -1,7 +1,8 @@
 //! Table printers of the non-core groups: HorizontalPodAutoscalers (from the stored v2 shape,
 //! for both served versions), PodDisruptionBudgets, Ingresses, IngressClasses,
-//! NetworkPolicies, StorageClasses, CSIDrivers, CSINodes, VolumeAttachments, PriorityClasses,
-//! EndpointSlices, RuntimeClasses and ControllerRevisions.
+//! NetworkPolicies, IPAddresses, ServiceCIDRs, StorageClasses, CSIDrivers, CSINodes,
+//! VolumeAttachments, CSIStorageCapacities, PriorityClasses, EndpointSlices, RuntimeClasses and
+//! ControllerRevisions.
 
 use flotilla_apimachinery::TablePrinter;
 use serde_json::Value;
@@ -307,6 +308,86 @@ pub(crate) fn network_policies() -> TablePrinter {
             name_cell(obj),
             format_label_selector(obj.pointer("/spec/podSelector")).into(),
             age_cell(obj, now),
+        ]
+    })
+}
+
+pub(crate) fn ip_addresses() -> TablePrinter {
+    let columns = vec![
+        name_col(),
+        col(
+            "ParentRef",
+            "string",
+            0,
+            "The object the address is allocated to.",
+        ),
+    ];
+    printer(columns, |obj, _| {
+        // `resource.group/namespace/name`, the group and namespace only when set.
+        let r = obj.pointer("/spec/parentRef").unwrap_or(&Value::Null);
+        let mut parent = string_at(r, "/resource").to_lowercase();
+        if let Some(g) = str_at(r, "/group").filter(|g| !g.is_empty()) {
+            parent = format!("{parent}.{g}");
+        }
+        if let Some(ns) = str_at(r, "/namespace").filter(|n| !n.is_empty()) {
+            parent = format!("{parent}/{ns}");
+        }
+        parent = format!("{parent}/{}", string_at(r, "/name"));
+        vec![name_cell(obj), parent.into()]
+    })
+}
+
+pub(crate) fn service_cidrs() -> TablePrinter {
+    let columns = vec![
+        name_col(),
+        col(
+            "CIDRs",
+            "string",
+            0,
+            "The IP ranges Service addresses are allocated from.",
+        ),
+        age_col(),
+    ];
+    printer(columns, |obj, now| {
+        let cidrs: Vec<String> = list_at(obj, "/spec/cidrs")
+            .iter()
+            .filter_map(|c| c.as_str().map(str::to_string))
+            .collect();
+        let cidrs = if cidrs.is_empty() {
+            NONE.to_string()
+        } else {
+            cidrs.join(",")
+        };
+        vec![name_cell(obj), cidrs.into(), age_cell(obj, now)]
+    })
+}
+
+pub(crate) fn csi_storage_capacities() -> TablePrinter {
+    let columns = vec![
+        name_col(),
+        col(
+            "StorageClassName",
+            "string",
+            0,
+            "The storage class the capacity is for.",
+        ),
+        col(
+            "Capacity",
+            "string",
+            0,
+            "The capacity available for new volumes.",
+        ),
+    ];
+    printer(columns, |obj, _| {
+        let capacity = match obj.get("capacity") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => UNSET.to_string(),
+        };
+        vec![
+            name_cell(obj),
+            string_at(obj, "/storageClassName").into(),
+            capacity.into(),
         ]
     })
 }
@@ -666,6 +747,9 @@ mod tests {
             (runtime_classes(), "Name Handler Age"),
             (controller_revisions(), "Name Controller Revision Age"),
             (csi_nodes(), "Name Drivers Age"),
+            (ip_addresses(), "Name ParentRef"),
+            (service_cidrs(), "Name CIDRs Age"),
+            (csi_storage_capacities(), "Name StorageClassName Capacity"),
             (volume_attachments(), "Name Attacher PV Node Attached Age"),
         ];
         for (p, names) in cases {
@@ -740,6 +824,9 @@ mod tests {
         let r = row(&endpoint_slices(), &eps);
         assert_eq!(r[2], "80,dns,*");
         assert_eq!(r[3], "10.0.0.1,10.0.0.2,10.0.0.3 + 1 more...");
+        let ip = json!({"metadata": {"name": "10.0.0.1"},
+            "spec": {"parentRef": {"resource": "services", "namespace": "default", "name": "web"}}});
+        assert_eq!(row(&ip_addresses(), &ip)[1], "services/default/web");
         let r = row(&controller_revisions(), &cr);
         assert_eq!(r[1], "daemonset.apps/web");
         assert_eq!(r[2], 3);

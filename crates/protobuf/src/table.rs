@@ -3395,6 +3395,23 @@ pub(crate) static NETWORKING_V1_HTTP_INGRESS_RULE_VALUE: MessageDesc = MessageDe
     fields: &[F::new(1, "paths", T::Message(&NETWORKING_V1_HTTP_INGRESS_PATH)).repeated()],
 };
 
+pub(crate) static NETWORKING_V1_IP_ADDRESS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.IPAddress",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&NETWORKING_V1_IP_ADDRESS_SPEC)),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_IP_ADDRESS_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.IPAddressSpec",
+    fields: &[F::new(
+        1,
+        "parentRef",
+        T::Message(&NETWORKING_V1_PARENT_REFERENCE),
+    )],
+};
+
 pub(crate) static NETWORKING_V1_INGRESS: MessageDesc = MessageDesc {
     name: "k8s.io.api.networking.v1.Ingress",
     fields: &[
@@ -3605,12 +3622,41 @@ pub(crate) static NETWORKING_V1_NETWORK_POLICY_SPEC: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static NETWORKING_V1_PARENT_REFERENCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.ParentReference",
+    fields: &[
+        F::new(1, "group", T::String).omit_zero(),
+        F::new(2, "resource", T::String).omit_zero(),
+        F::new(3, "namespace", T::String).omit_zero(),
+        F::new(4, "name", T::String).omit_zero(),
+    ],
+};
+
 pub(crate) static NETWORKING_V1_SERVICE_BACKEND_PORT: MessageDesc = MessageDesc {
     name: "k8s.io.api.networking.v1.ServiceBackendPort",
     fields: &[
         F::new(1, "name", T::String).omit_zero(),
         F::new(2, "number", T::Int32).omit_zero(),
     ],
+};
+
+pub(crate) static NETWORKING_V1_SERVICE_CIDR: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.ServiceCIDR",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&NETWORKING_V1_SERVICE_CIDR_SPEC)),
+        F::new(3, "status", T::Message(&NETWORKING_V1_SERVICE_CIDR_STATUS)),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_SERVICE_CIDR_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.ServiceCIDRSpec",
+    fields: &[F::new(1, "cidrs", T::String).repeated()],
+};
+
+pub(crate) static NETWORKING_V1_SERVICE_CIDR_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.ServiceCIDRStatus",
+    fields: &[F::new(1, "conditions", T::Message(&META_V1_CONDITION)).repeated()],
 };
 
 pub(crate) static NODE_V1_OVERHEAD: MessageDesc = MessageDesc {
@@ -3817,6 +3863,17 @@ pub(crate) static STORAGE_V1_CSI_NODE_SPEC: MessageDesc = MessageDesc {
     fields: &[F::new(1, "drivers", T::Message(&STORAGE_V1_CSI_NODE_DRIVER)).repeated()],
 };
 
+pub(crate) static STORAGE_V1_CSI_STORAGE_CAPACITY: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.CSIStorageCapacity",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "nodeTopology", T::Message(&META_V1_LABEL_SELECTOR)),
+        F::new(3, "storageClassName", T::String),
+        F::new(4, "capacity", T::Quantity),
+        F::new(5, "maximumVolumeSize", T::Quantity),
+    ],
+};
+
 pub(crate) static STORAGE_V1_STORAGE_CLASS: MessageDesc = MessageDesc {
     name: "k8s.io.api.storage.v1.StorageClass",
     fields: &[
@@ -3968,6 +4025,21 @@ pub(crate) static ROOTS: &[(&str, &str, &MessageDesc)] = &[
         "networking.k8s.io/v1",
         "NetworkPolicy",
         &NETWORKING_V1_NETWORK_POLICY,
+    ),
+    (
+        "networking.k8s.io/v1",
+        "IPAddress",
+        &NETWORKING_V1_IP_ADDRESS,
+    ),
+    (
+        "networking.k8s.io/v1",
+        "ServiceCIDR",
+        &NETWORKING_V1_SERVICE_CIDR,
+    ),
+    (
+        "storage.k8s.io/v1",
+        "CSIStorageCapacity",
+        &STORAGE_V1_CSI_STORAGE_CAPACITY,
     ),
     (
         "storage.k8s.io/v1",

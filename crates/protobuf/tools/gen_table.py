@@ -211,6 +211,8 @@ ROOTS = [
     ('autoscaling/v2', 'HorizontalPodAutoscaler', 'autoscaling.v2'),
     ('networking.k8s.io/v1', 'IngressClass', 'networking.v1'),
     ('networking.k8s.io/v1', 'NetworkPolicy', 'networking.v1'),
+    ('networking.k8s.io/v1', 'IPAddress', 'networking.v1'), ('networking.k8s.io/v1', 'ServiceCIDR', 'networking.v1'),
+    ('storage.k8s.io/v1', 'CSIStorageCapacity', 'storage.v1'),
     ('storage.k8s.io/v1', 'StorageClass', 'storage.v1'), ('storage.k8s.io/v1', 'CSIDriver', 'storage.v1'),
     ('storage.k8s.io/v1', 'CSINode', 'storage.v1'), ('storage.k8s.io/v1', 'VolumeAttachment', 'storage.v1'),
     ('discovery.k8s.io/v1', 'EndpointSlice', 'discovery.v1'),

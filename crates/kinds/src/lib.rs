@@ -74,9 +74,13 @@ where
     d
 }
 
-/// The non-core groups issue 18 adds: autoscaling (v2 stored, v1 converted), policy,
-/// networking.k8s.io, storage.k8s.io, scheduling.k8s.io, discovery.k8s.io, node.k8s.io and
-/// apps/v1 controllerrevisions. One place, read by [`builtin_resources`].
+/// The non-core groups issue 18 adds, every resource kube-apiserver 1.33 serves in them by
+/// default: autoscaling horizontalpodautoscalers (v2 stored, v1 converted), policy/v1
+/// poddisruptionbudgets, networking.k8s.io/v1 ingresses, ingressclasses, networkpolicies,
+/// ipaddresses, servicecidrs, storage.k8s.io/v1 storageclasses, csidrivers, csinodes,
+/// csistoragecapacities, volumeattachments, scheduling.k8s.io/v1 priorityclasses,
+/// discovery.k8s.io/v1 endpointslices, node.k8s.io/v1 runtimeclasses and apps/v1
+/// controllerrevisions. One place, read by [`builtin_resources`].
 fn group_resources() -> Vec<ResourceDef> {
     use NameRule::{PathSegment, Subdomain};
     use k8s_openapi::api::autoscaling::{v1 as autoscalingv1, v2 as autoscalingv2};

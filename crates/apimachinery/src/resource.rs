@@ -216,6 +216,12 @@ pub type DefaultFn = Arc<dyn Fn(&mut Value) + Send + Sync>;
 /// by a CRD's structural schema. The server rejects them under `fieldValidation=Strict`.
 pub type PruneFn = Arc<dyn Fn(&mut Value) -> Vec<String> + Send + Sync>;
 
+/// Converts an object between the versions of one resource: given the object (at any served
+/// version) and the target version (`v1`), returns it at that version with `apiVersion` set.
+/// Only resources whose versions differ in shape (autoscaling's HorizontalPodAutoscaler) need
+/// one; without it conversion rewrites `apiVersion` alone.
+pub type ConvertFn = Arc<dyn Fn(&Value, &str) -> Value + Send + Sync>;
+
 /// OpenAPI v3 schemas of a kind: the name of its root schema and every schema it refers to
 /// (references written as `#/components/schemas/<name>`).
 #[derive(Debug, Clone, Default)]
@@ -257,6 +263,9 @@ pub struct ResourceDef {
     /// The group/version whose objects are kept in storage (CRDs with several versions
     /// store one); `None` means this version itself.
     pub storage_version: Option<String>,
+    /// Field mapping between this version and the storage version (see [`ConvertFn`]);
+    /// `None` when the versions share one schema.
+    pub convert: Option<ConvertFn>,
     /// A virtual resource that only answers `create` (access and token reviews): nothing is
     /// stored, the server computes the answer.
     pub create_only: bool,
@@ -301,6 +310,7 @@ impl ResourceDef {
             custom_subresources: Vec::new(),
             strategic_merge: false,
             storage_version: None,
+            convert: None,
             create_only: false,
             prune: None,
             validate: None,
@@ -364,6 +374,27 @@ impl ResourceDef {
         }
         out.extend(self.partial_subresources.iter().map(|s| s.path.as_str()));
         out
+    }
+
+    /// Serves this version from objects stored at `storage_version`, converted by `convert`.
+    pub fn stored_as(mut self, storage_version: &str, convert: ConvertFn) -> Self {
+        self.storage_version = Some(storage_version.to_string());
+        self.convert = Some(convert);
+        self
+    }
+
+    /// `value` (at any version of this resource) at `version`: the kind's conversion when it
+    /// has one, otherwise the same object with its `apiVersion` rewritten.
+    pub fn convert_to(&self, value: &Value, version: &str) -> Value {
+        if let Some(convert) = &self.convert {
+            return convert(value, version);
+        }
+        let mut v = value.clone();
+        if let Some(m) = v.as_object_mut() {
+            let av = GroupVersionKind::new(&self.group, version, &self.kind).api_version();
+            m.insert("apiVersion".into(), Value::String(av));
+        }
+        v
     }
 
     pub fn gvk(&self) -> GroupVersionKind {

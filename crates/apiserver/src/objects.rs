@@ -147,28 +147,40 @@ pub fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
 /// Checks `apiVersion`/`kind` of a body against the resource it was sent to (both may be
 /// omitted; kube-apiserver fills them from the URL).
 pub fn check_type(def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
-    let Some(map) = obj.as_object_mut() else {
+    let Some(map) = obj.as_object() else {
         return Err(ApiError::bad_request(
             "the body of the request is not a JSON object",
         ));
     };
     let expected_av = def.api_version();
     let storage_av = def.storage_api_version();
-    match map.get("apiVersion").and_then(Value::as_str) {
-        None | Some("") => {
-            map.insert("apiVersion".into(), json!(storage_av));
-        }
-        Some(av) if av == expected_av || av == storage_av => {
-            if av != storage_av {
-                map.insert("apiVersion".into(), json!(storage_av));
-            }
-        }
-        Some(av) => {
-            return Err(ApiError::bad_request(format!(
-                "the API version in the data ({av}) does not match the expected API version ({expected_av})"
-            )));
-        }
+    // An absent apiVersion means the URL's version.
+    let av = match map.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => expected_av.clone(),
+        Some(av) => av.to_string(),
+    };
+    if av != expected_av && av != storage_av {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({av}) does not match the expected API version ({expected_av})"
+        )));
     }
+    if av != storage_av && def.convert.is_some() {
+        // Versions that differ in shape: map the fields, not just the label.
+        let storage = def.storage_version.clone().unwrap_or_default();
+        *obj = def.convert_to(obj, &storage);
+    } else if let Some(map) = obj.as_object_mut() {
+        map.insert("apiVersion".into(), json!(storage_av));
+    }
+    check_kind(def, obj)
+}
+
+/// Checks (or fills) `kind` of a body against the resource it was sent to.
+fn check_kind(def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
+    let Some(map) = obj.as_object_mut() else {
+        return Err(ApiError::bad_request(
+            "the body of the request is not a JSON object",
+        ));
+    };
     match map.get("kind").and_then(Value::as_str) {
         None | Some("") => {
             map.insert("kind".into(), json!(def.kind));
@@ -184,16 +196,15 @@ pub fn check_type(def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The object as served at `def`'s version (objects are stored at the storage version; the
-/// versions of one resource share a schema, so conversion rewrites `apiVersion` only).
+/// The object as served at `def`'s version (objects are stored at the storage version; most
+/// resources share one schema across versions, so conversion rewrites `apiVersion` only, and
+/// kinds whose versions differ carry their own conversion in `def.convert`).
 pub fn to_served(def: &ResourceDef, value: &Value) -> Value {
-    let mut v = value.clone();
     if def.converts() {
-        if let Some(m) = v.as_object_mut() {
-            m.insert("apiVersion".into(), json!(def.api_version()));
-        }
+        def.convert_to(value, &def.version)
+    } else {
+        value.clone()
     }
-    v
 }
 
 /// The bytes to send for a stored object at `def`'s version.

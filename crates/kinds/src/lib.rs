@@ -6,8 +6,11 @@
 //!
 //! - [`builtin_resources`]: what the host stores as templates and a (simulated) member cluster
 //!   serves as well (core/v1, apps/v1, batch/v1, coordination.k8s.io/v1, events.k8s.io/v1,
-//!   rbac.authorization.k8s.io/v1); [`NOT_SERVED`] lists the core/v1 resources of
-//!   kube-apiserver 1.33 left out on purpose, with the reason;
+//!   rbac.authorization.k8s.io/v1, and the non-core groups of `group_resources`: autoscaling
+//!   v2 and v1 (stored as v2, converted by field mapping), policy/v1, networking.k8s.io/v1,
+//!   storage.k8s.io/v1, scheduling.k8s.io/v1, discovery.k8s.io/v1, node.k8s.io/v1, apps/v1
+//!   controllerrevisions); [`NOT_SERVED`] lists the core/v1 resources of kube-apiserver 1.33
+//!   left out on purpose, with the reason;
 //! - [`certificate_resources`]: CertificateSigningRequests, which only the host serves (it
 //!   holds the CA that signs them);
 //! - [`common_schemas`]: OpenAPI schemas every document refers to (Scale, Status, ...).
@@ -17,6 +20,7 @@
 
 mod admission;
 mod apiextensions;
+mod autoscaling;
 mod certificates;
 mod core;
 mod decode;
@@ -25,12 +29,15 @@ mod field;
 mod kind;
 mod meta;
 mod names;
+mod networking;
 mod openapi;
 mod other;
 mod podspec;
+mod policy;
 mod quota;
 mod rbac;
 mod selector;
+mod storage;
 mod volumes;
 mod workloads;
 
@@ -109,13 +116,127 @@ pub const NOT_SERVED: &[(&str, &str)] = &[
     ),
 ];
 
+/// The non-core groups issue 18 adds, every resource kube-apiserver 1.33 serves in them by
+/// default: autoscaling horizontalpodautoscalers (v2 stored, v1 converted), policy/v1
+/// poddisruptionbudgets, networking.k8s.io/v1 ingresses, ingressclasses, networkpolicies,
+/// ipaddresses, servicecidrs, storage.k8s.io/v1 storageclasses, csidrivers, csinodes,
+/// csistoragecapacities, volumeattachments, scheduling.k8s.io/v1 priorityclasses,
+/// discovery.k8s.io/v1 endpointslices, node.k8s.io/v1 runtimeclasses and apps/v1
+/// controllerrevisions. One place, read by [`builtin_resources`].
+fn group_resources() -> Vec<ResourceDef> {
+    use NameRule::{PathSegment, Subdomain};
+    use k8s_openapi::api::autoscaling::{v1 as autoscalingv1, v2 as autoscalingv2};
+    use k8s_openapi::api::discovery::v1 as discoveryv1;
+    use k8s_openapi::api::networking::v1 as networkingv1;
+    use k8s_openapi::api::node::v1 as nodev1;
+    use k8s_openapi::api::policy::v1 as policyv1;
+    use k8s_openapi::api::scheduling::v1 as schedulingv1;
+    use k8s_openapi::api::storage::v1 as storagev1;
+    let hpa_v2 = || {
+        kind::<autoscalingv2::HorizontalPodAutoscaler>(
+            Subdomain,
+            autoscaling::validate_hpa,
+            Some(autoscaling::default_hpa),
+        )
+        .short_names(&["hpa"])
+        .categories(&["all"])
+        .with_status()
+    };
+    // v1 is served from the stored v2 objects: its requests are converted to v2 before the
+    // v2 hooks (pruning, defaults, validation) run, so only names and schemas are v1's.
+    let hpa_v1 = {
+        let v2 = hpa_v2();
+        let mut d = def::<autoscalingv1::HorizontalPodAutoscaler>()
+            .short_names(&["hpa"])
+            .categories(&["all"])
+            .with_status()
+            .stored_as("v2", std::sync::Arc::new(autoscaling::convert_hpa));
+        // The server hands these hooks v2 objects; an object still labelled v1 (a caller
+        // using the hooks directly) is converted first.
+        let to_v2 = |v: &Value| -> Option<Value> {
+            (v.get("apiVersion").and_then(Value::as_str) == Some("autoscaling/v1"))
+                .then(|| autoscaling::convert_hpa(v, "v2"))
+        };
+        if let Some(validate) = v2.validate {
+            d.validate = Some(std::sync::Arc::new(
+                move |obj: &Value, old: Option<&Value>| {
+                    let converted = to_v2(obj);
+                    let old_v2 = old.and_then(to_v2);
+                    validate(converted.as_ref().unwrap_or(obj), old_v2.as_ref().or(old))
+                },
+            ));
+        }
+        d.prune = v2.prune;
+        d.default = v2.default;
+        d
+    };
+    vec![
+        hpa_v2(),
+        hpa_v1,
+        kind::<policyv1::PodDisruptionBudget>(Subdomain, policy::validate_pdb, None)
+            .short_names(&["pdb"])
+            .with_status(),
+        kind::<networkingv1::Ingress>(Subdomain, networking::validate_ingress, None)
+            .short_names(&["ing"])
+            .with_status(),
+        kind::<networkingv1::IngressClass>(
+            Subdomain,
+            networking::validate_ingress_class,
+            Some(networking::default_ingress_class),
+        ),
+        kind::<networkingv1::IPAddress>(PathSegment, networking::validate_ip_address, None)
+            .short_names(&["ip"]),
+        kind::<networkingv1::ServiceCIDR>(Subdomain, networking::validate_service_cidr, None)
+            .with_status(),
+        kind::<networkingv1::NetworkPolicy>(
+            Subdomain,
+            networking::validate_network_policy,
+            Some(networking::default_network_policy),
+        )
+        .short_names(&["netpol"]),
+        kind::<storagev1::StorageClass>(
+            Subdomain,
+            storage::validate_storage_class,
+            Some(storage::default_storage_class),
+        )
+        .short_names(&["sc"]),
+        kind::<storagev1::CSIDriver>(
+            Subdomain,
+            storage::validate_csi_driver,
+            Some(storage::default_csi_driver),
+        ),
+        kind::<storagev1::CSINode>(Subdomain, storage::validate_csi_node, None),
+        kind::<storagev1::CSIStorageCapacity>(
+            Subdomain,
+            storage::validate_csi_storage_capacity,
+            None,
+        ),
+        kind::<storagev1::VolumeAttachment>(Subdomain, storage::validate_volume_attachment, None)
+            .with_status(),
+        kind::<schedulingv1::PriorityClass>(
+            Subdomain,
+            policy::validate_priority_class,
+            Some(policy::default_priority_class),
+        )
+        .short_names(&["pc"]),
+        kind::<discoveryv1::EndpointSlice>(
+            Subdomain,
+            networking::validate_endpoint_slice,
+            Some(networking::default_endpoint_slice),
+        ),
+        kind::<nodev1::RuntimeClass>(Subdomain, policy::validate_runtime_class, None),
+        kind::<apps::ControllerRevision>(Subdomain, policy::validate_controller_revision, None),
+    ]
+}
+
 /// Every built-in resource the host serves (as resource templates; a member cluster serves the
-/// same): core/v1 namespaces, configmaps, secrets, services, serviceaccounts,
-/// persistentvolumeclaims, persistentvolumes, pods, podtemplates, replicationcontrollers,
-/// endpoints, limitranges, resourcequotas, nodes, events; apps/v1 deployments, statefulsets,
-/// daemonsets, replicasets; batch/v1 jobs, cronjobs; coordination.k8s.io/v1 leases;
-/// events.k8s.io/v1 events; rbac.authorization.k8s.io/v1 roles, clusterroles, rolebindings,
-/// clusterrolebindings.
+/// same), the one table discovery, OpenAPI and the tests read: core/v1 namespaces, configmaps,
+/// secrets, services, serviceaccounts, persistentvolumeclaims, persistentvolumes, pods,
+/// podtemplates, replicationcontrollers, endpoints, limitranges, resourcequotas, nodes, events;
+/// apps/v1 deployments, statefulsets, daemonsets, replicasets; batch/v1 jobs, cronjobs;
+/// coordination.k8s.io/v1 leases; events.k8s.io/v1 events; rbac.authorization.k8s.io/v1
+/// roles, clusterroles, rolebindings, clusterrolebindings; and the non-core groups of
+/// `group_resources`.
 pub fn builtin_resources() -> Vec<ResourceDef> {
     use NameRule::{Dns1035, Label, PathSegment, Subdomain};
     vec![
@@ -251,6 +372,9 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             Some(rbac::default_binding),
         ),
     ]
+    .into_iter()
+    .chain(group_resources())
+    .collect()
 }
 
 /// The API-extension kinds a host serves: apiextensions.k8s.io/v1 CustomResourceDefinition

@@ -61,6 +61,14 @@ const DELETE_OPTIONS_GROUPS: &[(&str, &str)] = &[
     ("coordination.k8s.io", "v1"),
     ("events.k8s.io", "v1"),
     ("rbac.authorization.k8s.io", "v1"),
+    // Issue 18's groups.
+    ("autoscaling", "v2"),
+    ("discovery.k8s.io", "v1"),
+    ("networking.k8s.io", "v1"),
+    ("node.k8s.io", "v1"),
+    ("policy", "v1"),
+    ("scheduling.k8s.io", "v1"),
+    ("storage.k8s.io", "v1"),
 ];
 
 /// Schemas that operations reference whatever kinds a document covers: `autoscaling/v1 Scale`

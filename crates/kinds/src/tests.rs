@@ -382,9 +382,210 @@ fn names_match_kube_discovery() {
             true,
             false,
         ),
+        // Issue 18's groups (HorizontalPodAutoscaler: v2 here, v1 checked below).
+        (
+            "autoscaling",
+            "v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            "horizontalpodautoscaler",
+            &["hpa"],
+            true,
+            true,
+            true,
+            false,
+        ),
+        (
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
+            "poddisruptionbudget",
+            &["pdb"],
+            false,
+            true,
+            true,
+            false,
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
+            "Ingress",
+            "ingresses",
+            "ingress",
+            &["ing"],
+            false,
+            true,
+            true,
+            false,
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
+            "IngressClass",
+            "ingressclasses",
+            "ingressclass",
+            &[],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
+            "IPAddress",
+            "ipaddresses",
+            "ipaddress",
+            &["ip"],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
+            "ServiceCIDR",
+            "servicecidrs",
+            "servicecidr",
+            &[],
+            false,
+            false,
+            true,
+            false,
+        ),
+        (
+            "storage.k8s.io",
+            "v1",
+            "CSIStorageCapacity",
+            "csistoragecapacities",
+            "csistoragecapacity",
+            &[],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
+            "NetworkPolicy",
+            "networkpolicies",
+            "networkpolicy",
+            &["netpol"],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "storage.k8s.io",
+            "v1",
+            "StorageClass",
+            "storageclasses",
+            "storageclass",
+            &["sc"],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "storage.k8s.io",
+            "v1",
+            "CSIDriver",
+            "csidrivers",
+            "csidriver",
+            &[],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "storage.k8s.io",
+            "v1",
+            "CSINode",
+            "csinodes",
+            "csinode",
+            &[],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "storage.k8s.io",
+            "v1",
+            "VolumeAttachment",
+            "volumeattachments",
+            "volumeattachment",
+            &[],
+            false,
+            false,
+            true,
+            false,
+        ),
+        (
+            "scheduling.k8s.io",
+            "v1",
+            "PriorityClass",
+            "priorityclasses",
+            "priorityclass",
+            &["pc"],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+            "endpointslices",
+            "endpointslice",
+            &[],
+            false,
+            true,
+            false,
+            false,
+        ),
+        (
+            "node.k8s.io",
+            "v1",
+            "RuntimeClass",
+            "runtimeclasses",
+            "runtimeclass",
+            &[],
+            false,
+            false,
+            false,
+            false,
+        ),
+        (
+            "apps",
+            "v1",
+            "ControllerRevision",
+            "controllerrevisions",
+            "controllerrevision",
+            &[],
+            false,
+            true,
+            false,
+            false,
+        ),
     ];
     let defs = all();
-    assert_eq!(defs.len(), expected.len());
+    // autoscaling/v1 horizontalpodautoscalers is the one resource served at two versions.
+    assert_eq!(defs.len(), expected.len() + 1);
+    let hpa_v1 = defs
+        .iter()
+        .find(|d| d.group == "autoscaling" && d.version == "v1")
+        .unwrap();
+    assert_eq!(hpa_v1.storage_api_version(), "autoscaling/v2");
+    assert!(hpa_v1.converts() && hpa_v1.convert.is_some());
+    assert_eq!(hpa_v1.short_names, vec!["hpa"]);
     for (group, version, kind, plural, singular, short, in_all, namespaced, status, scale) in
         expected
     {
@@ -1442,4 +1643,228 @@ fn an_update_may_bind_an_unbound_pod_once() {
     moved["spec"]["nodeName"] = json!("node-2");
     let c = causes(&validate("", "pods", &moved, Some(&bound)));
     assert!(c.len() == 1 && c[0].starts_with("spec: Forbidden"), "{c:?}");
+}
+
+/// The field paths of the semantic checks of issue 18's kinds.
+#[test]
+fn group_kinds_semantic_checks() {
+    let fields = |group: &str, plural: &str, obj: Value| -> Vec<String> {
+        let obj = defaulted_if(group, plural, obj);
+        validate(group, plural, &obj, None)
+            .causes
+            .iter()
+            .map(|c| c.field.clone())
+            .collect()
+    };
+    let hpa = |spec: Value| json!({"metadata": {"name": "h"}, "spec": spec});
+    let target = json!({"kind": "Deployment", "name": "web"});
+    assert!(
+        fields(
+            "autoscaling",
+            "horizontalpodautoscalers",
+            hpa(json!({"scaleTargetRef": target, "maxReplicas": 3}))
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        fields(
+            "autoscaling",
+            "horizontalpodautoscalers",
+            hpa(json!({"scaleTargetRef": target, "minReplicas": 0, "maxReplicas": 3}))
+        ),
+        ["spec.minReplicas"]
+    );
+    assert_eq!(
+        fields(
+            "autoscaling",
+            "horizontalpodautoscalers",
+            hpa(
+                json!({"scaleTargetRef": {"kind": "Deployment"}, "minReplicas": 4, "maxReplicas": 3,
+                "metrics": [{"type": "Resource"}, {"type": "Pods", "pods": {"metric": {"name": "q"},
+                    "target": {"type": "Utilization"}}}]})
+            )
+        ),
+        [
+            "spec.scaleTargetRef.name",
+            "spec.maxReplicas",
+            "spec.metrics[0].resource",
+            "spec.metrics[1].pods.target.averageUtilization"
+        ]
+    );
+    assert_eq!(
+        fields(
+            "policy",
+            "poddisruptionbudgets",
+            json!({"metadata": {"name": "p"}, "spec": {"minAvailable": 1, "maxUnavailable": "120%"}})
+        ),
+        ["spec", "spec.maxUnavailable"]
+    );
+    let backend = json!({"service": {"name": "web", "port": {"number": 80}}});
+    assert_eq!(
+        fields(
+            "networking.k8s.io",
+            "ingresses",
+            json!({"metadata": {"name": "i"}, "spec": {"rules": [
+            {"host": "a.example.com", "http": {"paths": [
+                {"path": "/", "backend": backend},
+                {"path": "x", "pathType": "Prefix", "backend": {"service": {"name": "web"}}},
+                {"path": "/", "pathType": "Exact", "backend": {"service": {"name": "web", "port": {"number": 80}},
+                    "resource": {"kind": "Bucket", "name": "b"}}}]}}]}})
+        ),
+        [
+            "spec.rules[0].http.paths[0].pathType",
+            "spec.rules[0].http.paths[1].path",
+            "spec.rules[0].http.paths[1].backend.service.port",
+            "spec.rules[0].http.paths[2].backend"
+        ]
+    );
+    assert_eq!(
+        fields(
+            "networking.k8s.io",
+            "ingresses",
+            json!({"metadata": {"name": "i"}, "spec": {}})
+        ),
+        ["spec"]
+    );
+    assert_eq!(
+        fields(
+            "networking.k8s.io",
+            "networkpolicies",
+            json!({"metadata": {"name": "n"}, "spec": {
+            "ingress": [{"ports": [{"port": 90, "endPort": 80}], "from": [{}]}],
+            "egress": [{"to": [{"ipBlock": {"cidr": "10.0.0.0/40"}}]}]}})
+        ),
+        [
+            "spec.ingress[0].ports[0].endPort",
+            "spec.ingress[0].from[0]",
+            "spec.egress[0].to[0].ipBlock.cidr"
+        ]
+    );
+    assert_eq!(
+        fields(
+            "storage.k8s.io",
+            "storageclasses",
+            json!({"metadata": {"name": "s"}, "reclaimPolicy": "Recycle"})
+        ),
+        ["provisioner", "reclaimPolicy"]
+    );
+    assert_eq!(
+        fields(
+            "scheduling.k8s.io",
+            "priorityclasses",
+            json!({"metadata": {"name": "p"}, "value": 2_000_000_000})
+        ),
+        ["value"]
+    );
+    assert_eq!(
+        fields(
+            "node.k8s.io",
+            "runtimeclasses",
+            json!({"metadata": {"name": "r"}, "handler": "A_B"})
+        ),
+        ["handler"]
+    );
+    assert_eq!(
+        fields(
+            "discovery.k8s.io",
+            "endpointslices",
+            json!({"metadata": {"name": "e"},
+            "addressType": "IPv6", "endpoints": [{"addresses": ["10.0.0.1"]}]})
+        ),
+        ["endpoints[0].addresses[0]"]
+    );
+    assert_eq!(
+        fields(
+            "networking.k8s.io",
+            "ipaddresses",
+            json!({"metadata": {"name": "10.000.0.1"},
+            "spec": {"parentRef": {"resource": "services"}}})
+        ),
+        ["metadata.name", "spec.parentRef.name"]
+    );
+    assert!(
+        fields(
+            "networking.k8s.io",
+            "ipaddresses",
+            json!({"metadata": {"name": "2001:db8::1"},
+        "spec": {"parentRef": {"resource": "services", "name": "web"}}})
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        fields(
+            "networking.k8s.io",
+            "servicecidrs",
+            json!({"metadata": {"name": "c"},
+            "spec": {"cidrs": ["10.0.0.0/16", "10.1.0.0/16"]}})
+        ),
+        ["spec.cidrs"]
+    );
+    assert_eq!(
+        fields(
+            "storage.k8s.io",
+            "csistoragecapacities",
+            json!({"metadata": {"name": "c"}, "capacity": "-1Gi"})
+        ),
+        ["storageClassName", "capacity"]
+    );
+    // Updates: StorageClass parameters and PriorityClass value are immutable.
+    let sc = json!({"metadata": {"name": "s"}, "provisioner": "a.b", "parameters": {"k": "1"}});
+    let mut sc2 = sc.clone();
+    sc2["parameters"]["k"] = json!("2");
+    let v = validate("storage.k8s.io", "storageclasses", &sc2, Some(&sc));
+    assert_eq!(
+        causes(&v),
+        ["parameters: Forbidden: updates to parameters are forbidden."]
+    );
+    let pc = json!({"metadata": {"name": "p"}, "value": 10});
+    let v = validate(
+        "scheduling.k8s.io",
+        "priorityclasses",
+        &json!({"metadata": {"name": "p"}, "value": 11}),
+        Some(&pc),
+    );
+    assert_eq!(
+        causes(&v),
+        ["value: Forbidden: may not be changed in an update."]
+    );
+}
+
+fn defaulted_if(group: &str, plural: &str, obj: Value) -> Value {
+    if find(group, plural).default.is_some() {
+        defaulted(group, plural, obj)
+    } else {
+        obj
+    }
+}
+
+#[test]
+fn group_kinds_defaults() {
+    let sc = defaulted(
+        "storage.k8s.io",
+        "storageclasses",
+        json!({"provisioner": "a"}),
+    );
+    assert_eq!(
+        (sc["reclaimPolicy"].clone(), sc["volumeBindingMode"].clone()),
+        (json!("Delete"), json!("Immediate"))
+    );
+    let pc = defaulted("scheduling.k8s.io", "priorityclasses", json!({"value": 1}));
+    assert_eq!(pc["preemptionPolicy"], "PreemptLowerPriority");
+    let hpa = defaulted(
+        "autoscaling",
+        "horizontalpodautoscalers",
+        json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "w"}, "maxReplicas": 2}}),
+    );
+    assert_eq!(hpa["spec"]["minReplicas"], 1);
+    assert_eq!(
+        hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        80
+    );
+    let np = defaulted(
+        "networking.k8s.io",
+        "networkpolicies",
+        json!({"spec": {"podSelector": {}}}),
+    );
+    assert_eq!(np["spec"]["policyTypes"], json!(["Ingress"]));
 }

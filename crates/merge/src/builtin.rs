@@ -390,5 +390,36 @@ fn build() -> Catalogue {
     }
     c.insert(("scheduling.k8s.io", "PriorityClass"), kind([]));
     c.insert(("storage.k8s.io", "StorageClass"), kind([]));
+    // Issue 18's groups. HorizontalPodAutoscaler (v1 and v2 share group and kind; v1 has no
+    // lists): v2 status conditions merge by type, metrics and behavior policies are atomic.
+    c.insert(
+        ("autoscaling", "HorizontalPodAutoscaler"),
+        kind([("status", conditions_status())]),
+    );
+    // CSINode drivers merge by name (patchMergeKey and listMapKey); the rest is atomic.
+    c.insert(
+        ("storage.k8s.io", "CSINode"),
+        kind([("spec", obj([("drivers", keyed("name", Node::Any))]))]),
+    );
+    // CSIDriver volumeLifecycleModes: replaced by strategic merge, a set for apply.
+    c.insert(
+        ("storage.k8s.io", "CSIDriver"),
+        kind([("spec", obj([("volumeLifecycleModes", replace_set())]))]),
+    );
+    c.insert(("storage.k8s.io", "VolumeAttachment"), kind([]));
+    c.insert(
+        ("storage.k8s.io", "CSIStorageCapacity"),
+        kind([("nodeTopology", atomic())]),
+    );
+    c.insert(("networking.k8s.io", "IPAddress"), kind([]));
+    c.insert(
+        ("networking.k8s.io", "ServiceCIDR"),
+        kind([("status", conditions_status())]),
+    );
+    // RuntimeClass scheduling.nodeSelector is an atomic map.
+    c.insert(
+        ("node.k8s.io", "RuntimeClass"),
+        kind([("scheduling", obj([("nodeSelector", atomic())]))]),
+    );
     c
 }

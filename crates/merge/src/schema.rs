@@ -416,6 +416,20 @@ mod tests {
                 "admissionregistration.k8s.io",
                 "ValidatingWebhookConfiguration",
             ),
+            // Issue 18's groups.
+            ("autoscaling", "HorizontalPodAutoscaler"),
+            ("policy", "PodDisruptionBudget"),
+            ("networking.k8s.io", "Ingress"),
+            ("networking.k8s.io", "IngressClass"),
+            ("networking.k8s.io", "NetworkPolicy"),
+            ("storage.k8s.io", "StorageClass"),
+            ("storage.k8s.io", "CSIDriver"),
+            ("storage.k8s.io", "CSINode"),
+            ("storage.k8s.io", "VolumeAttachment"),
+            ("scheduling.k8s.io", "PriorityClass"),
+            ("discovery.k8s.io", "EndpointSlice"),
+            ("node.k8s.io", "RuntimeClass"),
+            ("apps", "ControllerRevision"),
         ];
         for (g, k) in required {
             let s = Schema::builtin(g, k).unwrap_or_else(|| panic!("{g}/{k} missing"));
@@ -432,6 +446,22 @@ mod tests {
             );
             assert!(Schema::builtin_kinds().contains(&(g, k)));
         }
+        // List semantics of issue 18's kinds (MERGE-KEYS.md facts).
+        let hpa = Schema::builtin("autoscaling", "HorizontalPodAutoscaler").unwrap();
+        assert_eq!(
+            *at(hpa, &["status", "conditions"]).strategy(),
+            PatchStrategy::MergeKey("type".into())
+        );
+        let csinode = Schema::builtin("storage.k8s.io", "CSINode").unwrap();
+        assert_eq!(
+            *at(csinode, &["spec", "drivers"]).strategy(),
+            PatchStrategy::MergeKey("name".into())
+        );
+        let csidriver = Schema::builtin("storage.k8s.io", "CSIDriver").unwrap();
+        assert_eq!(
+            *at(csidriver, &["spec", "volumeLifecycleModes"]).list_type(),
+            ListType::Set
+        );
         assert!(Schema::builtin("core", "Pod").is_some());
         assert!(Schema::builtin("apps", "Pod").is_none());
         assert!(Schema::builtin("cluster.karmada.io", "Cluster").is_none());

@@ -20,6 +20,7 @@ mod core_misc;
 mod corev1;
 mod custom;
 mod events;
+mod groups;
 mod jsonpath;
 mod workloads;
 
@@ -78,6 +79,23 @@ pub fn builtin_printer(group: &str, plural: &str) -> Option<TablePrinter> {
         ("certificates.k8s.io", "certificatesigningrequests") => {
             certificates::certificate_signing_requests()
         }
+        // The non-core groups (issue 18).
+        ("autoscaling", "horizontalpodautoscalers") => groups::horizontal_pod_autoscalers(),
+        ("policy", "poddisruptionbudgets") => groups::pod_disruption_budgets(),
+        ("networking.k8s.io", "ingresses") => groups::ingresses(),
+        ("networking.k8s.io", "ingressclasses") => groups::ingress_classes(),
+        ("networking.k8s.io", "networkpolicies") => groups::network_policies(),
+        ("networking.k8s.io", "ipaddresses") => groups::ip_addresses(),
+        ("networking.k8s.io", "servicecidrs") => groups::service_cidrs(),
+        ("storage.k8s.io", "csistoragecapacities") => groups::csi_storage_capacities(),
+        ("storage.k8s.io", "storageclasses") => groups::storage_classes(),
+        ("storage.k8s.io", "csidrivers") => groups::csi_drivers(),
+        ("storage.k8s.io", "csinodes") => groups::csi_nodes(),
+        ("storage.k8s.io", "volumeattachments") => groups::volume_attachments(),
+        ("scheduling.k8s.io", "priorityclasses") => groups::priority_classes(),
+        ("discovery.k8s.io", "endpointslices") => groups::endpoint_slices(),
+        ("node.k8s.io", "runtimeclasses") => groups::runtime_classes(),
+        ("apps", "controllerrevisions") => groups::controller_revisions(),
         _ => return None,
     };
     Some(printer)

@@ -20,6 +20,7 @@ const QUANTITY: &str = "k8s.io.apimachinery.pkg.api.resource.Quantity";
 const INT_OR_STRING: &str = "k8s.io.apimachinery.pkg.util.intstr.IntOrString";
 const TIME: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.Time";
 const FIELDS_V1: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1";
+const RAW_EXTENSION: &str = "k8s.io.apimachinery.pkg.runtime.RawExtension";
 
 pub(crate) fn malformed(message: &str, err: WireError) -> ProtobufError {
     ProtobufError::Malformed {
@@ -237,7 +238,8 @@ fn decode_value(
         FieldType::Quantity => decode_quantity(at.bytes(value)?)?,
         FieldType::IntOrString => decode_int_or_string(at.bytes(value)?)?,
         FieldType::Time => decode_time(at.bytes(value)?)?,
-        FieldType::FieldsV1 => decode_fields_v1(at.bytes(value)?)?,
+        FieldType::FieldsV1 => decode_raw_json(FIELDS_V1, at.bytes(value)?)?,
+        FieldType::RawExtension => decode_raw_json(RAW_EXTENSION, at.bytes(value)?)?,
         FieldType::StringList => decode_string_list(at, at.bytes(value)?)?,
         FieldType::Inline(_) | FieldType::Map(_) => {
             return Err(invalid(
@@ -282,7 +284,8 @@ fn decode_map_entry(
             FieldType::Quantity
             | FieldType::IntOrString
             | FieldType::Time
-            | FieldType::FieldsV1 => decode_value(&at, value_ty, WireValue::Bytes(&[]), depth)?,
+            | FieldType::FieldsV1
+            | FieldType::RawExtension => decode_value(&at, value_ty, WireValue::Bytes(&[]), depth)?,
             FieldType::Int32 | FieldType::Int64 => Value::from(0),
             FieldType::Bool => Value::Bool(false),
             _ => Value::String(String::new()),
@@ -401,29 +404,30 @@ fn decode_time(buf: &[u8]) -> Result<Value, ProtobufError> {
     Ok(Value::String(time.format("%Y-%m-%dT%H:%M:%SZ").to_string()))
 }
 
-/// `metav1.FieldsV1`: the raw bytes are JSON and stand for themselves; no bytes is `null`.
-fn decode_fields_v1(buf: &[u8]) -> Result<Value, ProtobufError> {
+/// `metav1.FieldsV1` and `runtime.RawExtension` (`message`): the raw bytes are JSON and stand
+/// for themselves; no bytes is `null`.
+fn decode_raw_json(message: &'static str, buf: &[u8]) -> Result<Value, ProtobufError> {
     let mut raw: Option<&[u8]> = None;
     let mut reader = Reader::new(buf);
-    while let Some((tag, value)) = reader.next_field().map_err(|e| malformed(FIELDS_V1, e))? {
+    while let Some((tag, value)) = reader.next_field().map_err(|e| malformed(message, e))? {
         match tag {
             1 => {
                 raw = Some(
                     At {
-                        message: FIELDS_V1,
+                        message,
                         field: "raw",
                         tag,
                     }
                     .bytes(value)?,
                 )
             }
-            _ => return Err(unknown_field(FIELDS_V1, tag, &value)),
+            _ => return Err(unknown_field(message, tag, &value)),
         }
     }
     match raw {
         None => Ok(Value::Null),
         Some(raw) => serde_json::from_slice(raw)
-            .map_err(|e| invalid(FIELDS_V1, "raw", format!("not JSON: {e}"))),
+            .map_err(|e| invalid(message, "raw", format!("not JSON: {e}"))),
     }
 }
 

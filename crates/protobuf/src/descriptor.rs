@@ -79,6 +79,9 @@ pub(crate) enum FieldType {
     Time,
     /// `metav1.FieldsV1` (1: raw JSON bytes) -> the JSON value itself.
     FieldsV1,
+    /// `runtime.RawExtension` (1: raw bytes) -> the embedded object, when the bytes are JSON
+    /// (a protobuf-encoded embedded object is refused, not guessed at).
+    RawExtension,
     /// A Go named `[]string` wrapped in a message (1: repeated string), e.g. `ExtraValue`.
     StringList,
 }

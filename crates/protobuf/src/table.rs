@@ -7,6 +7,15 @@
 
 use crate::descriptor::{FieldDesc as F, FieldType as T, MessageDesc};
 
+pub(crate) static APPS_V1_CONTROLLER_REVISION: MessageDesc = MessageDesc {
+    name: "k8s.io.api.apps.v1.ControllerRevision",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "data", T::RawExtension),
+        F::new(3, "revision", T::Int64),
+    ],
+};
+
 pub(crate) static APPS_V1_DAEMON_SET: MessageDesc = MessageDesc {
     name: "k8s.io.api.apps.v1.DaemonSet",
     fields: &[
@@ -531,6 +540,57 @@ pub(crate) static AUTHORIZATION_V1_SUBJECT_RULES_REVIEW_STATUS: MessageDesc = Me
     ],
 };
 
+pub(crate) static AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v1.CrossVersionObjectReference",
+    fields: &[
+        F::new(1, "kind", T::String),
+        F::new(2, "name", T::String),
+        F::new(3, "apiVersion", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(
+            2,
+            "spec",
+            T::Message(&AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        ),
+        F::new(
+            3,
+            "status",
+            T::Message(&AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec",
+    fields: &[
+        F::new(
+            1,
+            "scaleTargetRef",
+            T::Message(&AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        F::new(2, "minReplicas", T::Int32),
+        F::new(3, "maxReplicas", T::Int32),
+        F::new(4, "targetCPUUtilizationPercentage", T::Int32),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus",
+    fields: &[
+        F::new(1, "observedGeneration", T::Int64),
+        F::new(2, "lastScaleTime", T::Time),
+        F::new(3, "currentReplicas", T::Int32),
+        F::new(4, "desiredReplicas", T::Int32),
+        F::new(5, "currentCPUUtilizationPercentage", T::Int32),
+    ],
+};
+
 pub(crate) static AUTOSCALING_V1_SCALE: MessageDesc = MessageDesc {
     name: "k8s.io.api.autoscaling.v1.Scale",
     fields: &[
@@ -550,6 +610,315 @@ pub(crate) static AUTOSCALING_V1_SCALE_STATUS: MessageDesc = MessageDesc {
     fields: &[
         F::new(1, "replicas", T::Int32),
         F::new(2, "selector", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.ContainerResourceMetricSource",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(2, "target", T::Message(&AUTOSCALING_V2_METRIC_TARGET)),
+        F::new(3, "container", T::String),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(
+            2,
+            "current",
+            T::Message(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
+        F::new(3, "container", T::String),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.CrossVersionObjectReference",
+    fields: &[
+        F::new(1, "kind", T::String),
+        F::new(2, "name", T::String),
+        F::new(3, "apiVersion", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_EXTERNAL_METRIC_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.ExternalMetricSource",
+    fields: &[
+        F::new(1, "metric", T::Message(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        F::new(2, "target", T::Message(&AUTOSCALING_V2_METRIC_TARGET)),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_EXTERNAL_METRIC_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.ExternalMetricStatus",
+    fields: &[
+        F::new(1, "metric", T::Message(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        F::new(
+            2,
+            "current",
+            T::Message(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(
+            2,
+            "spec",
+            T::Message(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        ),
+        F::new(
+            3,
+            "status",
+            T::Message(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_BEHAVIOR: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior",
+    fields: &[
+        F::new(1, "scaleUp", T::Message(&AUTOSCALING_V2_HPA_SCALING_RULES)),
+        F::new(
+            2,
+            "scaleDown",
+            T::Message(&AUTOSCALING_V2_HPA_SCALING_RULES),
+        ),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_CONDITION: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(2, "status", T::String),
+        F::new(3, "lastTransitionTime", T::Time),
+        F::new(4, "reason", T::String).omit_zero(),
+        F::new(5, "message", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec",
+    fields: &[
+        F::new(
+            1,
+            "scaleTargetRef",
+            T::Message(&AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        F::new(2, "minReplicas", T::Int32),
+        F::new(3, "maxReplicas", T::Int32),
+        F::new(4, "metrics", T::Message(&AUTOSCALING_V2_METRIC_SPEC)).repeated(),
+        F::new(
+            5,
+            "behavior",
+            T::Message(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_BEHAVIOR),
+        ),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus",
+    fields: &[
+        F::new(1, "observedGeneration", T::Int64),
+        F::new(2, "lastScaleTime", T::Time),
+        F::new(3, "currentReplicas", T::Int32).omit_zero(),
+        F::new(4, "desiredReplicas", T::Int32),
+        F::new(
+            5,
+            "currentMetrics",
+            T::Message(&AUTOSCALING_V2_METRIC_STATUS),
+        )
+        .repeated(),
+        F::new(
+            6,
+            "conditions",
+            T::Message(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_CONDITION),
+        )
+        .repeated(),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_HPA_SCALING_POLICY: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.HPAScalingPolicy",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(2, "value", T::Int32),
+        F::new(3, "periodSeconds", T::Int32),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_HPA_SCALING_RULES: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.HPAScalingRules",
+    fields: &[
+        F::new(3, "stabilizationWindowSeconds", T::Int32),
+        F::new(1, "selectPolicy", T::String),
+        F::new(
+            2,
+            "policies",
+            T::Message(&AUTOSCALING_V2_HPA_SCALING_POLICY),
+        )
+        .repeated(),
+        F::new(4, "tolerance", T::Quantity),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_METRIC_IDENTIFIER: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.MetricIdentifier",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(2, "selector", T::Message(&META_V1_LABEL_SELECTOR)),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_METRIC_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.MetricSpec",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(
+            2,
+            "object",
+            T::Message(&AUTOSCALING_V2_OBJECT_METRIC_SOURCE),
+        ),
+        F::new(3, "pods", T::Message(&AUTOSCALING_V2_PODS_METRIC_SOURCE)),
+        F::new(
+            4,
+            "resource",
+            T::Message(&AUTOSCALING_V2_RESOURCE_METRIC_SOURCE),
+        ),
+        F::new(
+            7,
+            "containerResource",
+            T::Message(&AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_SOURCE),
+        ),
+        F::new(
+            5,
+            "external",
+            T::Message(&AUTOSCALING_V2_EXTERNAL_METRIC_SOURCE),
+        ),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_METRIC_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.MetricStatus",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(
+            2,
+            "object",
+            T::Message(&AUTOSCALING_V2_OBJECT_METRIC_STATUS),
+        ),
+        F::new(3, "pods", T::Message(&AUTOSCALING_V2_PODS_METRIC_STATUS)),
+        F::new(
+            4,
+            "resource",
+            T::Message(&AUTOSCALING_V2_RESOURCE_METRIC_STATUS),
+        ),
+        F::new(
+            7,
+            "containerResource",
+            T::Message(&AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_STATUS),
+        ),
+        F::new(
+            5,
+            "external",
+            T::Message(&AUTOSCALING_V2_EXTERNAL_METRIC_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_METRIC_TARGET: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.MetricTarget",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(2, "value", T::Quantity),
+        F::new(3, "averageValue", T::Quantity),
+        F::new(4, "averageUtilization", T::Int32),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_METRIC_VALUE_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.MetricValueStatus",
+    fields: &[
+        F::new(1, "value", T::Quantity),
+        F::new(2, "averageValue", T::Quantity),
+        F::new(3, "averageUtilization", T::Int32),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_OBJECT_METRIC_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.ObjectMetricSource",
+    fields: &[
+        F::new(
+            1,
+            "describedObject",
+            T::Message(&AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        F::new(2, "target", T::Message(&AUTOSCALING_V2_METRIC_TARGET)),
+        F::new(3, "metric", T::Message(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_OBJECT_METRIC_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.ObjectMetricStatus",
+    fields: &[
+        F::new(1, "metric", T::Message(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        F::new(
+            2,
+            "current",
+            T::Message(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
+        F::new(
+            3,
+            "describedObject",
+            T::Message(&AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_PODS_METRIC_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.PodsMetricSource",
+    fields: &[
+        F::new(1, "metric", T::Message(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        F::new(2, "target", T::Message(&AUTOSCALING_V2_METRIC_TARGET)),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_PODS_METRIC_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.PodsMetricStatus",
+    fields: &[
+        F::new(1, "metric", T::Message(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        F::new(
+            2,
+            "current",
+            T::Message(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_RESOURCE_METRIC_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.ResourceMetricSource",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(2, "target", T::Message(&AUTOSCALING_V2_METRIC_TARGET)),
+    ],
+};
+
+pub(crate) static AUTOSCALING_V2_RESOURCE_METRIC_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.autoscaling.v2.ResourceMetricStatus",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(
+            2,
+            "current",
+            T::Message(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
     ],
 };
 
@@ -2963,6 +3332,24 @@ pub(crate) static CORE_V1_TOLERATION: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static CORE_V1_TOPOLOGY_SELECTOR_LABEL_REQUIREMENT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.TopologySelectorLabelRequirement",
+    fields: &[
+        F::new(1, "key", T::String),
+        F::new(2, "values", T::String).repeated(),
+    ],
+};
+
+pub(crate) static CORE_V1_TOPOLOGY_SELECTOR_TERM: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.TopologySelectorTerm",
+    fields: &[F::new(
+        1,
+        "matchLabelExpressions",
+        T::Message(&CORE_V1_TOPOLOGY_SELECTOR_LABEL_REQUIREMENT),
+    )
+    .repeated()],
+};
+
 pub(crate) static CORE_V1_TOPOLOGY_SPREAD_CONSTRAINT: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.TopologySpreadConstraint",
     fields: &[
@@ -3201,6 +3588,71 @@ pub(crate) static CORE_V1_WORKLOAD_REFERENCE: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static DISCOVERY_V1_ENDPOINT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.discovery.v1.Endpoint",
+    fields: &[
+        F::new(1, "addresses", T::String).repeated(),
+        F::new(
+            2,
+            "conditions",
+            T::Message(&DISCOVERY_V1_ENDPOINT_CONDITIONS),
+        ),
+        F::new(3, "hostname", T::String),
+        F::new(4, "targetRef", T::Message(&CORE_V1_OBJECT_REFERENCE)),
+        F::new(5, "deprecatedTopology", T::Map(&T::String)),
+        F::new(6, "nodeName", T::String),
+        F::new(7, "zone", T::String),
+        F::new(8, "hints", T::Message(&DISCOVERY_V1_ENDPOINT_HINTS)),
+    ],
+};
+
+pub(crate) static DISCOVERY_V1_ENDPOINT_CONDITIONS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.discovery.v1.EndpointConditions",
+    fields: &[
+        F::new(1, "ready", T::Bool),
+        F::new(2, "serving", T::Bool),
+        F::new(3, "terminating", T::Bool),
+    ],
+};
+
+pub(crate) static DISCOVERY_V1_ENDPOINT_HINTS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.discovery.v1.EndpointHints",
+    fields: &[
+        F::new(1, "forZones", T::Message(&DISCOVERY_V1_FOR_ZONE)).repeated(),
+        F::new(2, "forNodes", T::Message(&DISCOVERY_V1_FOR_NODE)).repeated(),
+    ],
+};
+
+pub(crate) static DISCOVERY_V1_ENDPOINT_PORT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.discovery.v1.EndpointPort",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(2, "protocol", T::String),
+        F::new(3, "port", T::Int32),
+        F::new(4, "appProtocol", T::String),
+    ],
+};
+
+pub(crate) static DISCOVERY_V1_ENDPOINT_SLICE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.discovery.v1.EndpointSlice",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(4, "addressType", T::String),
+        F::new(2, "endpoints", T::Message(&DISCOVERY_V1_ENDPOINT)).repeated(),
+        F::new(3, "ports", T::Message(&DISCOVERY_V1_ENDPOINT_PORT)).repeated(),
+    ],
+};
+
+pub(crate) static DISCOVERY_V1_FOR_NODE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.discovery.v1.ForNode",
+    fields: &[F::new(1, "name", T::String)],
+};
+
+pub(crate) static DISCOVERY_V1_FOR_ZONE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.discovery.v1.ForZone",
+    fields: &[F::new(1, "name", T::String)],
+};
+
 pub(crate) static META_V1_CONDITION: MessageDesc = MessageDesc {
     name: "k8s.io.apimachinery.pkg.apis.meta.v1.Condition",
     fields: &[
@@ -3333,6 +3785,23 @@ pub(crate) static NETWORKING_V1_HTTP_INGRESS_RULE_VALUE: MessageDesc = MessageDe
     fields: &[F::new(1, "paths", T::Message(&NETWORKING_V1_HTTP_INGRESS_PATH)).repeated()],
 };
 
+pub(crate) static NETWORKING_V1_IP_ADDRESS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.IPAddress",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&NETWORKING_V1_IP_ADDRESS_SPEC)),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_IP_ADDRESS_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.IPAddressSpec",
+    fields: &[F::new(
+        1,
+        "parentRef",
+        T::Message(&NETWORKING_V1_PARENT_REFERENCE),
+    )],
+};
+
 pub(crate) static NETWORKING_V1_INGRESS: MessageDesc = MessageDesc {
     name: "k8s.io.api.networking.v1.Ingress",
     fields: &[
@@ -3354,6 +3823,37 @@ pub(crate) static NETWORKING_V1_INGRESS_BACKEND: MessageDesc = MessageDesc {
             3,
             "resource",
             T::Message(&CORE_V1_TYPED_LOCAL_OBJECT_REFERENCE),
+        ),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_INGRESS_CLASS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.IngressClass",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&NETWORKING_V1_INGRESS_CLASS_SPEC)),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_INGRESS_CLASS_PARAMETERS_REFERENCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.IngressClassParametersReference",
+    fields: &[
+        F::new(1, "apiGroup", T::String),
+        F::new(2, "kind", T::String),
+        F::new(3, "name", T::String),
+        F::new(4, "scope", T::String),
+        F::new(5, "namespace", T::String),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_INGRESS_CLASS_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.IngressClassSpec",
+    fields: &[
+        F::new(1, "controller", T::String).omit_zero(),
+        F::new(
+            2,
+            "parameters",
+            T::Message(&NETWORKING_V1_INGRESS_CLASS_PARAMETERS_REFERENCE),
         ),
     ],
 };
@@ -3442,11 +3942,133 @@ pub(crate) static NETWORKING_V1_INGRESS_TLS: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static NETWORKING_V1_IP_BLOCK: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.IPBlock",
+    fields: &[
+        F::new(1, "cidr", T::String),
+        F::new(2, "except", T::String).repeated(),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_NETWORK_POLICY: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.NetworkPolicy",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&NETWORKING_V1_NETWORK_POLICY_SPEC)),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_NETWORK_POLICY_EGRESS_RULE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.NetworkPolicyEgressRule",
+    fields: &[
+        F::new(1, "ports", T::Message(&NETWORKING_V1_NETWORK_POLICY_PORT)).repeated(),
+        F::new(2, "to", T::Message(&NETWORKING_V1_NETWORK_POLICY_PEER)).repeated(),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_NETWORK_POLICY_INGRESS_RULE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.NetworkPolicyIngressRule",
+    fields: &[
+        F::new(1, "ports", T::Message(&NETWORKING_V1_NETWORK_POLICY_PORT)).repeated(),
+        F::new(2, "from", T::Message(&NETWORKING_V1_NETWORK_POLICY_PEER)).repeated(),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_NETWORK_POLICY_PEER: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.NetworkPolicyPeer",
+    fields: &[
+        F::new(1, "podSelector", T::Message(&META_V1_LABEL_SELECTOR)),
+        F::new(2, "namespaceSelector", T::Message(&META_V1_LABEL_SELECTOR)),
+        F::new(3, "ipBlock", T::Message(&NETWORKING_V1_IP_BLOCK)),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_NETWORK_POLICY_PORT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.NetworkPolicyPort",
+    fields: &[
+        F::new(1, "protocol", T::String),
+        F::new(2, "port", T::IntOrString),
+        F::new(3, "endPort", T::Int32),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_NETWORK_POLICY_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.NetworkPolicySpec",
+    fields: &[
+        F::new(1, "podSelector", T::Message(&META_V1_LABEL_SELECTOR)),
+        F::new(
+            2,
+            "ingress",
+            T::Message(&NETWORKING_V1_NETWORK_POLICY_INGRESS_RULE),
+        )
+        .repeated(),
+        F::new(
+            3,
+            "egress",
+            T::Message(&NETWORKING_V1_NETWORK_POLICY_EGRESS_RULE),
+        )
+        .repeated(),
+        F::new(4, "policyTypes", T::String).repeated(),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_PARENT_REFERENCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.ParentReference",
+    fields: &[
+        F::new(1, "group", T::String).omit_zero(),
+        F::new(2, "resource", T::String).omit_zero(),
+        F::new(3, "namespace", T::String).omit_zero(),
+        F::new(4, "name", T::String).omit_zero(),
+    ],
+};
+
 pub(crate) static NETWORKING_V1_SERVICE_BACKEND_PORT: MessageDesc = MessageDesc {
     name: "k8s.io.api.networking.v1.ServiceBackendPort",
     fields: &[
         F::new(1, "name", T::String).omit_zero(),
         F::new(2, "number", T::Int32).omit_zero(),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_SERVICE_CIDR: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.ServiceCIDR",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&NETWORKING_V1_SERVICE_CIDR_SPEC)),
+        F::new(3, "status", T::Message(&NETWORKING_V1_SERVICE_CIDR_STATUS)),
+    ],
+};
+
+pub(crate) static NETWORKING_V1_SERVICE_CIDR_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.ServiceCIDRSpec",
+    fields: &[F::new(1, "cidrs", T::String).repeated()],
+};
+
+pub(crate) static NETWORKING_V1_SERVICE_CIDR_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.networking.v1.ServiceCIDRStatus",
+    fields: &[F::new(1, "conditions", T::Message(&META_V1_CONDITION)).repeated()],
+};
+
+pub(crate) static NODE_V1_OVERHEAD: MessageDesc = MessageDesc {
+    name: "k8s.io.api.node.v1.Overhead",
+    fields: &[F::new(1, "podFixed", T::Map(&T::Quantity))],
+};
+
+pub(crate) static NODE_V1_RUNTIME_CLASS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.node.v1.RuntimeClass",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "handler", T::String),
+        F::new(3, "overhead", T::Message(&NODE_V1_OVERHEAD)),
+        F::new(4, "scheduling", T::Message(&NODE_V1_SCHEDULING)),
+    ],
+};
+
+pub(crate) static NODE_V1_SCHEDULING: MessageDesc = MessageDesc {
+    name: "k8s.io.api.node.v1.Scheduling",
+    fields: &[
+        F::new(1, "nodeSelector", T::Map(&T::String)),
+        F::new(2, "tolerations", T::Message(&CORE_V1_TOLERATION)).repeated(),
     ],
 };
 
@@ -3580,6 +4202,157 @@ pub(crate) static SCHEDULING_V1_PRIORITY_CLASS: MessageDesc = MessageDesc {
     ],
 };
 
+pub(crate) static STORAGE_V1_CSI_DRIVER: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.CSIDriver",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&STORAGE_V1_CSI_DRIVER_SPEC)),
+    ],
+};
+
+pub(crate) static STORAGE_V1_CSI_DRIVER_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.CSIDriverSpec",
+    fields: &[
+        F::new(1, "attachRequired", T::Bool),
+        F::new(2, "podInfoOnMount", T::Bool),
+        F::new(3, "volumeLifecycleModes", T::String).repeated(),
+        F::new(4, "storageCapacity", T::Bool),
+        F::new(5, "fsGroupPolicy", T::String),
+        F::new(6, "tokenRequests", T::Message(&STORAGE_V1_TOKEN_REQUEST)).repeated(),
+        F::new(7, "requiresRepublish", T::Bool),
+        F::new(8, "seLinuxMount", T::Bool),
+        F::new(9, "nodeAllocatableUpdatePeriodSeconds", T::Int64),
+        F::new(10, "serviceAccountTokenInSecrets", T::Bool),
+    ],
+};
+
+pub(crate) static STORAGE_V1_CSI_NODE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.CSINode",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&STORAGE_V1_CSI_NODE_SPEC)),
+    ],
+};
+
+pub(crate) static STORAGE_V1_CSI_NODE_DRIVER: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.CSINodeDriver",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(2, "nodeID", T::String),
+        F::new(3, "topologyKeys", T::String).repeated(),
+        F::new(
+            4,
+            "allocatable",
+            T::Message(&STORAGE_V1_VOLUME_NODE_RESOURCES),
+        ),
+    ],
+};
+
+pub(crate) static STORAGE_V1_CSI_NODE_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.CSINodeSpec",
+    fields: &[F::new(1, "drivers", T::Message(&STORAGE_V1_CSI_NODE_DRIVER)).repeated()],
+};
+
+pub(crate) static STORAGE_V1_CSI_STORAGE_CAPACITY: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.CSIStorageCapacity",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "nodeTopology", T::Message(&META_V1_LABEL_SELECTOR)),
+        F::new(3, "storageClassName", T::String),
+        F::new(4, "capacity", T::Quantity),
+        F::new(5, "maximumVolumeSize", T::Quantity),
+    ],
+};
+
+pub(crate) static STORAGE_V1_STORAGE_CLASS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.StorageClass",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "provisioner", T::String),
+        F::new(3, "parameters", T::Map(&T::String)),
+        F::new(4, "reclaimPolicy", T::String),
+        F::new(5, "mountOptions", T::String).repeated(),
+        F::new(6, "allowVolumeExpansion", T::Bool),
+        F::new(7, "volumeBindingMode", T::String),
+        F::new(
+            8,
+            "allowedTopologies",
+            T::Message(&CORE_V1_TOPOLOGY_SELECTOR_TERM),
+        )
+        .repeated(),
+    ],
+};
+
+pub(crate) static STORAGE_V1_TOKEN_REQUEST: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.TokenRequest",
+    fields: &[
+        F::new(1, "audience", T::String),
+        F::new(2, "expirationSeconds", T::Int64),
+    ],
+};
+
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.VolumeAttachment",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&STORAGE_V1_VOLUME_ATTACHMENT_SPEC)),
+        F::new(
+            3,
+            "status",
+            T::Message(&STORAGE_V1_VOLUME_ATTACHMENT_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.VolumeAttachmentSource",
+    fields: &[
+        F::new(1, "persistentVolumeName", T::String),
+        F::new(
+            2,
+            "inlineVolumeSpec",
+            T::Message(&CORE_V1_PERSISTENT_VOLUME_SPEC),
+        ),
+    ],
+};
+
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.VolumeAttachmentSpec",
+    fields: &[
+        F::new(1, "attacher", T::String),
+        F::new(
+            2,
+            "source",
+            T::Message(&STORAGE_V1_VOLUME_ATTACHMENT_SOURCE),
+        ),
+        F::new(3, "nodeName", T::String),
+    ],
+};
+
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.VolumeAttachmentStatus",
+    fields: &[
+        F::new(1, "attached", T::Bool),
+        F::new(2, "attachmentMetadata", T::Map(&T::String)),
+        F::new(3, "attachError", T::Message(&STORAGE_V1_VOLUME_ERROR)),
+        F::new(4, "detachError", T::Message(&STORAGE_V1_VOLUME_ERROR)),
+    ],
+};
+
+pub(crate) static STORAGE_V1_VOLUME_ERROR: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.VolumeError",
+    fields: &[
+        F::new(1, "time", T::Time),
+        F::new(2, "message", T::String).omit_zero(),
+        F::new(3, "errorCode", T::Int32),
+    ],
+};
+
+pub(crate) static STORAGE_V1_VOLUME_NODE_RESOURCES: MessageDesc = MessageDesc {
+    name: "k8s.io.api.storage.v1.VolumeNodeResources",
+    fields: &[F::new(1, "count", T::Int32)],
+};
+
 /// The supported top-level kinds: (apiVersion, kind, message).
 pub(crate) static ROOTS: &[(&str, &str, &MessageDesc)] = &[
     ("v1", "Namespace", &CORE_V1_NAMESPACE),
@@ -3633,6 +4406,64 @@ pub(crate) static ROOTS: &[(&str, &str, &MessageDesc)] = &[
         &SCHEDULING_V1_PRIORITY_CLASS,
     ),
     ("networking.k8s.io/v1", "Ingress", &NETWORKING_V1_INGRESS),
+    (
+        "autoscaling/v1",
+        "HorizontalPodAutoscaler",
+        &AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER,
+    ),
+    (
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        &AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER,
+    ),
+    (
+        "networking.k8s.io/v1",
+        "IngressClass",
+        &NETWORKING_V1_INGRESS_CLASS,
+    ),
+    (
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        &NETWORKING_V1_NETWORK_POLICY,
+    ),
+    (
+        "networking.k8s.io/v1",
+        "IPAddress",
+        &NETWORKING_V1_IP_ADDRESS,
+    ),
+    (
+        "networking.k8s.io/v1",
+        "ServiceCIDR",
+        &NETWORKING_V1_SERVICE_CIDR,
+    ),
+    (
+        "storage.k8s.io/v1",
+        "CSIStorageCapacity",
+        &STORAGE_V1_CSI_STORAGE_CAPACITY,
+    ),
+    (
+        "storage.k8s.io/v1",
+        "StorageClass",
+        &STORAGE_V1_STORAGE_CLASS,
+    ),
+    ("storage.k8s.io/v1", "CSIDriver", &STORAGE_V1_CSI_DRIVER),
+    ("storage.k8s.io/v1", "CSINode", &STORAGE_V1_CSI_NODE),
+    (
+        "storage.k8s.io/v1",
+        "VolumeAttachment",
+        &STORAGE_V1_VOLUME_ATTACHMENT,
+    ),
+    (
+        "discovery.k8s.io/v1",
+        "EndpointSlice",
+        &DISCOVERY_V1_ENDPOINT_SLICE,
+    ),
+    ("node.k8s.io/v1", "RuntimeClass", &NODE_V1_RUNTIME_CLASS),
+    (
+        "apps/v1",
+        "ControllerRevision",
+        &APPS_V1_CONTROLLER_REVISION,
+    ),
     ("autoscaling/v1", "Scale", &AUTOSCALING_V1_SCALE),
     ("meta.k8s.io/v1", "DeleteOptions", &META_V1_DELETE_OPTIONS),
     (

@@ -2016,3 +2016,81 @@ fn core_templates_volumes_endpoints_and_nodes() {
     );
     check_openapi::<oa::core::v1::Node>(&got);
 }
+
+#[test]
+fn hpa_v1_v2_and_controller_revision() {
+    use k8s_pb::api::autoscaling::{v1 as asv1, v2 as asv2};
+    let v1 = asv1::HorizontalPodAutoscaler {
+        metadata: object_meta("web"),
+        spec: Some(asv1::HorizontalPodAutoscalerSpec {
+            scale_target_ref: Some(asv1::CrossVersionObjectReference {
+                kind: s("Deployment"),
+                name: s("web"),
+                api_version: s("apps/v1"),
+            }),
+            min_replicas: Some(1),
+            max_replicas: Some(5),
+            target_cpu_utilization_percentage: Some(60),
+        }),
+        status: None,
+    };
+    let got = decode(&v1);
+    assert_eq!(
+        got,
+        json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+                     "minReplicas": 1, "maxReplicas": 5, "targetCPUUtilizationPercentage": 60}})
+    );
+    check_openapi::<oa::autoscaling::v1::HorizontalPodAutoscaler>(&got);
+
+    let v2 = asv2::HorizontalPodAutoscaler {
+        metadata: object_meta("web"),
+        spec: Some(asv2::HorizontalPodAutoscalerSpec {
+            scale_target_ref: Some(asv2::CrossVersionObjectReference {
+                kind: s("Deployment"),
+                name: s("web"),
+                api_version: s("apps/v1"),
+            }),
+            min_replicas: Some(1),
+            max_replicas: Some(5),
+            metrics: vec![asv2::MetricSpec {
+                r#type: s("Resource"),
+                resource: Some(asv2::ResourceMetricSource {
+                    name: s("cpu"),
+                    target: Some(asv2::MetricTarget {
+                        r#type: s("Utilization"),
+                        average_utilization: Some(80),
+                        ..Default::default()
+                    }),
+                }),
+                ..Default::default()
+            }],
+            behavior: None,
+        }),
+        status: None,
+    };
+    let got = decode(&v2);
+    assert_eq!(
+        got["spec"]["metrics"],
+        json!([{"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 80}}}])
+    );
+    check_openapi::<oa::autoscaling::v2::HorizontalPodAutoscaler>(&got);
+
+    // ControllerRevision data is a RawExtension holding JSON: it decodes to the object.
+    let cr = apps::ControllerRevision {
+        metadata: object_meta("web-1"),
+        data: Some(k8s_pb::apimachinery::pkg::runtime::RawExtension {
+            raw: Some(br#"{"spec":{"template":{}}}"#.to_vec()),
+        }),
+        revision: Some(3),
+    };
+    let got = decode(&cr);
+    assert_eq!(
+        got,
+        json!({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "web-1"},
+               "data": {"spec": {"template": {}}}, "revision": 3})
+    );
+    check_openapi::<oa::apps::v1::ControllerRevision>(&got);
+}

@@ -48,6 +48,8 @@ pub async fn start() -> TestHost {
 pub struct Kubectl {
     pub kubeconfig: PathBuf,
     cache: tempfile::TempDir,
+    /// The kubectl binary: `kubectl` (the version dispatcher on PATH) unless chosen.
+    program: PathBuf,
 }
 
 pub struct Ran {
@@ -61,12 +63,20 @@ impl Kubectl {
         Self {
             kubeconfig: kubeconfig.to_path_buf(),
             cache: tempfile::tempdir().unwrap(),
+            program: PathBuf::from(std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into())),
         }
     }
 
+    /// A kubectl of one version (`1.27`): `kubectl.1.27`, installed next to the file the
+    /// `kubectl` on PATH links to.
+    pub fn versioned(kubeconfig: &Path, version: &str) -> Self {
+        let mut k = Self::new(kubeconfig);
+        k.program = kubectl_binary(&format!("kubectl.{version}"));
+        k
+    }
+
     pub fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let program = std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into());
-        let mut cmd = tokio::process::Command::new(program);
+        let mut cmd = tokio::process::Command::new(&self.program);
         cmd.arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .arg("--cache-dir")
@@ -117,4 +127,21 @@ pub fn write_manifest(dir: &Path, name: &str, obj: &Value) -> String {
     let path = dir.join(name);
     std::fs::write(&path, serde_json::to_vec_pretty(obj).unwrap()).unwrap();
     path.to_string_lossy().into_owned()
+}
+
+/// The path of a kubectl binary installed next to the file the `kubectl` on PATH links to.
+pub fn kubectl_binary(name: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join("kubectl");
+        if let Ok(real) = std::fs::canonicalize(&candidate) {
+            if let Some(parent) = real.parent() {
+                let versioned = parent.join(name);
+                if versioned.exists() {
+                    return versioned;
+                }
+            }
+        }
+    }
+    panic!("{name} not found next to the kubectl on PATH")
 }

@@ -776,3 +776,102 @@ async fn a_stopped_member_does_not_delay_the_others() {
     .await;
     env.stop().await;
 }
+
+/// The kinds issue 18 added to the host reach the members like any template: an Ingress, an
+/// HorizontalPodAutoscaler (applied as autoscaling/v1, stored and propagated as v2) and a
+/// PodDisruptionBudget, selected by one Duplicated policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ingress_hpa_and_pdb_propagate() {
+    let env = Env::start().await;
+    env.create_namespace("edge").await;
+    env.apply(
+        "edge",
+        json!({
+            "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+            "metadata": {"name": "edge"},
+            "spec": {
+                "resourceSelectors": [
+                    {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress"},
+                    {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler"},
+                    {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget"},
+                ],
+                "placement": {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}},
+            },
+        }),
+    )
+    .await;
+    env.apply(
+        "edge",
+        json!({
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web"},
+            "spec": {"rules": [{"host": "web.example.com", "http": {"paths": [{
+                "path": "/", "pathType": "Prefix",
+                "backend": {"service": {"name": "web", "port": {"number": 80}}},
+            }]}}]},
+        }),
+    )
+    .await;
+    env.apply(
+        "edge",
+        json!({
+            "apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "minReplicas": 2, "maxReplicas": 6, "targetCPUUtilizationPercentage": 70},
+        }),
+    )
+    .await;
+    env.apply(
+        "edge",
+        json!({
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        }),
+    )
+    .await;
+    for m in ["member1", "member2", "member3"] {
+        let client = env.member(m).await;
+        for (gvk, plural, check) in [
+            (
+                kube::api::GroupVersionKind::gvk("networking.k8s.io", "v1", "Ingress"),
+                "ingresses",
+                "/spec/rules/0/host",
+            ),
+            (
+                kube::api::GroupVersionKind::gvk("autoscaling", "v2", "HorizontalPodAutoscaler"),
+                "horizontalpodautoscalers",
+                "/spec/metrics/0/resource/target/averageUtilization",
+            ),
+            (
+                kube::api::GroupVersionKind::gvk("policy", "v1", "PodDisruptionBudget"),
+                "poddisruptionbudgets",
+                "/spec/minAvailable",
+            ),
+        ] {
+            let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, plural);
+            let api: Api<kube::api::DynamicObject> =
+                Api::namespaced_with(client.clone(), "edge", &ar);
+            let value = eventually(&format!("{plural} in {m}"), || async {
+                let obj = api
+                    .get_opt("web")
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| "absent".to_string())?;
+                serde_json::to_value(&obj)
+                    .map_err(|e| e.to_string())?
+                    .pointer(check)
+                    .cloned()
+                    .ok_or_else(|| format!("{check} missing"))
+            })
+            .await;
+            match plural {
+                "ingresses" => assert_eq!(value, json!("web.example.com")),
+                "horizontalpodautoscalers" => assert_eq!(value, json!(70)),
+                _ => assert_eq!(value, json!(1)),
+            }
+        }
+    }
+    env.stop().await;
+}

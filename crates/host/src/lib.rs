@@ -5,9 +5,12 @@
 //! alone.
 //!
 //! - [`csr_signer`]: the `kubernetes.io/kube-apiserver-client` signer, which answers approved
-//!   CertificateSigningRequests with certificates from the host's cluster CA.
+//!   CertificateSigningRequests with certificates from the host's cluster CA;
+//! - [`token_controller`]: fills `kubernetes.io/service-account-token` Secrets with legacy
+//!   tokens, as kube-controller-manager's tokens controller does.
 
 pub mod csr_signer;
+pub mod token_controller;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -116,6 +119,8 @@ pub struct RunningHost {
     handle: ServerHandle,
     /// Stops with the host (dropped).
     _signer: Option<csr_signer::CsrSigner>,
+    /// Stops with the host (dropped).
+    _tokens: Option<token_controller::TokenController>,
 }
 
 impl RunningHost {
@@ -178,7 +183,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     if opts.rbac {
         options.rbac = Some(Arc::new(flotilla_rbac::RbacAuthorizer::new()));
     }
-    options.service_account_issuer = Some(Arc::new(TokenIssuer::new(
+    let issuer = Arc::new(TokenIssuer::new(
         &pki.service_account.key,
         IssuerOptions {
             issuer: opts.service_account_issuer.clone(),
@@ -186,7 +191,8 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
             max_expiration: opts.service_account_max_token_expiration,
             jwks_uri: None,
         },
-    )?));
+    )?);
+    options.service_account_issuer = Some(issuer.clone());
     options.proxy_client = Some((
         pki.front_proxy_client.cert_pem.clone(),
         pki.front_proxy_client.key_pem.clone(),
@@ -200,6 +206,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     server.start_background().await?;
     let ca = flotilla_pki::CertificateAuthority::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)?;
     let signer = csr_signer::start(server.clone(), ca, opts.signer.clone());
+    let tokens = token_controller::start(server.clone(), issuer, pki.ca.cert_pem.clone());
 
     let client_cas = [pki.ca.cert_pem.clone(), pki.front_proxy_ca.cert_pem.clone()];
     let tls =
@@ -230,6 +237,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         server,
         handle,
         _signer: signer,
+        _tokens: tokens,
     })
 }
 

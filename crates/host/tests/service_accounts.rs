@@ -421,6 +421,79 @@ async fn secret_bound_token_stops_when_the_secret_is_deleted() {
     );
 }
 
+/// Legacy tokens (issue 18): a `kubernetes.io/service-account-token` Secret made before its
+/// ServiceAccount is filled once the account exists, and its token authenticates as that
+/// account until the Secret is deleted.
+#[tokio::test]
+async fn legacy_token_secrets_are_filled_and_authenticate_while_they_hold_the_token() {
+    let t = common::start().await;
+    let admin = Kubectl::new(&t.host.kubeconfig);
+    let files = tempfile::tempdir().unwrap();
+    let secret = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "legacy-token", "namespace": "default",
+                     "annotations": {"kubernetes.io/service-account.name": "legacy"}},
+        "type": "kubernetes.io/service-account-token",
+    });
+    admin
+        .ok(&[
+            "apply",
+            "-f",
+            &common::write_manifest(files.path(), "secret.json", &secret),
+        ])
+        .await;
+    admin.ok(&["create", "serviceaccount", "legacy"]).await;
+    let sa_uid = uid_of(&admin, &["get", "serviceaccount", "legacy"]).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let filled: Value = loop {
+        let out = admin
+            .ok(&["get", "secret", "legacy-token", "-o", "json"])
+            .await;
+        let v: Value = serde_json::from_str(&out).unwrap();
+        if v["data"]["token"].is_string() {
+            break v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the Secret was never filled: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let decode = |field: &str| {
+        String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(filled["data"][field].as_str().unwrap())
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        filled["metadata"]["annotations"]["kubernetes.io/service-account.uid"],
+        json!(sa_uid)
+    );
+    assert_eq!(decode("namespace"), "default");
+    assert!(decode("ca.crt").starts_with("-----BEGIN CERTIFICATE-----"));
+    let token = decode("token");
+    let c = claims(&token);
+    assert_eq!(c["iss"], "kubernetes/serviceaccount");
+    assert_eq!(
+        c["kubernetes.io/serviceaccount/secret.name"],
+        "legacy-token"
+    );
+    assert!(c.get("exp").is_none(), "legacy tokens do not expire: {c}");
+
+    let legacy = Kubectl::new(&token_kubeconfig(&t, "legacy", &token));
+    let me = legacy.whoami().await.unwrap();
+    assert_eq!(me["username"], "system:serviceaccount:default:legacy");
+    assert_eq!(me["uid"], json!(sa_uid));
+    let review = token_review(&t.client, &token, &[]).await;
+    assert_eq!(review["authenticated"], true, "{review}");
+
+    admin.ok(&["delete", "secret", "legacy-token"]).await;
+    let err = legacy.whoami().await.unwrap_err();
+    assert!(err.contains(UNAUTHORIZED), "{err}");
+}
+
 #[tokio::test]
 async fn discovery_lists_the_token_subresource() {
     let t = common::start().await;

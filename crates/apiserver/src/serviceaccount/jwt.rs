@@ -21,6 +21,38 @@ pub const LEEWAY_SECS: i64 = 60;
 pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 /// `system:serviceaccount:` + `<namespace>:<name>` is a service account's user name.
 pub const USER_PREFIX: &str = "system:serviceaccount:";
+/// The issuer of the legacy tokens kept in `kubernetes.io/service-account-token` Secrets.
+pub const LEGACY_ISSUER: &str = "kubernetes/serviceaccount";
+
+/// The claims of a legacy Secret-based token (no expiry, no audience): valid as long as its
+/// Secret holds it and the ServiceAccount is the same.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegacyClaims {
+    pub iss: String,
+    pub sub: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/namespace")]
+    pub namespace: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/secret.name")]
+    pub secret_name: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/service-account.name")]
+    pub service_account_name: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/service-account.uid")]
+    pub service_account_uid: String,
+}
+
+impl LegacyClaims {
+    /// The claims of the token for ServiceAccount `name` (uid `uid`) kept in Secret `secret`.
+    pub fn new(namespace: &str, name: &str, uid: &str, secret: &str) -> Self {
+        Self {
+            iss: LEGACY_ISSUER.into(),
+            sub: username(namespace, name),
+            namespace: namespace.into(),
+            secret_name: secret.into(),
+            service_account_name: name.into(),
+            service_account_uid: uid.into(),
+        }
+    }
+}
 
 /// `system:serviceaccount:<namespace>:<name>`.
 pub fn username(namespace: &str, name: &str) -> String {
@@ -272,6 +304,37 @@ impl TokenIssuer {
         jsonwebtoken::encode(&header, claims, &self.encoding).map_err(TokenKeyError::Sign)
     }
 
+    /// A signed legacy token.
+    pub fn sign_legacy(&self, claims: &LegacyClaims) -> Result<String, TokenKeyError> {
+        let mut header = Header::new(Algorithm::ES256);
+        header.typ = None;
+        header.kid = Some(self.key_id.clone());
+        jsonwebtoken::encode(&header, claims, &self.encoding).map_err(TokenKeyError::Sign)
+    }
+
+    /// Checks the signature and claims of a legacy token; `Ok(None)` when it is not one.
+    /// Whether its Secret still holds it is for the caller to check.
+    pub fn verify_legacy(&self, token: &str) -> Result<Option<LegacyClaims>, InvalidToken> {
+        if unverified_issuer(token).as_deref() != Some(LEGACY_ISSUER) {
+            return Ok(None);
+        }
+        let data = jsonwebtoken::decode::<LegacyClaims>(token, &self.decoding, &signature_only())
+            .map_err(|_| {
+            InvalidToken("invalid bearer token, token could not be verified".into())
+        })?;
+        let c = data.claims;
+        if c.namespace.is_empty()
+            || c.service_account_name.is_empty()
+            || c.secret_name.is_empty()
+            || c.sub != username(&c.namespace, &c.service_account_name)
+        {
+            return Err(InvalidToken(
+                "legacy service account token is missing or contradicts its claims".into(),
+            ));
+        }
+        Ok(Some(c))
+    }
+
     /// Checks `token` at `now` (unix seconds) for `audiences` (empty: the API audiences).
     /// `Ok(None)` when it is not a JWT of this issuer (another authenticator may know it).
     pub fn verify(
@@ -412,6 +475,33 @@ mod tests {
     fn part(token: &str, i: usize) -> Value {
         let p = token.split('.').nth(i).unwrap();
         serde_json::from_slice(&URL_SAFE_NO_PAD.decode(p).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn legacy_tokens_round_trip_and_tampering_is_refused() {
+        let iss = issuer();
+        let claims = LegacyClaims::new("ns", "robot", "u1", "robot-token");
+        let token = iss.sign_legacy(&claims).unwrap();
+        assert_eq!(iss.verify_legacy(&token).unwrap(), Some(claims.clone()));
+        // Not a legacy token: another authenticator's business.
+        assert_eq!(iss.verify_legacy("not-a-jwt").unwrap(), None);
+        // A claim changed after signing fails the signature.
+        let mut parts: Vec<String> = token.split('.').map(str::to_string).collect();
+        let mut forged = claims;
+        forged.service_account_name = "admin".into();
+        forged.sub = username("ns", "admin");
+        parts[1] = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&forged).unwrap());
+        assert!(iss.verify_legacy(&parts.join(".")).is_err());
+        // Signed by another key: refused.
+        let other = issuer();
+        assert!(
+            iss.verify_legacy(
+                &other
+                    .sign_legacy(&LegacyClaims::new("ns", "robot", "u1", "robot-token"))
+                    .unwrap()
+            )
+            .is_err()
+        );
     }
 
     #[test]

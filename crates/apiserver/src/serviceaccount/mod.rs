@@ -23,8 +23,11 @@ use axum::response::Response;
 use flotilla_apimachinery::{GroupVersionKind, SubresourceDef};
 use http::StatusCode;
 
-pub use jwt::{DEFAULT_ISSUER, IssuerOptions, TokenIssuer, TokenKeyError};
+pub use jwt::{
+    DEFAULT_ISSUER, IssuerOptions, LEGACY_ISSUER, LegacyClaims, TokenIssuer, TokenKeyError,
+};
 pub use validate::ServiceAccountAuthenticator;
+pub use validate::{SA_NAME_ANNOTATION, SA_UID_ANNOTATION, TOKEN_SECRET_TYPE};
 
 use crate::registry::Registry;
 use crate::response::json_with_type;

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use base64::Engine;
 use flotilla_storage::{Storage, StoredObject};
 use serde_json::Value;
 
@@ -72,7 +73,7 @@ impl ServiceAccountAuthenticator {
         let Some(VerifiedToken { claims, audiences }) =
             self.issuer.verify(token, audiences, now)?
         else {
-            return Ok(None);
+            return self.authenticate_legacy(token, audiences).await;
         };
         let k = &claims.kubernetes;
         let ns = k.namespace.as_str();
@@ -131,6 +132,81 @@ impl ServiceAccountAuthenticator {
         Ok(Some(TokenUser {
             user: service_account_user(ns, &sa_ref.name, &sa_ref.uid, extra),
             audiences,
+        }))
+    }
+
+    /// A legacy Secret-based token: its Secret must still hold exactly this token and name the
+    /// same ServiceAccount, which must still exist with the claimed uid. It carries no
+    /// audience, so it is accepted for the API audiences only (as kube's legacy validator).
+    async fn authenticate_legacy(
+        &self,
+        token: &str,
+        audiences: &[String],
+    ) -> Result<Option<TokenUser>, InvalidToken> {
+        let Some(c) = self.issuer.verify_legacy(token)? else {
+            return Ok(None);
+        };
+        if !audiences.is_empty()
+            && !audiences
+                .iter()
+                .any(|a| self.issuer.api_audiences().contains(a))
+        {
+            return Err(InvalidToken(
+                "legacy service account tokens are valid for the API audiences only".into(),
+            ));
+        }
+        let ns = c.namespace.as_str();
+        let invalidated = || InvalidToken("service account token has been invalidated".into());
+        let secret = self
+            .lookup("secrets", Some(ns), &c.secret_name)
+            .await?
+            .ok_or_else(invalidated)?;
+        let held = secret
+            .value
+            .pointer("/data/token")
+            .and_then(Value::as_str)
+            .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok());
+        let names_sa = secret
+            .value
+            .pointer(&format!(
+                "/metadata/annotations/{}",
+                SA_NAME_ANNOTATION.replace('/', "~1")
+            ))
+            .and_then(Value::as_str)
+            == Some(c.service_account_name.as_str());
+        if held.as_deref() != Some(token.as_bytes())
+            || !names_sa
+            || secret
+                .value
+                .pointer("/metadata/deletionTimestamp")
+                .is_some()
+        {
+            return Err(invalidated());
+        }
+        let Some(sa) = self
+            .lookup("serviceaccounts", Some(ns), &c.service_account_name)
+            .await?
+        else {
+            return Err(InvalidToken(format!(
+                "serviceaccounts \"{}\" not found",
+                c.service_account_name
+            )));
+        };
+        let sa_uid = uid_of(&sa);
+        if sa_uid != c.service_account_uid {
+            return Err(InvalidToken(format!(
+                "service account UID ({sa_uid}) does not match claim ({})",
+                c.service_account_uid
+            )));
+        }
+        let mut extra = BTreeMap::new();
+        extra.insert(
+            CREDENTIAL_ID_KEY.into(),
+            vec![format!("token-secret={}", c.secret_name)],
+        );
+        Ok(Some(TokenUser {
+            user: service_account_user(ns, &c.service_account_name, sa_uid, extra),
+            audiences: self.issuer.api_audiences().to_vec(),
         }))
     }
 
@@ -193,6 +269,13 @@ impl TokenAuthenticator for ServiceAccountAuthenticator {
             .await
     }
 }
+
+/// The annotation naming a token Secret's ServiceAccount.
+pub const SA_NAME_ANNOTATION: &str = "kubernetes.io/service-account.name";
+/// The annotation a token Secret gets with its ServiceAccount's uid.
+pub const SA_UID_ANNOTATION: &str = "kubernetes.io/service-account.uid";
+/// The Secret type of legacy tokens.
+pub const TOKEN_SECRET_TYPE: &str = "kubernetes.io/service-account-token";
 
 pub(crate) fn uid_of(obj: &StoredObject) -> &str {
     obj.value

@@ -10,14 +10,14 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::response::Response;
 use flotilla_apimachinery::{ApiError, Cause, GroupVersionKind, ResourceDef, SubresourceDef};
-use http::{Method, StatusCode};
+use http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::auth::UserInfo;
 use crate::handlers::RequestContext;
 use crate::objects::{Objects, WriteOptions, now_rfc3339};
 use crate::registry::Registry;
-use crate::request::{Query, ResourcePath};
+use crate::request::ResourcePath;
 use crate::response::{error_response, json_value};
 use crate::server::{ApiServer, SubresourceHandler};
 
@@ -53,30 +53,11 @@ impl SubresourceHandler for PodBinding {
         req: Request,
         user: &UserInfo,
     ) -> Response {
-        if req.method() != Method::POST {
-            return error_response(&ApiError::method_not_allowed(
-                "the server does not allow this method on the requested resource",
-            ));
-        }
-        if path.sub_path.is_some() {
-            return error_response(&ApiError::path_not_found());
-        }
-        let (parts, body) = req.into_parts();
-        let Ok(body) = axum::body::to_bytes(body, server.config.max_body_bytes).await else {
-            return error_response(&ApiError::too_large(format!(
-                "the request body is larger than the limit of {} bytes",
-                server.config.max_body_bytes
-            )));
-        };
-        let ctx = RequestContext {
-            server: server.clone(),
-            def: def.clone(),
-            path: path.clone(),
-            query: Query::parse(parts.uri.query()),
-            headers: parts.headers,
-            user: user.clone(),
-            user_agent: String::new(),
-        };
+        let (ctx, body) =
+            match crate::handlers::post_to_subresource(server, def, path, req, user).await {
+                Ok(read) => read,
+                Err(e) => return error_response(&e),
+            };
         match bind(&ctx, &body).await {
             Ok(()) => json_value(
                 StatusCode::CREATED,

@@ -101,6 +101,50 @@ impl RequestContext {
     }
 }
 
+/// Reads a request body up to the server's limit (kube-apiserver: 3 MiB).
+pub async fn read_body(server: &ApiServer, body: axum::body::Body) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, server.config.max_body_bytes)
+        .await
+        .map_err(|_| {
+            ApiError::too_large(format!(
+                "the request body is larger than the limit of {} bytes",
+                server.config.max_body_bytes
+            ))
+        })
+}
+
+/// A POST to a create-only subresource served by a custom handler (`pods/binding`,
+/// `serviceaccounts/token`): other methods and deeper paths refused as the generic verbs
+/// refuse them, the body read, and the request's context.
+pub async fn post_to_subresource(
+    server: &Arc<ApiServer>,
+    def: &Arc<ResourceDef>,
+    path: &ResourcePath,
+    req: axum::extract::Request,
+    user: &UserInfo,
+) -> Result<(RequestContext, Bytes), ApiError> {
+    if req.method() != http::Method::POST {
+        return Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        ));
+    }
+    if path.sub_path.is_some() {
+        return Err(ApiError::path_not_found());
+    }
+    let (parts, body) = req.into_parts();
+    let body = read_body(server, body).await?;
+    let ctx = RequestContext {
+        server: server.clone(),
+        def: def.clone(),
+        path: path.clone(),
+        query: Query::parse(parts.uri.query()),
+        headers: parts.headers,
+        user: user.clone(),
+        user_agent: String::new(),
+    };
+    Ok((ctx, body))
+}
+
 /// Decodes a create/update body (JSON or YAML).
 pub(crate) fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, ApiError> {
     match ctx.content_type().as_str() {

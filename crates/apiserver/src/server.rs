@@ -566,14 +566,9 @@ async fn resource_request(
         verb,
         "create" | "update" | "patch" | "delete" | "deletecollection"
     ) {
-        match axum::body::to_bytes(body, server.config.max_body_bytes).await {
+        match handlers::read_body(server, body).await {
             Ok(b) => b,
-            Err(_) => {
-                return error_response(&ApiError::too_large(format!(
-                    "the request body is larger than the limit of {} bytes",
-                    server.config.max_body_bytes
-                )));
-            }
+            Err(e) => return error_response(&e),
         }
     } else {
         Bytes::new()

@@ -13,14 +13,14 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::response::Response;
 use flotilla_apimachinery::{ApiError, Cause, GroupVersionKind, ResourceDef};
-use http::{Method, StatusCode};
+use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::jwt::{ObjectRef, TokenIssuer, TokenSpec};
 use super::validate::uid_of;
 use crate::auth::UserInfo;
 use crate::handlers::RequestContext;
-use crate::request::{Query, ResourcePath};
+use crate::request::ResourcePath;
 use crate::response::{add_warnings, error_response, json_value};
 use crate::server::{ApiServer, SubresourceHandler};
 
@@ -54,33 +54,11 @@ impl SubresourceHandler for TokenRequestHandler {
         req: Request,
         user: &UserInfo,
     ) -> Response {
-        if req.method() != Method::POST {
-            return error_response(&ApiError::method_not_allowed(
-                "the server does not allow this method on the requested resource",
-            ));
-        }
-        if path.sub_path.is_some() {
-            return error_response(&ApiError::path_not_found());
-        }
-        let (parts, body) = req.into_parts();
-        let body = match axum::body::to_bytes(body, server.config.max_body_bytes).await {
-            Ok(b) => b,
-            Err(_) => {
-                return error_response(&ApiError::too_large(format!(
-                    "the request body is larger than the limit of {} bytes",
-                    server.config.max_body_bytes
-                )));
-            }
-        };
-        let ctx = RequestContext {
-            server: server.clone(),
-            def: def.clone(),
-            path: path.clone(),
-            query: Query::parse(parts.uri.query()),
-            headers: parts.headers,
-            user: user.clone(),
-            user_agent: String::new(),
-        };
+        let (ctx, body) =
+            match crate::handlers::post_to_subresource(server, def, path, req, user).await {
+                Ok(read) => read,
+                Err(e) => return error_response(&e),
+            };
         match self.create(&ctx, &body).await {
             Ok((answer, warnings)) => {
                 let mut resp = json_value(StatusCode::CREATED, &answer);
@@ -368,6 +346,7 @@ mod tests {
     use axum::body::Body;
     use base64::Engine;
     use flotilla_storage::{MemoryStorage, Storage};
+    use http::Method;
     use http::{Request, header};
     use http_body_util::BodyExt;
     use tower::ServiceExt;

@@ -9,25 +9,10 @@ use std::collections::BTreeMap;
 
 use flotilla_apimachinery::ApiError;
 use flotilla_rbac::{Attributes, Decision, RbacAuthorizer, UserRef};
-use http::{HeaderMap, Method};
+use http::HeaderMap;
 
 use crate::auth::UserInfo;
-use crate::request::{ApiPath, ResourcePath};
-
-/// The verb of a resource request.
-pub fn resource_verb(method: &Method, rp: &ResourcePath, watch: bool) -> &'static str {
-    match (method.as_str(), rp.name.is_some()) {
-        ("GET" | "HEAD", _) if watch => "watch",
-        ("GET" | "HEAD", false) => "list",
-        ("GET" | "HEAD", true) => "get",
-        ("POST", _) => "create",
-        ("PUT", _) => "update",
-        ("PATCH", _) => "patch",
-        ("DELETE", false) => "deletecollection",
-        ("DELETE", true) => "delete",
-        _ => "unknown",
-    }
-}
+use crate::request::{RequestInfo, ResourcePath};
 
 /// What is being asked, owned.
 #[derive(Debug, Clone)]
@@ -43,14 +28,10 @@ pub struct RequestAttributes {
 }
 
 impl RequestAttributes {
-    pub fn for_request(
-        method: &Method,
-        path: &str,
-        api_path: Option<&ApiPath>,
-        watch: bool,
-    ) -> Self {
-        match api_path {
-            Some(ApiPath::Resource(rp)) => {
+    /// The attributes of a request from its parsed info.
+    pub fn for_request(info: &RequestInfo) -> Self {
+        match info.resource() {
+            Some(rp) => {
                 // kube-apiserver treats a namespace object's own name as its namespace.
                 let namespace = match (
                     &rp.namespace,
@@ -63,20 +44,21 @@ impl RequestAttributes {
                     _ => String::new(),
                 };
                 Self {
-                    verb: resource_verb(method, rp, watch).to_string(),
+                    verb: info.verb.as_str().to_string(),
                     resource_request: true,
                     api_group: rp.group.clone(),
                     resource: rp.resource.clone(),
                     subresource: rp.subresource.clone().unwrap_or_default(),
                     namespace,
                     name: rp.name.clone().unwrap_or_default(),
-                    path: path.to_string(),
+                    path: info.path.clone(),
                 }
             }
-            _ => Self {
-                verb: match *method {
-                    Method::GET | Method::HEAD => "get".into(),
-                    ref m => m.as_str().to_lowercase(),
+            None => Self {
+                verb: match info.verb {
+                    // Methods no verb covers keep their own name, as kube lowercases them.
+                    crate::request::Verb::Unknown => info.method.as_str().to_lowercase(),
+                    verb => verb.as_str().to_string(),
                 },
                 resource_request: false,
                 api_group: String::new(),
@@ -84,7 +66,7 @@ impl RequestAttributes {
                 subresource: String::new(),
                 namespace: String::new(),
                 name: String::new(),
-                path: path.to_string(),
+                path: info.path.clone(),
             },
         }
     }

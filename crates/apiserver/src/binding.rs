@@ -147,14 +147,13 @@ async fn bind(ctx: &RequestContext, body: &bytes::Bytes) -> Result<(), ApiError>
             "pod {pod_name} is already assigned to node \"{current}\""
         ));
     }
+    let query = ctx.write_query()?;
     let opts = WriteOptions {
-        field_manager: ctx
-            .query
-            .get("fieldManager")
-            .unwrap_or("kube-scheduler")
-            .to_string(),
-        field_validation: ctx.query.field_validation()?,
-        dry_run: ctx.query.dry_run()?,
+        field_manager: query
+            .field_manager
+            .unwrap_or_else(|| "kube-scheduler".to_string()),
+        field_validation: query.field_validation,
+        dry_run: query.dry_run,
     };
     let mut bound = pod.clone();
     bound["spec"]["nodeName"] = json!(node);

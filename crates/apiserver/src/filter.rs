@@ -7,7 +7,7 @@ use flotilla_apimachinery::ResourceDef;
 use flotilla_apimachinery::selector::{FieldSelector, LabelSelector};
 use serde_json::Value;
 
-use crate::request::Query;
+use crate::request::ListOptions;
 
 /// The selection a list or watch asks for.
 #[derive(Debug, Default)]
@@ -51,15 +51,15 @@ fn extra_fields(def: &ResourceDef) -> &'static [&'static str] {
 }
 
 impl Selection {
-    pub fn from_query(def: &ResourceDef, q: &Query) -> Result<Self, ApiError> {
+    pub fn from_options(def: &ResourceDef, options: &ListOptions) -> Result<Self, ApiError> {
         let labels =
-            match q.get("labelSelector") {
+            match options.label_selector.as_deref() {
                 Some(s) => Some(LabelSelector::parse(s).map_err(|e| {
                     ApiError::bad_request(format!("unable to parse requirement: {e}"))
                 })?),
                 None => None,
             };
-        let fields = match q.get("fieldSelector") {
+        let fields = match options.field_selector.as_deref() {
             Some(s) => {
                 let f =
                     FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?;

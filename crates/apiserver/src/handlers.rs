@@ -1,5 +1,7 @@
-//! HTTP handlers of the resource verbs: they decode bodies and options, call [`Objects`]
-//! and encode the answer (objects as stored bytes, lists concatenated from them, Tables).
+//! The generic store's verbs at the HTTP layer (the provided methods of
+//! [`RestStorage`](crate::rest::RestStorage)): they decode bodies, call [`Objects`] with the
+//! request's parsed options and encode the answer (objects as stored bytes, lists
+//! concatenated from them, Tables). The list encoder is public for other storages.
 
 use std::sync::Arc;
 
@@ -14,7 +16,7 @@ use serde_json::{Value, json};
 use crate::auth::UserInfo;
 use crate::filter::Selection;
 use crate::objects::{self, DeleteOptions, Objects, Patch, WriteOptions, Written};
-use crate::request::{Query, ResourcePath};
+use crate::request::{ListOptions, RequestInfo, ResourcePath, ResourceVersion, WriteQuery};
 use crate::response::{Format, add_warnings, json_bytes, json_value, negotiate};
 use crate::server::ApiServer;
 use crate::table::{self, IncludeObject};
@@ -23,11 +25,11 @@ use crate::table::{self, IncludeObject};
 pub struct RequestContext {
     pub server: Arc<ApiServer>,
     pub def: Arc<ResourceDef>,
+    /// The target, as parsed into `info`.
     pub path: ResourcePath,
-    pub query: Query,
+    pub info: Arc<RequestInfo>,
     pub headers: HeaderMap,
     pub user: UserInfo,
-    pub user_agent: String,
 }
 
 impl RequestContext {
@@ -57,18 +59,45 @@ impl RequestContext {
         self.path.subresource.as_deref()
     }
 
+    /// The options of a list, watch or deletecollection.
+    pub fn list_options(&self) -> Result<&ListOptions, ApiError> {
+        Ok(&self.info.options()?.list)
+    }
+
+    /// The query options of a create, update or patch.
+    pub fn write_query(&self) -> Result<WriteQuery, ApiError> {
+        match &self.info.options()?.write {
+            Some(w) => Ok(w.clone()),
+            // Custom subresources reached with another verb: parse what they need now.
+            None => Ok(WriteQuery {
+                dry_run: self.info.query.dry_run()?,
+                field_validation: self.info.query.field_validation()?,
+                field_manager: self.info.query.get("fieldManager").map(str::to_string),
+                force: false,
+            }),
+        }
+    }
+
+    /// `includeObject` of a Table request.
+    pub fn include_object(&self) -> IncludeObject {
+        IncludeObject::from_query(self.info.query.get("includeObject"))
+    }
+
     /// `fieldManager`, defaulting to the user agent's program name as kube-apiserver does.
-    fn field_manager(&self, required: bool) -> Result<String, ApiError> {
-        match self.query.get("fieldManager") {
-            Some(m) if m.len() > 128 => Err(ApiError::bad_request(
-                "fieldManager must be at most 128 characters",
-            )),
-            Some(m) => Ok(m.to_string()),
+    fn field_manager(&self, query: &WriteQuery, required: bool) -> Result<String, ApiError> {
+        match &query.field_manager {
+            Some(m) => Ok(m.clone()),
             None if required => Err(ApiError::bad_request(
                 "PATCH request with apply content type requires fieldManager to be set",
             )),
             None => {
-                let prefix = self.user_agent.split('/').next().unwrap_or_default().trim();
+                let prefix = self
+                    .info
+                    .user_agent
+                    .split('/')
+                    .next()
+                    .unwrap_or_default()
+                    .trim();
                 Ok(if prefix.is_empty() {
                     "unknown".to_string()
                 } else {
@@ -78,11 +107,12 @@ impl RequestContext {
         }
     }
 
-    fn write_options(&self, manager_required: bool) -> Result<WriteOptions, ApiError> {
+    pub fn write_options(&self, manager_required: bool) -> Result<WriteOptions, ApiError> {
+        let query = self.write_query()?;
         Ok(WriteOptions {
-            field_manager: self.field_manager(manager_required)?,
-            field_validation: self.query.field_validation()?,
-            dry_run: self.query.dry_run()?,
+            field_manager: self.field_manager(&query, manager_required)?,
+            field_validation: query.field_validation,
+            dry_run: query.dry_run,
         })
     }
 
@@ -132,15 +162,22 @@ pub async fn post_to_subresource(
         return Err(ApiError::path_not_found());
     }
     let (parts, body) = req.into_parts();
+    let info = match parts.extensions.get::<Arc<RequestInfo>>() {
+        Some(info) => info.clone(),
+        None => Arc::new(RequestInfo::parse(
+            &parts.method,
+            &parts.uri,
+            &parts.headers,
+        )),
+    };
     let body = read_body(server, body).await?;
     let ctx = RequestContext {
         server: server.clone(),
         def: def.clone(),
         path: path.clone(),
-        query: Query::parse(parts.uri.query()),
+        info,
         headers: parts.headers,
         user: user.clone(),
-        user_agent: String::new(),
     };
     Ok((ctx, body))
 }
@@ -241,13 +278,12 @@ pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
     match negotiate(&ctx.headers)? {
         Format::Json => Ok(object_response(&ctx.def, StatusCode::OK, &obj)),
         Format::Table => {
-            let include = IncludeObject::from_query(ctx.query.get("includeObject"));
             let t = table::table(
                 &ctx.def,
                 std::iter::once(obj.value.as_ref()),
                 Some(obj.revision.to_string()),
                 None,
-                include,
+                ctx.include_object(),
             );
             Ok(json_value(StatusCode::OK, &t))
         }
@@ -275,12 +311,12 @@ fn decode_continue(token: &str) -> Result<String, ApiError> {
 
 pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
     let format = negotiate(&ctx.headers)?;
-    let selection = Selection::from_query(&ctx.def, &ctx.query)?;
-    if let Some(rv) = ctx.query.get("resourceVersion") {
-        crate::request::parse_resource_version(rv)?;
+    let options = ctx.list_options()?;
+    let selection = Selection::from_options(&ctx.def, options)?;
+    if let Some(rv) = &options.resource_version {
+        objects::revision_of(rv)?;
     }
-    let limit = ctx.query.u64("limit")?.filter(|l| *l > 0);
-    let start_after = match ctx.query.get("continue") {
+    let start_after = match &options.continue_token {
         Some(c) => Some(decode_continue(c)?),
         None => None,
     };
@@ -303,7 +339,7 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
         if !selection.matches(&obj.value) {
             continue;
         }
-        if let Some(l) = limit {
+        if let Some(l) = options.limit {
             if items.len() as u64 >= l {
                 remaining += 1;
                 continue;
@@ -316,24 +352,47 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
             continue_token = Some(encode_continue(listed.revision, &last.key));
         }
     }
-    let rv = listed.revision.to_string();
+    let page = ListPage {
+        resource_version: ResourceVersion::from(listed.revision),
+        continue_token,
+        remaining,
+    };
+    Ok(list_response(ctx, format, &items, page))
+}
+
+/// Where a list page stands: its version and, when more follow, how to get them.
+#[derive(Debug, Clone)]
+pub struct ListPage {
+    pub resource_version: ResourceVersion,
+    pub continue_token: Option<String>,
+    pub remaining: usize,
+}
+
+/// Encodes a list of stored objects as the kind's List (their stored bytes concatenated,
+/// converted when the served version differs) or as a Table.
+pub fn list_response(
+    ctx: &RequestContext,
+    format: Format,
+    items: &[&Arc<StoredObject>],
+    page: ListPage,
+) -> Response {
+    let rv = page.resource_version.to_string();
     match format {
         Format::Table => {
-            let include = IncludeObject::from_query(ctx.query.get("includeObject"));
             let t = table::table_bytes(
                 &ctx.def,
                 items.iter().map(|o| o.value.as_ref()),
                 Some(rv),
-                continue_token,
-                include,
+                page.continue_token,
+                ctx.include_object(),
             );
-            Ok(json_bytes(StatusCode::OK, t))
+            json_bytes(StatusCode::OK, t)
         }
         Format::Json => {
             let mut metadata = json!({"resourceVersion": rv});
-            if let Some(c) = continue_token {
+            if let Some(c) = page.continue_token {
                 metadata["continue"] = json!(c);
-                metadata["remainingItemCount"] = json!(remaining);
+                metadata["remainingItemCount"] = json!(page.remaining);
             }
             let head = format!(
                 "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
@@ -370,7 +429,7 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
                 buf.put_slice(bytes_of(i));
             }
             buf.put_slice(b"]}");
-            Ok(json_bytes(StatusCode::OK, buf.freeze()))
+            json_bytes(StatusCode::OK, buf.freeze())
         }
     }
 }
@@ -435,21 +494,10 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
             }
             Patch::Strategic(decode_json(body)?)
         }
-        "application/apply-patch+yaml" => {
-            let force = match ctx.query.get("force") {
-                None | Some("false") => false,
-                Some("true") => true,
-                Some(other) => {
-                    return Err(ApiError::bad_request(format!(
-                        "invalid value for force: {other:?}"
-                    )));
-                }
-            };
-            Patch::Apply {
-                body: decode_yaml(body)?,
-                force,
-            }
-        }
+        "application/apply-patch+yaml" => Patch::Apply {
+            body: decode_yaml(body)?,
+            force: ctx.write_query()?.force,
+        },
         other => {
             return Err(ApiError::unsupported_media_type(format!(
                 "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {other:?})"
@@ -525,11 +573,8 @@ fn parse_delete_options(ctx: &RequestContext, body: &Bytes) -> Result<DeleteOpti
                 .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?,
         )
     };
-    if let Some(g) = ctx.query.get("gracePeriodSeconds") {
-        g.parse::<i64>()
-            .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {g:?}")))?;
-    }
-    DeleteOptions::parse(body_value.as_ref(), ctx.query.get("propagationPolicy"))
+    let query = &ctx.info.options()?.delete;
+    DeleteOptions::parse(body_value.as_ref(), query.propagation_policy.as_deref())
 }
 
 pub async fn delete(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
@@ -539,7 +584,7 @@ pub async fn delete(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiE
         ));
     }
     let options = parse_delete_options(ctx, body)?;
-    let dry_run = ctx.query.dry_run()?;
+    let dry_run = ctx.info.options()?.delete.dry_run;
     if ctx.def.group.is_empty() && ctx.def.plural == "namespaces" {
         return crate::namespaces::delete_namespace(ctx, &options, dry_run).await;
     }
@@ -560,8 +605,8 @@ pub async fn delete(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiE
 
 pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
     let options = parse_delete_options(ctx, body)?;
-    let dry_run = ctx.query.dry_run()?;
-    let selection = Selection::from_query(&ctx.def, &ctx.query)?;
+    let dry_run = ctx.info.options()?.delete.dry_run;
+    let selection = Selection::from_options(&ctx.def, ctx.list_options()?)?;
     let prefix = objects::collection_prefix(&ctx.def, ctx.namespace());
     let listed = ctx
         .server

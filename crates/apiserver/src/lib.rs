@@ -29,6 +29,7 @@ pub mod rbac_sync;
 pub mod registry;
 pub mod request;
 pub mod response;
+pub mod rest;
 pub mod reviews;
 pub mod serve;
 pub mod server;

@@ -18,7 +18,7 @@ use flotilla_admission::{Attributes, Operation};
 
 use crate::admission::Admission;
 use crate::auth::UserInfo;
-use crate::request::{FieldValidation, parse_resource_version};
+use crate::request::{FieldValidation, ResourceVersion};
 
 /// How many times a patch without a precondition is re-applied after losing a write race.
 const PATCH_ATTEMPTS: u32 = 128;
@@ -98,6 +98,17 @@ pub fn collection_prefix(def: &ResourceDef, namespace: Option<&str>) -> String {
         Some(ns) if def.namespaced => format!("/{group}/{}/{ns}/", def.plural),
         _ => format!("/{group}/{}/", def.plural),
     }
+}
+
+/// The generic store's reading of a resourceVersion: the storage revision it names (a
+/// decimal number), or 400.
+pub fn revision_of(rv: &ResourceVersion) -> Result<flotilla_storage::Revision, ApiError> {
+    rv.as_str().parse().map_err(|_| {
+        ApiError::bad_request(format!(
+            "invalid resource version {:?}: must be a decimal number",
+            rv.as_str()
+        ))
+    })
 }
 
 pub fn now_rfc3339() -> String {
@@ -761,7 +772,7 @@ impl<'a> Objects<'a> {
             }
         }
         if let Some(rv) = meta_str(&new, "resourceVersion").filter(|s| !s.is_empty()) {
-            let rv = parse_resource_version(rv).map_err(|_| {
+            let rv = revision_of(&ResourceVersion::new(rv)).map_err(|_| {
                 ApiError::invalid(
                     &def.group,
                     &def.kind,
@@ -1383,7 +1394,7 @@ impl<'a> Objects<'a> {
             ));
         }
         if let Some(rv) = meta_str(scale, "resourceVersion").filter(|s| !s.is_empty()) {
-            if parse_resource_version(rv)? != old.revision {
+            if revision_of(&ResourceVersion::new(rv))? != old.revision {
                 return Err(ApiError::conflict(&def.group, &def.plural, &name));
             }
         }
@@ -1499,7 +1510,7 @@ impl DeleteOptions {
             if let Some(p) = b.get("preconditions") {
                 opts.uid = p.get("uid").and_then(Value::as_str).map(str::to_string);
                 if let Some(rv) = p.get("resourceVersion").and_then(Value::as_str) {
-                    opts.resource_version = Some(parse_resource_version(rv)?);
+                    opts.resource_version = Some(revision_of(&ResourceVersion::new(rv))?);
                 }
             }
             if let Some(p) = b.get("propagationPolicy").and_then(Value::as_str) {

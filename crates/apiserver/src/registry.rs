@@ -1,13 +1,19 @@
-//! The set of served resources. Built-in kinds are registered at start; CRDs add and remove
-//! entries at run time, so lookups go through a lock-protected index and every change bumps a
-//! generation that discovery and OpenAPI use as their cache hash.
+//! The registry of served resources: each resource's definition ([`ResourceDef`]: kind,
+//! scope, schema, subresources) and the [`RestStorage`] serving its verbs (the
+//! [`GenericStore`] unless another implementation was registered for it), plus the custom
+//! subresources ([`SubresourceHandler`]s). Built-in kinds are registered at start; CRDs add
+//! and remove entries at run time, so lookups go through a lock-protected index and every
+//! change bumps a generation that discovery and OpenAPI (which list what is registered here,
+//! once per resource) use as their cache hash.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use flotilla_apimachinery::ResourceDef;
 use parking_lot::RwLock;
+
+use crate::rest::{GenericStore, RestStorage, SubresourceHandler};
 
 /// A served group with its versions in preference order.
 #[derive(Debug, Clone)]
@@ -20,7 +26,15 @@ pub struct GroupInfo {
 pub struct Registry {
     inner: RwLock<Inner>,
     generation: AtomicU64,
+    /// The storage of resources not served by the generic store, by (group, plural): kept
+    /// apart from the definitions so a CRD re-registering its versions keeps it.
+    storage: RwLock<HashMap<(String, String), Arc<dyn RestStorage>>>,
+    /// Custom subresources by (group, plural, subresource).
+    subresources: RwLock<HashMap<SubresourceKey, Arc<dyn SubresourceHandler>>>,
 }
+
+/// (group, plural, subresource)
+type SubresourceKey = (String, String, String);
 
 #[derive(Default)]
 struct Inner {
@@ -79,6 +93,69 @@ impl Registry {
             .read()
             .resources
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+    }
+
+    /// The definition and the storage serving `group`/`version`/`plural`.
+    pub fn resolve(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<(Arc<ResourceDef>, Arc<dyn RestStorage>)> {
+        let def = self.get(group, version, plural)?;
+        Some((def, self.storage_of(group, plural)))
+    }
+
+    /// The storage serving every version of `group`/`plural`.
+    pub fn storage_of(&self, group: &str, plural: &str) -> Arc<dyn RestStorage> {
+        self.storage
+            .read()
+            .get(&(group.to_string(), plural.to_string()))
+            .cloned()
+            .unwrap_or_else(|| Arc::new(GenericStore))
+    }
+
+    /// Serves `group`/`plural` with `storage` instead of the generic store (its provided
+    /// methods keep the verbs it does not override on the store).
+    pub fn set_storage(&self, group: &str, plural: &str, storage: Arc<dyn RestStorage>) {
+        self.storage
+            .write()
+            .insert((group.to_string(), plural.to_string()), storage);
+    }
+
+    /// Serves `group`/`plural`/`{name}`/`subresource` with `handler`.
+    pub fn add_subresource(
+        &self,
+        group: &str,
+        plural: &str,
+        subresource: &str,
+        handler: Arc<dyn SubresourceHandler>,
+    ) {
+        self.subresources.write().insert(
+            (
+                group.to_string(),
+                plural.to_string(),
+                subresource.to_string(),
+            ),
+            handler,
+        );
+    }
+
+    /// The custom handler of a subresource, if one is registered.
+    pub fn subresource(
+        &self,
+        group: &str,
+        plural: &str,
+        subresource: &str,
+    ) -> Option<Arc<dyn SubresourceHandler>> {
+        self.subresources
+            .read()
+            .get(&(
+                group.to_string(),
+                plural.to_string(),
+                subresource.to_string(),
+            ))
             .cloned()
     }
 

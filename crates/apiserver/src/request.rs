@@ -1,10 +1,17 @@
-//! Parsing of request paths and query strings into what a handler needs: which API
-//! (group/version), which resource, namespace, name and subresource, and the options of the
-//! verb. Query strings may start with `?&` (kube-rs sends them that way).
+//! Request info: what a request asks for, parsed once when it arrives (kube's RequestInfo
+//! filter). The path becomes an [`ApiPath`] (which API, resource, namespace, name,
+//! subresource), the method and path one [`Verb`] (the single table authorization, metrics,
+//! audit and dispatch all read), and the query the options of that verb ([`ListOptions`],
+//! [`WriteQuery`], [`DeleteQuery`]). Query strings may start with `?&` (kube-rs sends them
+//! that way). A malformed option is kept as the error the request is answered with once it
+//! has been authenticated and authorized, as kube answers it from its handlers.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
 
 use flotilla_apimachinery::ApiError;
+use http::{HeaderMap, Method, header};
 
 /// Where a resource request points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,13 +174,319 @@ pub enum FieldValidation {
     Strict,
 }
 
-/// A resourceVersion query or body value: decimal or 400.
-pub fn parse_resource_version(rv: &str) -> Result<u64, ApiError> {
-    rv.parse::<u64>().map_err(|_| {
-        ApiError::bad_request(format!(
-            "invalid resource version {rv:?}: must be a decimal number"
-        ))
-    })
+/// A `resourceVersion` as clients send and receive it: opaque at the API layer. Only the
+/// storage serving a resource knows its form (the generic store's are decimal revisions; a
+/// merged read's are composite), so it is parsed there, never in the handlers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResourceVersion(String);
+
+impl ResourceVersion {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// `"0"`: "any version" for every storage (kube's semantics for lists and watches).
+    pub fn is_any(&self) -> bool {
+        self.0 == "0"
+    }
+}
+
+impl fmt::Display for ResourceVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<u64> for ResourceVersion {
+    fn from(revision: u64) -> Self {
+        Self(revision.to_string())
+    }
+}
+
+/// The verb of a request. Resource requests get kube's resource verbs; other requests the
+/// lowercase method (`get` for GET and HEAD).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    List,
+    Watch,
+    Create,
+    Update,
+    Patch,
+    Delete,
+    DeleteCollection,
+    /// A non-resource POST.
+    Post,
+    /// A non-resource PUT.
+    Put,
+    /// A method no verb covers.
+    Unknown,
+}
+
+impl Verb {
+    /// Resource verbs from the method, whether a name is given and `watch=true`.
+    fn for_resource(method: &Method, named: bool, watch: bool) -> Self {
+        match (method.as_str(), named) {
+            ("GET" | "HEAD", _) if watch => Verb::Watch,
+            ("GET" | "HEAD", false) => Verb::List,
+            ("GET" | "HEAD", true) => Verb::Get,
+            ("POST", _) => Verb::Create,
+            ("PUT", _) => Verb::Update,
+            ("PATCH", _) => Verb::Patch,
+            ("DELETE", false) => Verb::DeleteCollection,
+            ("DELETE", true) => Verb::Delete,
+            _ => Verb::Unknown,
+        }
+    }
+
+    fn for_non_resource(method: &Method) -> Self {
+        match method.as_str() {
+            "GET" | "HEAD" => Verb::Get,
+            "POST" => Verb::Post,
+            "PUT" => Verb::Put,
+            "PATCH" => Verb::Patch,
+            "DELETE" => Verb::Delete,
+            _ => Verb::Unknown,
+        }
+    }
+
+    /// The verb as RBAC, metrics and the audit log name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+            Verb::Post => "post",
+            Verb::Put => "put",
+            Verb::Unknown => "unknown",
+        }
+    }
+
+    /// Verbs whose request carries a body.
+    pub fn has_body(self) -> bool {
+        matches!(
+            self,
+            Verb::Create | Verb::Update | Verb::Patch | Verb::Delete | Verb::DeleteCollection
+        )
+    }
+}
+
+/// The options of a list, watch or deletecollection.
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    pub resource_version: Option<ResourceVersion>,
+    pub resource_version_match: Option<String>,
+    /// A positive page size (`limit=0` means no limit).
+    pub limit: Option<u64>,
+    pub continue_token: Option<String>,
+    pub label_selector: Option<String>,
+    pub field_selector: Option<String>,
+    pub timeout: Option<Duration>,
+    pub allow_bookmarks: bool,
+    pub send_initial_events: Option<bool>,
+}
+
+impl ListOptions {
+    fn parse(q: &Query) -> Result<Self, ApiError> {
+        let send_initial_events = match q.get("sendInitialEvents") {
+            Some("true") => Some(true),
+            Some("false") => Some(false),
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "invalid sendInitialEvents {other:?}"
+                )));
+            }
+            None => None,
+        };
+        Ok(Self {
+            resource_version: q.get("resourceVersion").map(ResourceVersion::new),
+            resource_version_match: q.get("resourceVersionMatch").map(str::to_string),
+            limit: q.u64("limit")?.filter(|l| *l > 0),
+            continue_token: q.get("continue").map(str::to_string),
+            label_selector: q.get("labelSelector").map(str::to_string),
+            field_selector: q.get("fieldSelector").map(str::to_string),
+            timeout: q.u64("timeoutSeconds")?.map(Duration::from_secs),
+            allow_bookmarks: q.flag("allowWatchBookmarks"),
+            send_initial_events,
+        })
+    }
+}
+
+/// The query options of create, update and patch.
+#[derive(Debug, Clone)]
+pub struct WriteQuery {
+    pub dry_run: bool,
+    pub field_validation: FieldValidation,
+    /// As sent; defaulted from the user agent by the store when absent.
+    pub field_manager: Option<String>,
+    /// `force` of a server-side apply.
+    pub force: bool,
+}
+
+impl WriteQuery {
+    fn parse(q: &Query) -> Result<Self, ApiError> {
+        let force = match q.get("force") {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "invalid value for force: {other:?}"
+                )));
+            }
+        };
+        if let Some(m) = q.get("fieldManager") {
+            if m.len() > 128 {
+                return Err(ApiError::bad_request(
+                    "fieldManager must be at most 128 characters",
+                ));
+            }
+        }
+        Ok(Self {
+            dry_run: q.dry_run()?,
+            field_validation: q.field_validation()?,
+            field_manager: q.get("fieldManager").map(str::to_string),
+            force,
+        })
+    }
+}
+
+/// The query options of delete and deletecollection.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteQuery {
+    pub dry_run: bool,
+    pub propagation_policy: Option<String>,
+    pub grace_period_seconds: Option<i64>,
+}
+
+impl DeleteQuery {
+    fn parse(q: &Query) -> Result<Self, ApiError> {
+        let grace_period_seconds =
+            match q.get("gracePeriodSeconds") {
+                None => None,
+                Some(g) => Some(g.parse::<i64>().map_err(|_| {
+                    ApiError::bad_request(format!("invalid gracePeriodSeconds {g:?}"))
+                })?),
+            };
+        Ok(Self {
+            dry_run: q.dry_run()?,
+            propagation_policy: q.get("propagationPolicy").map(str::to_string),
+            grace_period_seconds,
+        })
+    }
+}
+
+/// The parsed options of a resource request's verb.
+#[derive(Debug, Clone, Default)]
+pub struct VerbOptions {
+    pub list: ListOptions,
+    pub write: Option<WriteQuery>,
+    pub delete: DeleteQuery,
+}
+
+/// Everything the filters and handlers need to know about a request, parsed once.
+#[derive(Debug, Clone)]
+pub struct RequestInfo {
+    pub method: Method,
+    /// The path, percent-encoding kept.
+    pub path: String,
+    /// Path and query, for the audit log.
+    pub uri: String,
+    pub user_agent: String,
+    pub query: Query,
+    /// `None` for paths outside `/api` and `/apis`.
+    pub api: Option<ApiPath>,
+    pub verb: Verb,
+    /// The verb's options, or the error a malformed one gets.
+    pub options: Result<VerbOptions, ApiError>,
+}
+
+impl RequestInfo {
+    pub fn parse(method: &Method, uri: &http::Uri, headers: &HeaderMap) -> Self {
+        let path = uri.path().to_string();
+        let query = Query::parse(uri.query());
+        let api = parse_api_path(&path);
+        let watch = query.flag("watch");
+        let verb = match &api {
+            Some(ApiPath::Resource(rp)) => Verb::for_resource(method, rp.name.is_some(), watch),
+            _ => Verb::for_non_resource(method),
+        };
+        let options = match (&api, verb) {
+            (Some(ApiPath::Resource(_)), _) => Self::parse_options(verb, &query),
+            _ => Ok(VerbOptions::default()),
+        };
+        Self {
+            method: method.clone(),
+            uri: uri
+                .path_and_query()
+                .map(|pq| pq.to_string())
+                .unwrap_or_else(|| path.clone()),
+            path,
+            user_agent: headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string(),
+            query,
+            api,
+            verb,
+            options,
+        }
+    }
+
+    fn parse_options(verb: Verb, q: &Query) -> Result<VerbOptions, ApiError> {
+        let mut options = VerbOptions::default();
+        match verb {
+            Verb::List | Verb::Watch => options.list = ListOptions::parse(q)?,
+            Verb::DeleteCollection => {
+                options.list = ListOptions::parse(q)?;
+                options.delete = DeleteQuery::parse(q)?;
+            }
+            Verb::Delete => options.delete = DeleteQuery::parse(q)?,
+            Verb::Create | Verb::Update | Verb::Patch => {
+                options.write = Some(WriteQuery::parse(q)?)
+            }
+            _ => {}
+        }
+        Ok(options)
+    }
+
+    /// The resource the request targets, when it is a resource request.
+    pub fn resource(&self) -> Option<&ResourcePath> {
+        match &self.api {
+            Some(ApiPath::Resource(rp)) => Some(rp),
+            _ => None,
+        }
+    }
+
+    /// The namespace of a resource request (for the audit log).
+    pub fn namespace(&self) -> Option<&str> {
+        self.resource().and_then(|rp| rp.namespace.as_deref())
+    }
+
+    /// The verb's options, or the error a malformed one got.
+    pub fn options(&self) -> Result<&VerbOptions, ApiError> {
+        self.options.as_ref().map_err(Clone::clone)
+    }
+
+    /// `resource` or `resource/subresource`, as metrics label a resource request.
+    pub fn resource_label(&self) -> String {
+        match self.resource() {
+            Some(rp) => match &rp.subresource {
+                Some(sub) => format!("{}/{sub}", rp.resource),
+                None => rp.resource.clone(),
+            },
+            None => String::new(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +566,114 @@ mod tests {
         let r = res("/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy");
         assert_eq!(r.sub_path, None);
         assert_eq!(parse_api_path("/apis/g/v//x"), None);
+    }
+
+    fn info(method: Method, uri: &str) -> RequestInfo {
+        RequestInfo::parse(&method, &uri.parse().unwrap(), &HeaderMap::new())
+    }
+
+    #[test]
+    fn one_verb_table_for_every_request() {
+        let cases = [
+            (Method::GET, "/api/v1/namespaces/a/pods", Verb::List),
+            (Method::HEAD, "/api/v1/namespaces/a/pods", Verb::List),
+            (
+                Method::GET,
+                "/api/v1/namespaces/a/pods?watch=1",
+                Verb::Watch,
+            ),
+            (Method::GET, "/api/v1/namespaces/a/pods/p", Verb::Get),
+            (Method::HEAD, "/api/v1/namespaces/a/pods/p", Verb::Get),
+            (
+                Method::GET,
+                "/api/v1/namespaces/a/pods/p?watch=true",
+                Verb::Watch,
+            ),
+            (Method::POST, "/api/v1/namespaces/a/pods", Verb::Create),
+            // POST with a name (pods/binding, serviceaccounts/token) is a create, as for
+            // authorization.
+            (
+                Method::POST,
+                "/api/v1/namespaces/a/pods/p/binding",
+                Verb::Create,
+            ),
+            (Method::PUT, "/api/v1/namespaces/a/pods/p", Verb::Update),
+            (Method::PATCH, "/api/v1/namespaces/a/pods/p", Verb::Patch),
+            (Method::DELETE, "/api/v1/namespaces/a/pods/p", Verb::Delete),
+            (
+                Method::DELETE,
+                "/api/v1/namespaces/a/pods",
+                Verb::DeleteCollection,
+            ),
+            (Method::OPTIONS, "/api/v1/namespaces/a/pods", Verb::Unknown),
+            (Method::GET, "/healthz", Verb::Get),
+            (Method::HEAD, "/apis", Verb::Get),
+            (Method::POST, "/metrics", Verb::Post),
+        ];
+        for (method, uri, verb) in cases {
+            assert_eq!(info(method.clone(), uri).verb, verb, "{method} {uri}");
+        }
+    }
+
+    #[test]
+    fn options_are_parsed_for_their_verb_only() {
+        let list = info(
+            Method::GET,
+            "/api/v1/pods?limit=5&continue=abc&resourceVersion=12&labelSelector=a%3Db&timeoutSeconds=3",
+        );
+        let o = list.options().unwrap();
+        assert_eq!(o.list.limit, Some(5));
+        assert_eq!(o.list.continue_token.as_deref(), Some("abc"));
+        assert_eq!(
+            o.list
+                .resource_version
+                .as_ref()
+                .map(ResourceVersion::as_str),
+            Some("12")
+        );
+        assert_eq!(o.list.label_selector.as_deref(), Some("a=b"));
+        assert_eq!(o.list.timeout, Some(Duration::from_secs(3)));
+        assert_eq!(
+            info(Method::GET, "/api/v1/pods?limit=x")
+                .options()
+                .unwrap_err()
+                .code,
+            400
+        );
+        // A GET by name ignores list options, as kube does.
+        assert!(
+            info(Method::GET, "/api/v1/namespaces/a/pods/p?limit=x")
+                .options()
+                .is_ok()
+        );
+        let write = info(
+            Method::POST,
+            "/api/v1/namespaces/a/pods?dryRun=All&fieldManager=me&fieldValidation=Strict",
+        );
+        let w = write.options().unwrap().write.clone().unwrap();
+        assert!(w.dry_run);
+        assert_eq!(w.field_manager.as_deref(), Some("me"));
+        assert_eq!(w.field_validation, FieldValidation::Strict);
+        assert_eq!(
+            info(Method::POST, "/api/v1/namespaces/a/pods?dryRun=Some")
+                .options()
+                .unwrap_err()
+                .code,
+            400
+        );
+        assert_eq!(
+            info(
+                Method::DELETE,
+                "/api/v1/namespaces/a/pods/p?gracePeriodSeconds=x"
+            )
+            .options()
+            .unwrap_err()
+            .code,
+            400
+        );
+        let rv = ResourceVersion::from(42);
+        assert_eq!(rv.as_str(), "42");
+        assert!(ResourceVersion::new("0").is_any());
     }
 
     #[test]

@@ -1,11 +1,14 @@
-//! The server: shared state ([`ApiServer`]), the axum router, and the dispatcher that turns a
-//! resource request into a verb on a [`ResourceDef`] over storage.
+//! The server: shared state ([`ApiServer`]), the axum router, the filters every request
+//! passes and the dispatcher that hands a resource request to the [`RestStorage`] the
+//! [`Registry`] holds for its resource.
 //!
 //! ```text
-//!  request -> panic guard -> trace span -> authn -> /version /healthz /metrics /openapi
-//!                                                -> service-account issuer (OIDC) documents
-//!                                                -> /api /apis discovery
-//!                                                -> resource verbs (handlers, watch)
+//!  request -> panic guard -> request info (parsed once) -> trace span -> authn
+//!          -> impersonation -> authz -> /version /healthz /metrics /openapi
+//!                                    -> service-account issuer (OIDC) documents
+//!                                    -> APIService proxy | /api /apis discovery
+//!                                    -> resource: custom subresource | RestStorage verb
+//!          -> metrics, debug log line, audit record (all from the request info)
 //! ```
 
 use std::sync::Arc;
@@ -26,8 +29,10 @@ use crate::audit::AuditLog;
 use crate::auth::{self, PeerIdentity, TokenAuthenticator, TokenAuthenticators, UserInfo};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
-use crate::request::{ApiPath, Query, ResourcePath, parse_api_path};
+use crate::request::{ApiPath, RequestInfo, ResourcePath, Verb};
 use crate::response::{error_response, json_value};
+use crate::rest::RestStorage;
+pub use crate::rest::SubresourceHandler;
 use crate::{discovery, handlers, namespaces, openapi, openapi_v2};
 
 /// Server settings.
@@ -77,23 +82,6 @@ pub struct ApiServer {
     pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
     /// Dynamic admission (present when the webhook configuration kinds are served).
     pub admission: Option<Arc<crate::admission::Admission>>,
-    /// Custom subresources by (group, plural, subresource).
-    pub subresource_handlers:
-        dashmap::DashMap<(String, String, String), Arc<dyn SubresourceHandler>>,
-}
-
-/// Serves a subresource the generic verbs do not cover (a `proxy` to another server, ...).
-/// Gets the request untouched (body unread, so it can stream).
-#[async_trait::async_trait]
-pub trait SubresourceHandler: Send + Sync {
-    async fn handle(
-        &self,
-        server: &Arc<ApiServer>,
-        def: &Arc<ResourceDef>,
-        path: &ResourcePath,
-        req: Request,
-        user: &UserInfo,
-    ) -> Response;
 }
 
 /// The optional parts of a server.
@@ -181,7 +169,6 @@ impl ApiServer {
             aggregator,
             openapi: openapi::OpenApiCache::default(),
             merge_schemas: dashmap::DashMap::new(),
-            subresource_handlers: dashmap::DashMap::new(),
         });
         if let Some(issuer) = options.service_account_issuer {
             crate::serviceaccount::install(&server, issuer);
@@ -190,8 +177,8 @@ impl ApiServer {
         server
     }
 
-    /// The HTTP router serving this API server.
-    /// Serves `group`/`plural`/`{name}`/`subresource` with `handler`.
+    /// Serves `group`/`plural`/`{name}`/`subresource` with `handler` (see
+    /// [`Registry::add_subresource`]).
     pub fn add_subresource_handler(
         &self,
         group: &str,
@@ -199,10 +186,11 @@ impl ApiServer {
         subresource: &str,
         handler: Arc<dyn SubresourceHandler>,
     ) {
-        self.subresource_handlers
-            .insert((group.into(), plural.into(), subresource.into()), handler);
+        self.registry
+            .add_subresource(group, plural, subresource, handler);
     }
 
+    /// The HTTP router serving this API server.
     pub fn router(self: &Arc<Self>) -> Router {
         Router::new()
             .fallback(entry)
@@ -238,12 +226,6 @@ fn panic_response(_err: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ))
 }
 
-/// What the metrics and logs call a request.
-struct RequestLabel {
-    verb: &'static str,
-    resource: String,
-}
-
 /// Who made a request and as whom it ran, for logs and audit.
 #[derive(Default)]
 struct Caller {
@@ -251,35 +233,20 @@ struct Caller {
     impersonator: Option<UserInfo>,
 }
 
-async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
+async fn entry(State(server): State<Arc<ApiServer>>, mut req: Request) -> Response {
     let start = Instant::now();
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let uri = req
-        .uri()
-        .path_and_query()
-        .map(|pq| pq.to_string())
-        .unwrap_or_else(|| path.clone());
-    let user_agent = req
-        .headers()
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let span = tracing::info_span!("request", %method, path = %path, user = tracing::field::Empty);
+    let info = Arc::new(RequestInfo::parse(req.method(), req.uri(), req.headers()));
+    req.extensions_mut().insert(info.clone());
+    let span = tracing::debug_span!("request", method = %info.method, path = %info.path, user = tracing::field::Empty);
     let mut caller = Caller::default();
-    let (resp, label) = async {
-        let unknown = || RequestLabel {
-            verb: "unknown",
-            resource: String::new(),
-        };
-        let public = auth::is_public_path(&path);
+    let resp = async {
+        let public = auth::is_public_path(&info.path);
         let peer = req.extensions().get::<PeerIdentity>().cloned();
         let user =
             match auth::authenticate(peer.as_ref(), req.headers(), server.tokens.as_ref()).await {
                 Ok(u) => Some(u),
                 Err(_) if public => None,
-                Err(e) => return (error_response(&e), unknown()),
+                Err(e) => return error_response(&e),
             };
         let user = match user {
             Some(u) => {
@@ -293,7 +260,7 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
                     Ok(None) => Some(u),
                     Err(e) => {
                         caller.user = Some(u);
-                        return (error_response(&e), unknown());
+                        return error_response(&e);
                     }
                 }
             }
@@ -304,41 +271,24 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
             tracing::Span::current().record("user", u.name.as_str());
             if let Some(authz) = &server.authorizer {
                 if !public {
-                    let api_path = parse_api_path(&path);
-                    let watch = Query::parse(req.uri().query()).flag("watch");
-                    let attrs = crate::authz::RequestAttributes::for_request(
-                        req.method(),
-                        &path,
-                        api_path.as_ref(),
-                        watch,
-                    );
+                    let attrs = crate::authz::RequestAttributes::for_request(&info);
                     if let Err(e) = authz.authorize(u, &attrs).await {
-                        let resource = match attrs.subresource.as_str() {
-                            "" => attrs.resource.clone(),
-                            sub => format!("{}/{sub}", attrs.resource),
-                        };
-                        return (
-                            error_response(&e),
-                            RequestLabel {
-                                verb: static_verb(&attrs.verb),
-                                resource,
-                            },
-                        );
+                        return error_response(&e);
                     }
                 }
             }
         }
-        route(&server, req, user, &user_agent).await
+        route(&server, req, &info, user).await
     }
     .instrument(span.clone())
     .await;
     let code = resp.status().as_u16();
     let elapsed = start.elapsed();
-    server
-        .metrics
-        .observe(label.verb, &label.resource, code, elapsed);
+    let verb = info.verb.as_str();
+    let resource = info.resource_label();
+    server.metrics.observe(verb, &resource, code, elapsed);
     span.in_scope(|| {
-        tracing::info!(verb = label.verb, resource = %label.resource, code, latency_ms = elapsed.as_secs_f64() * 1000.0, "handled")
+        tracing::debug!(verb, resource = %resource, code, latency_ms = elapsed.as_secs_f64() * 1000.0, "handled")
     });
     if let Some(audit) = &server.audit {
         audit.record(&serde_json::json!({
@@ -346,11 +296,11 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
             "user": caller.user.as_ref().map(|u| u.name.clone()),
             "groups": caller.user.as_ref().map(|u| u.groups.clone()),
             "impersonatedBy": caller.impersonator.as_ref().map(|u| u.name.clone()),
-            "verb": label.verb,
-            "resource": label.resource,
-            "method": method.as_str(),
-            "requestURI": uri,
-            "namespace": audit_namespace(&path),
+            "verb": verb,
+            "resource": resource,
+            "method": info.method.as_str(),
+            "requestURI": info.uri,
+            "namespace": info.namespace(),
             "code": code,
             "latencyMs": (elapsed.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
         }));
@@ -361,130 +311,90 @@ async fn entry(State(server): State<Arc<ApiServer>>, req: Request) -> Response {
 async fn route(
     server: &Arc<ApiServer>,
     req: Request,
+    info: &Arc<RequestInfo>,
     user: Option<UserInfo>,
-    user_agent: &str,
-) -> (Response, RequestLabel) {
-    let path = req.uri().path().to_string();
-    let label = |verb: &'static str| RequestLabel {
-        verb,
-        resource: String::new(),
-    };
-    match path.as_str() {
-        "/version" => {
-            return (
-                json_value(StatusCode::OK, &version_info(&server.config)),
-                label("get"),
-            );
-        }
+) -> Response {
+    let path = info.path.as_str();
+    match path {
+        "/version" => return json_value(StatusCode::OK, &version_info(&server.config)),
         "/healthz" | "/livez" | "/readyz" | "/healthz/ping" | "/livez/ping" | "/readyz/ping" => {
             let mut r = Response::new(Body::from("ok"));
             r.headers_mut().insert(
                 header::CONTENT_TYPE,
                 http::HeaderValue::from_static("text/plain; charset=utf-8"),
             );
-            return (r, label("get"));
+            return r;
         }
         _ => {}
     }
     let Some(user) = user else {
-        return (
-            error_response(&ApiError::unauthorized("Unauthorized")),
-            label("unknown"),
-        );
+        return error_response(&ApiError::unauthorized("Unauthorized"));
     };
     if path == "/metrics" {
-        return (server.metrics.render(), label("get"));
+        return server.metrics.render();
     }
     if let Some(agg) = &server.aggregator {
-        let api_part = path.strip_prefix("/openapi/v3").unwrap_or(&path);
+        let api_part = path.strip_prefix("/openapi/v3").unwrap_or(path);
         if let Some(backend) = agg.remote_for_path(api_part) {
-            let resource = path
-                .split('/')
-                .nth(if api_part.len() < path.len() { 6 } else { 4 })
-                .unwrap_or_default()
-                .to_string();
-            let verb = if req.method() == Method::GET {
-                "get"
-            } else {
-                "proxy"
-            };
-            return (
-                crate::aggregator::proxy(backend, req, &user).await,
-                RequestLabel { verb, resource },
-            );
+            return crate::aggregator::proxy(backend, req, &user).await;
         }
     }
     if let Some(issuer) = &server.service_account_issuer {
         if req.method() == Method::GET {
-            if let Some(resp) = crate::serviceaccount::serve_oidc(issuer, &path) {
-                return (resp, label("get"));
+            if let Some(resp) = crate::serviceaccount::serve_oidc(issuer, path) {
+                return resp;
             }
         }
     }
     if path == "/openapi/v3" || path.starts_with("/openapi/v3/") {
-        return (openapi::serve(server, &path), label("get"));
+        return openapi::serve(server, path);
     }
     if path == "/openapi/v2" || path == openapi_v2::LEGACY_PATH {
-        return (
-            openapi_v2::serve(server, &path, req.headers()),
-            label("get"),
-        );
+        return openapi_v2::serve(server, path, req.headers());
     }
-    let Some(api_path) = parse_api_path(&path) else {
-        return (
-            error_response(&ApiError::path_not_found()),
-            label("unknown"),
-        );
+    let Some(api_path) = &info.api else {
+        return error_response(&ApiError::path_not_found());
     };
-    let headers = req.headers().clone();
     match api_path {
-        ApiPath::Root { legacy } if req.method() == Method::GET => (
-            discovery::root(&server.registry, legacy, &headers, &external_groups(server)),
-            label("get"),
+        ApiPath::Root { legacy } if info.verb == Verb::Get => discovery::root(
+            &server.registry,
+            *legacy,
+            req.headers(),
+            &external_groups(server),
         ),
-        ApiPath::Group { group } if req.method() == Method::GET => (
-            discovery::group(&server.registry, &group, &external_groups(server))
-                .unwrap_or_else(|e| error_response(&e)),
-            label("get"),
-        ),
-        ApiPath::GroupVersion { group, version } if req.method() == Method::GET => (
-            discovery::group_version(&server.registry, &group, &version)
-                .unwrap_or_else(|e| error_response(&e)),
-            label("get"),
-        ),
+        ApiPath::Group { group } if info.verb == Verb::Get => {
+            discovery::group(&server.registry, group, &external_groups(server))
+                .unwrap_or_else(|e| error_response(&e))
+        }
+        ApiPath::GroupVersion { group, version } if info.verb == Verb::Get => {
+            discovery::group_version(&server.registry, group, version)
+                .unwrap_or_else(|e| error_response(&e))
+        }
         ApiPath::Resource(rp) => {
-            let Some(def) = server.registry.get(&rp.group, &rp.version, &rp.resource) else {
-                return (
-                    error_response(&ApiError::path_not_found()),
-                    label("unknown"),
-                );
+            let Some((def, storage)) =
+                server
+                    .registry
+                    .resolve(&rp.group, &rp.version, &rp.resource)
+            else {
+                return error_response(&ApiError::path_not_found());
             };
-            let resource = match &rp.subresource {
-                Some(s) => format!("{}/{}", def.plural, s),
-                None => def.plural.clone(),
+            let custom = rp
+                .subresource
+                .as_deref()
+                .and_then(|sub| server.registry.subresource(&def.group, &def.plural, sub));
+            let request = ResourceRequest {
+                server,
+                def,
+                storage,
+                custom,
+                path: rp,
+                info,
+                user,
             };
-            let connect = rp.subresource.as_ref().is_some_and(|sub| {
-                server.subresource_handlers.contains_key(&(
-                    def.group.clone(),
-                    def.plural.clone(),
-                    sub.clone(),
-                ))
-            });
-            // A custom subresource's verb is the one authorization used (POST = create).
-            let verb = if connect {
-                let watch = Query::parse(req.uri().query()).flag("watch");
-                crate::authz::resource_verb(req.method(), &rp, watch)
+            if info.verb == Verb::Watch || request.custom.is_some() {
+                request.serve(req).await
             } else {
-                verb_of(req.method(), &rp, &req)
-            };
-            let resp = if verb == "watch" || connect {
-                resource_request(server, def, rp, req, user, user_agent, verb).await
-            } else {
-                match tokio::time::timeout(
-                    server.config.request_timeout,
-                    resource_request(server, def, rp, req, user, user_agent, verb),
-                )
-                .await
+                match tokio::time::timeout(server.config.request_timeout, request.serve(req)).await
                 {
                     Ok(r) => r,
                     Err(_) => error_response(&ApiError::timeout(format!(
@@ -492,148 +402,107 @@ async fn route(
                         server.config.request_timeout.as_secs()
                     ))),
                 }
-            };
-            (resp, RequestLabel { verb, resource })
+            }
         }
-        _ => (
-            error_response(&ApiError::method_not_allowed(
-                "the server does not allow this method on the requested resource",
-            )),
-            label("unknown"),
-        ),
-    }
-}
-
-fn verb_of(method: &Method, rp: &ResourcePath, req: &Request) -> &'static str {
-    let q = Query::parse(req.uri().query());
-    match (method.as_str(), rp.name.is_some()) {
-        ("GET", false) if q.flag("watch") => "watch",
-        ("GET", false) => "list",
-        ("GET", true) if q.flag("watch") => "watch",
-        ("GET", true) => "get",
-        ("POST", false) => "create",
-        ("PUT", true) => "update",
-        ("PATCH", true) => "patch",
-        ("DELETE", true) => "delete",
-        ("DELETE", false) => "deletecollection",
-        _ => "unknown",
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn resource_request(
-    server: &Arc<ApiServer>,
-    def: Arc<ResourceDef>,
-    rp: ResourcePath,
-    req: Request,
-    user: UserInfo,
-    user_agent: &str,
-    verb: &'static str,
-) -> Response {
-    if def.create_only && verb != "create" {
-        return error_response(&ApiError::method_not_allowed(format!(
-            "{} only supports create",
-            flotilla_apimachinery::status::qualified_resource(&def.group, &def.plural)
-        )));
-    }
-    if def.namespaced && rp.namespace.is_none() && !matches!(verb, "list" | "watch") {
-        return error_response(&ApiError::path_not_found());
-    }
-    if !def.namespaced && rp.namespace.is_some() {
-        return error_response(&ApiError::path_not_found());
-    }
-    if let Some(sub) = rp.subresource.as_deref() {
-        let handler = server
-            .subresource_handlers
-            .get(&(def.group.clone(), def.plural.clone(), sub.to_string()))
-            .map(|h| h.value().clone());
-        if let Some(handler) = handler {
-            return handler.handle(server, &def, &rp, req, &user).await;
-        }
-        if rp.sub_path.is_some() {
-            return error_response(&ApiError::path_not_found());
-        }
-    }
-    let (parts, body) = req.into_parts();
-    let query = Query::parse(parts.uri.query());
-    match rp.subresource.as_deref() {
-        None => {}
-        Some("scale") if def.scale.is_some() => {}
-        Some(sub) if def.subresource_path(sub).is_some() => {}
-        Some(_) => return error_response(&ApiError::path_not_found()),
-    }
-    let body = if matches!(
-        verb,
-        "create" | "update" | "patch" | "delete" | "deletecollection"
-    ) {
-        match handlers::read_body(server, body).await {
-            Ok(b) => b,
-            Err(e) => return error_response(&e),
-        }
-    } else {
-        Bytes::new()
-    };
-    let ctx = handlers::RequestContext {
-        server: server.clone(),
-        def,
-        path: rp,
-        query,
-        headers: parts.headers,
-        user,
-        user_agent: user_agent.to_string(),
-    };
-    if let (Some(authz), "update" | "patch") = (&server.authorizer, verb) {
-        let objects = ctx.objects();
-        if let Err(e) = crate::authz::authorize_subresource_write(
-            authz.as_ref(),
-            &objects,
-            &ctx.path,
-            &ctx.user,
-        )
-        .await
-        {
-            return error_response(&e);
-        }
-    }
-    let result = match verb {
-        "get" => handlers::get(&ctx).await,
-        "list" => handlers::list(&ctx).await,
-        "watch" => crate::watch::watch(&ctx).await,
-        "create" => handlers::create(&ctx, &body).await,
-        "update" => handlers::update(&ctx, &body).await,
-        "patch" => handlers::patch(&ctx, &body).await,
-        "delete" => handlers::delete(&ctx, &body).await,
-        "deletecollection" => handlers::delete_collection(&ctx, &body).await,
-        _ => Err(ApiError::method_not_allowed(
+        _ => error_response(&ApiError::method_not_allowed(
             "the server does not allow this method on the requested resource",
         )),
-    };
-    result.unwrap_or_else(|e| error_response(&e))
-}
-
-/// The namespace a request path is in, for the audit log.
-fn audit_namespace(path: &str) -> Option<String> {
-    match parse_api_path(path) {
-        Some(ApiPath::Resource(rp)) => rp.namespace,
-        _ => None,
     }
 }
 
-/// Verbs as static labels for metrics (anything else is `other`).
-fn static_verb(verb: &str) -> &'static str {
-    match verb {
-        "get" => "get",
-        "list" => "list",
-        "watch" => "watch",
-        "create" => "create",
-        "update" => "update",
-        "patch" => "patch",
-        "delete" => "delete",
-        "deletecollection" => "deletecollection",
-        "impersonate" => "impersonate",
-        "post" => "post",
-        "put" => "put",
-        _ => "other",
+/// A routed resource request: the resource, what serves it and who asks.
+struct ResourceRequest<'a> {
+    server: &'a Arc<ApiServer>,
+    def: Arc<ResourceDef>,
+    storage: Arc<dyn RestStorage>,
+    /// The handler of a custom subresource the request targets.
+    custom: Option<Arc<dyn SubresourceHandler>>,
+    path: &'a ResourcePath,
+    info: &'a Arc<RequestInfo>,
+    user: UserInfo,
+}
+
+impl ResourceRequest<'_> {
+    async fn serve(self, req: Request) -> Response {
+        self.dispatch(req)
+            .await
+            .unwrap_or_else(|e| error_response(&e))
+    }
+
+    async fn dispatch(self, req: Request) -> Result<Response, ApiError> {
+        let (def, rp, verb) = (&self.def, self.path, self.info.verb);
+        if def.create_only && verb != Verb::Create {
+            return Err(ApiError::method_not_allowed(format!(
+                "{} only supports create",
+                flotilla_apimachinery::status::qualified_resource(&def.group, &def.plural)
+            )));
+        }
+        if def.namespaced && rp.namespace.is_none() && !matches!(verb, Verb::List | Verb::Watch) {
+            return Err(ApiError::path_not_found());
+        }
+        if !def.namespaced && rp.namespace.is_some() {
+            return Err(ApiError::path_not_found());
+        }
+        // PUT and PATCH are routes of named objects only (their verbs are still update and
+        // patch for authorization, as in kube's request info).
+        if matches!(verb, Verb::Update | Verb::Patch) && rp.name.is_none() {
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
+        }
+        if let Some(handler) = &self.custom {
+            return Ok(handler
+                .handle(self.server, &self.def, rp, req, &self.user)
+                .await);
+        }
+        if rp.sub_path.is_some() {
+            return Err(ApiError::path_not_found());
+        }
+        match rp.subresource.as_deref() {
+            None => {}
+            Some("scale") if def.scale.is_some() => {}
+            Some(sub) if def.subresource_path(sub).is_some() => {}
+            Some(_) => return Err(ApiError::path_not_found()),
+        }
+        let (parts, body) = req.into_parts();
+        let body = if verb.has_body() {
+            handlers::read_body(self.server, body).await?
+        } else {
+            Bytes::new()
+        };
+        self.info.options()?;
+        let ctx = handlers::RequestContext {
+            server: self.server.clone(),
+            def: self.def.clone(),
+            path: rp.clone(),
+            info: self.info.clone(),
+            headers: parts.headers,
+            user: self.user,
+        };
+        if let (Some(authz), Verb::Update | Verb::Patch) = (&self.server.authorizer, verb) {
+            let objects = ctx.objects();
+            crate::authz::authorize_subresource_write(
+                authz.as_ref(),
+                &objects,
+                &ctx.path,
+                &ctx.user,
+            )
+            .await?;
+        }
+        let storage = &self.storage;
+        match verb {
+            Verb::Get => storage.get(&ctx).await,
+            Verb::List => storage.list(&ctx).await,
+            Verb::Watch => storage.watch(&ctx).await,
+            Verb::Create => storage.create(&ctx, &body).await,
+            Verb::Update => storage.update(&ctx, &body).await,
+            Verb::Patch => storage.patch(&ctx, &body).await,
+            Verb::Delete => storage.delete(&ctx, &body).await,
+            Verb::DeleteCollection => storage.delete_collection(&ctx, &body).await,
+            Verb::Post | Verb::Put | Verb::Unknown => Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            )),
+        }
     }
 }
 

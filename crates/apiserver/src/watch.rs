@@ -81,29 +81,19 @@ fn error_event(err: &ApiError) -> Bytes {
 
 pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
     let format = negotiate(&ctx.headers)?;
-    let selection = Selection::from_query(&ctx.def, &ctx.query)?;
+    let options = ctx.list_options()?;
+    let selection = Selection::from_options(&ctx.def, options)?;
     let name_filter = ctx.path.name.clone();
-    let timeout = ctx
-        .query
-        .u64("timeoutSeconds")?
-        .map(Duration::from_secs)
-        .unwrap_or(DEFAULT_TIMEOUT);
-    let bookmarks = ctx.query.flag("allowWatchBookmarks");
-    let send_initial = match ctx.query.get("sendInitialEvents") {
-        Some("true") => Some(true),
-        Some("false") => Some(false),
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "invalid sendInitialEvents {other:?}"
-            )));
-        }
+    let timeout = options.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let bookmarks = options.allow_bookmarks;
+    let send_initial = options.send_initial_events;
+    let rv = match &options.resource_version {
+        Some(rv) => Some(objects::revision_of(rv)?),
         None => None,
     };
-    let rv = match ctx.query.get("resourceVersion") {
-        Some(s) => Some(crate::request::parse_resource_version(s)?),
-        None => None,
-    };
-    if send_initial == Some(true) && ctx.query.get("resourceVersionMatch") != Some("NotOlderThan") {
+    if send_initial == Some(true)
+        && options.resource_version_match.as_deref() != Some("NotOlderThan")
+    {
         return Err(ApiError::invalid(
             &ctx.def.group,
             "ListOptions",
@@ -143,7 +133,7 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
     let encoder = Encoder {
         def: ctx.def.clone(),
         format,
-        include: IncludeObject::from_query(ctx.query.get("includeObject")),
+        include: ctx.include_object(),
     };
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(256);
     match storage.watch(&prefix, from) {

@@ -26,7 +26,7 @@ use tracing::{debug, info, warn};
 
 use crate::{ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain};
 
-const CONTROLLER: &str = "cluster-status";
+use crate::status::CONTROLLER;
 
 fn not_found(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404)

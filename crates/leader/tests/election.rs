@@ -29,6 +29,20 @@ fn opts(identity: &str) -> LeaderOptions {
     o
 }
 
+/// Someone outside the election writes itself into the test Lease as just renewed.
+async fn intrude(leases: &Api<Lease>) {
+    let mut lease = leases.get("flotilla-test").await.unwrap();
+    let spec = lease.spec.as_mut().unwrap();
+    spec.holder_identity = Some("intruder".into());
+    spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+        k8s_openapi::jiff::Timestamp::now(),
+    ));
+    leases
+        .replace("flotilla-test", &Default::default(), &lease)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn one_leader_at_a_time_and_handover() {
     let (_dir, host, client) = host().await;
@@ -66,16 +80,7 @@ async fn one_leader_at_a_time_and_handover() {
     assert!(lead_c.is_leader());
 
     // Someone else overwrites the Lease: c notices it lost leadership.
-    let mut lease = leases.get("flotilla-test").await.unwrap();
-    let spec = lease.spec.as_mut().unwrap();
-    spec.holder_identity = Some("intruder".into());
-    spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
-        k8s_openapi::jiff::Timestamp::now(),
-    ));
-    leases
-        .replace("flotilla-test", &Default::default(), &lease)
-        .await
-        .unwrap();
+    intrude(&leases).await;
     tokio::time::timeout(Duration::from_secs(5), lead_c.lost())
         .await
         .expect("c sees the loss");
@@ -137,16 +142,7 @@ async fn run_elected_runs_one_term_per_leadership() {
     // Another holder takes the Lease: b's term ends as lost, and once that holder's Lease
     // expires b leads again in a new term.
     let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-system");
-    let mut lease = leases.get("flotilla-test").await.unwrap();
-    let spec = lease.spec.as_mut().unwrap();
-    spec.holder_identity = Some("intruder".into());
-    spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
-        k8s_openapi::jiff::Timestamp::now(),
-    ));
-    leases
-        .replace("flotilla-test", &Default::default(), &lease)
-        .await
-        .unwrap();
+    intrude(&leases).await;
     assert_eq!(next(&mut seen).await, "b end Lost");
     assert_eq!(next(&mut seen).await, "b start elected=true");
 

@@ -1,4 +1,7 @@
-//! Command-line parsing and the wiring of each subcommand onto the library crates.
+//! The command line: the subcommands and their flags, and the wiring of the servers
+//! (`apiserver`, `aggregated-apiserver`, `member-sim`) onto the library crates. The
+//! controller-manager and the scheduler are in [`crate::components`], local-up's
+//! orchestration in [`crate::local_up`], process plumbing in [`crate::process`].
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -30,7 +33,7 @@ enum Command {
     /// Run the host API server alone.
     Apiserver(ApiserverArgs),
     /// Run the all-in-one control plane locally.
-    LocalUp(LocalUpArgs),
+    LocalUp(crate::local_up::LocalUpArgs),
     /// Run the aggregated API server (cluster.karmada.io Clusters and their proxy) and
     /// register it with the host through an APIService.
     AggregatedApiserver(AggregatedArgs),
@@ -167,31 +170,9 @@ struct ApiserverArgs {
     cluster_signing_duration: std::time::Duration,
 }
 
-#[derive(Args, Debug)]
-struct LocalUpArgs {
-    /// Simulated member clusters to start (member1..memberN).
-    #[arg(long, default_value_t = 3)]
-    members: u32,
-    /// Data directory.
-    #[arg(long, default_value = ".flotilla")]
-    data_dir: PathBuf,
-    /// Port of the host API server (0 picks a free one).
-    #[arg(long, default_value_t = 6443)]
-    port: u16,
-    /// Static bearer tokens for the host, one `token,user,uid,"group1,group2"` line each.
-    #[arg(long)]
-    token_auth_file: Option<PathBuf>,
-    #[command(flatten)]
-    clusters: crate::components::ClusterControllerFlags,
-    #[command(flatten)]
-    propagation: crate::components::PropagationFlags,
-    #[command(flatten)]
-    scheduler: crate::components::SchedulerFlags,
-}
-
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(&cli.log, cli.log_json);
+    crate::process::init_logging(&cli.log, cli.log_json);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -208,21 +189,6 @@ pub fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-fn init_logging(filter: &str, json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    use std::io::IsTerminal;
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal());
-    if json {
-        builder.json().init();
-    } else {
-        builder.init();
     }
 }
 
@@ -275,17 +241,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             member.stop().await;
             Ok(())
         }
-        Command::LocalUp(args) => {
-            let mut opts = HostOptions::new(&args.data_dir);
-            opts.secure_port = args.port;
-            opts.token_auth_file = args.token_auth_file;
-            let components = LocalComponents {
-                controllers: args.clusters.options(),
-                propagation: args.propagation.options(),
-                scheduler: args.scheduler.options(),
-            };
-            serve_local_up(opts, args.members, components).await
-        }
+        Command::LocalUp(args) => crate::local_up::run(args).await,
     }
 }
 
@@ -334,44 +290,20 @@ async fn until_shutdown(
     members: &[&flotilla_membersim::RunningMember],
 ) {
     tokio::select! {
-        _ = shutdown_signal() => {}
+        _ = crate::process::shutdown_signal() => {}
         _ = flotilla_membersim::follow_failure_files(&files, members) => {}
     }
 }
 
-pub(crate) async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig)
-        .with_context(|| format!("reading the kubeconfig {}", kubeconfig.display()))?;
-    let config =
-        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-            .await
-            .with_context(|| format!("using the kubeconfig {}", kubeconfig.display()))?;
-    kube::Client::try_from(config).context("building a client for the host")
-}
-
-/// A client for the host from `kubeconfig`, else the in-cluster service account.
-pub(crate) async fn connect_host(
-    kubeconfig: Option<&std::path::Path>,
-) -> anyhow::Result<kube::Client> {
-    match kubeconfig {
-        Some(path) => host_client(path).await,
-        None => {
-            let config = kube::Config::incluster()
-                .context("no --kubeconfig and not running in a cluster")?;
-            kube::Client::try_from(config).context("building a client for the host")
-        }
-    }
-}
-
-fn read(path: &std::path::Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
-}
-
 async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
-    let host = connect_host(args.kubeconfig.as_deref()).await?;
+    let host = crate::process::connect_host(args.kubeconfig.as_deref()).await?;
     let (client_ca, request_header_ca, mut names) =
         match (&args.client_ca_file, &args.requestheader_client_ca_file) {
-            (Some(c), Some(r)) => (read(c)?, read(r)?, Vec::new()),
+            (Some(c), Some(r)) => (
+                crate::process::read_file(c)?,
+                crate::process::read_file(r)?,
+                Vec::new(),
+            ),
             _ => flotilla_aggregated::authentication_config(&host)
                 .await
                 .context("reading the host's trust for extension API servers")?,
@@ -389,7 +321,7 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     opts.bind_address = args.bind_address;
     opts.front_proxy_names = names;
     if let (Some(c), Some(k)) = (&args.tls_cert_file, &args.tls_private_key_file) {
-        opts.serving = Some((read(c)?, read(k)?));
+        opts.serving = Some((crate::process::read_file(c)?, crate::process::read_file(k)?));
     }
     let running = flotilla_aggregated::start(opts)
         .await
@@ -401,125 +333,9 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
             .context("registering v1alpha1.cluster.karmada.io on the host")?;
     }
     println!("Flotilla aggregated API server ready at {}", running.url());
-    shutdown_signal().await;
+    crate::process::shutdown_signal().await;
     running.stop().await;
     Ok(())
-}
-
-/// The in-process components of local-up besides the servers.
-struct LocalComponents {
-    controllers: flotilla_controllers::ControllerManagerOptions,
-    propagation: flotilla_propagation::PropagationOptions,
-    scheduler: flotilla_scheduler_runtime::SchedulerOptions,
-}
-
-/// local-up: the host, behind it through an APIService over loopback TLS (as in a split
-/// deployment) the aggregated API server, the controller-manager's controllers, the
-/// scheduler, and N simulated member clusters joined to it.
-async fn serve_local_up(
-    opts: HostOptions,
-    member_count: u32,
-    components: LocalComponents,
-) -> anyhow::Result<()> {
-    let data_dir = opts.data_dir.clone();
-    eprintln!("starting the host API server in {}", data_dir.display());
-    let host = flotilla_host::start(opts)
-        .await
-        .with_context(|| format!("starting the API server in {}", data_dir.display()))?;
-    eprintln!("starting the aggregated API server (cluster.karmada.io)");
-    let client = host_client(&host.kubeconfig).await?;
-    let aggregated = flotilla_aggregated::start_registered(
-        &client,
-        &data_dir.join("pki"),
-        data_dir.join("aggregated"),
-    )
-    .await
-    .context("starting the aggregated API server behind v1alpha1.cluster.karmada.io")?;
-    eprintln!("starting the controller-manager and the scheduler");
-    let controllers = crate::components::ControllerSet::spawn(
-        client.clone(),
-        components.controllers,
-        components.propagation,
-    );
-    let scheduler = flotilla_scheduler_runtime::spawn(client.clone(), components.scheduler);
-    let mut members = Vec::new();
-    for i in 1..=member_count {
-        let name = format!("member{i}");
-        // Different capacities, so capacity-aware scheduling has something to weigh.
-        let (nodes, cpu, memory) = match i {
-            1 => (4, "8", "32Gi"),
-            2 => (3, "4", "16Gi"),
-            3 => (2, "2", "8Gi"),
-            _ => (2, "4", "8Gi"),
-        };
-        eprintln!(
-            "starting simulated member cluster {name} ({nodes} nodes of {cpu} CPU and {memory})"
-        );
-        let mut member_opts =
-            flotilla_membersim::MemberOptions::new(&name, data_dir.join("members").join(&name));
-        member_opts.nodes = nodes;
-        member_opts.node_cpu = cpu.into();
-        member_opts.node_memory = memory.into();
-        let member = flotilla_membersim::start(member_opts)
-            .await
-            .with_context(|| format!("starting member cluster {name}"))?;
-        let member_kubeconfig = data_dir.join("members").join(format!("{name}.kubeconfig"));
-        std::fs::copy(&member.kubeconfig, &member_kubeconfig)
-            .with_context(|| format!("writing {}", member_kubeconfig.display()))?;
-        let mut join = flotilla_membership::Member::new(
-            &name,
-            member.url(),
-            flotilla_membership::MemberCredentials::token(&member.token, &member.ca_pem),
-        );
-        join.provider = Some("flotilla-member-sim".into());
-        flotilla_membership::join(&client, &join)
-            .await
-            .with_context(|| format!("joining member cluster {name}"))?;
-        members.push(member);
-    }
-    if !members.is_empty() {
-        eprintln!("waiting for the member clusters to report Ready");
-        wait_members_ready(&client, members.len(), std::time::Duration::from_secs(60)).await;
-    }
-    let kubeconfig = std::fs::canonicalize(&host.kubeconfig).unwrap_or(host.kubeconfig.clone());
-    println!(
-        "Flotilla is ready at {} (aggregated API server at {}, {} member clusters)",
-        host.url(),
-        aggregated.url(),
-        members.len()
-    );
-    println!("export KUBECONFIG={}", kubeconfig.display());
-    shutdown_signal().await;
-    eprintln!("shutting down");
-    scheduler.stop().await;
-    controllers.stop().await;
-    for m in members {
-        m.stop().await;
-    }
-    aggregated.stop().await;
-    host.stop().await;
-    Ok(())
-}
-
-/// Waits (bounded) until `count` Clusters report Ready=True, so that "ready" means usable;
-/// a member that stays unready is reported and does not block the start.
-async fn wait_members_ready(client: &kube::Client, count: usize, timeout: std::time::Duration) {
-    let clusters: kube::Api<flotilla_api::Cluster> = kube::Api::all(client.clone());
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        let ready = match clusters.list(&Default::default()).await {
-            Ok(list) => list.items.iter().filter(|c| c.is_ready()).count(),
-            Err(_) => 0,
-        };
-        if ready >= count {
-            return;
-        }
-        if tokio::time::Instant::now() > deadline {
-            eprintln!("warning: only {ready} of {count} member clusters are Ready so far");
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
 }
 
 async fn serve_host(opts: HostOptions) -> anyhow::Result<()> {
@@ -530,30 +346,8 @@ async fn serve_host(opts: HostOptions) -> anyhow::Result<()> {
     let kubeconfig = std::fs::canonicalize(&host.kubeconfig).unwrap_or(host.kubeconfig.clone());
     println!("Flotilla API server ready at {}", host.url());
     println!("export KUBECONFIG={}", kubeconfig.display());
-    shutdown_signal().await;
+    crate::process::shutdown_signal().await;
     eprintln!("shutting down");
     host.stop().await;
     Ok(())
-}
-
-pub(crate) async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

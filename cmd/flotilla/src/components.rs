@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use flotilla_leader::TermEnd;
 
 /// Durations in flags: `10s`, `500ms`, `1m30s`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -234,7 +235,7 @@ impl ControllerSet {
 
 /// `flotilla controller-manager`.
 pub async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<()> {
-    let host = crate::cli::connect_host(args.component.kubeconfig.as_deref()).await?;
+    let host = crate::process::connect_host(args.component.kubeconfig.as_deref()).await?;
     let opts = args.clusters.options();
     let propagation = args.propagation.options();
     run_component(
@@ -265,14 +266,12 @@ pub async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Resu
 
 /// `flotilla scheduler`.
 pub async fn run_scheduler(args: SchedulerArgs) -> anyhow::Result<()> {
-    let host = crate::cli::connect_host(args.component.kubeconfig.as_deref()).await?;
+    let host = crate::process::connect_host(args.component.kubeconfig.as_deref()).await?;
     let mut opts = args.scheduler.options();
     if args.component.leader_elect {
-        opts.leader = Some(flotilla_leader::LeaderOptions::new(
-            "kube-system",
-            "flotilla-scheduler",
-            &flotilla_leader::default_identity(),
-        ));
+        // The scheduler runs its engine per term itself (flotilla_leader::run_elected), so
+        // that a standby still serves its metrics.
+        opts.leader = Some(flotilla_leader::LeaderOptions::for_component("scheduler"));
     }
     let scheduler = Arc::new(flotilla_scheduler_runtime::spawn(host, opts));
     let source: Arc<parking_lot::Mutex<Option<MetricsSource>>> = Arc::default();
@@ -283,7 +282,7 @@ pub async fn run_scheduler(args: SchedulerArgs) -> anyhow::Result<()> {
         None => None,
     };
     println!("Flotilla scheduler running");
-    crate::cli::shutdown_signal().await;
+    crate::process::shutdown_signal().await;
     eprintln!("shutting down");
     if let Some(s) = server {
         s.abort();
@@ -299,7 +298,7 @@ type StopFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>
 
 /// Runs a component while this process leads (or always, without leader election), until
 /// SIGINT/SIGTERM. `start` starts it and returns its metrics source and a stop future. The
-/// Lease is `kube-system/flotilla-<component>`.
+/// Lease is `kube-system/flotilla-<component>` (`LeaderOptions::for_component`).
 async fn run_component(
     host: kube::Client,
     args: &ComponentArgs,
@@ -311,48 +310,36 @@ async fn run_component(
         Some(addr) => Some(serve_metrics(addr, source.clone()).await?),
         None => None,
     };
-    let shutdown = crate::cli::shutdown_signal();
-    tokio::pin!(shutdown);
-    if !args.leader_elect {
-        let (metrics, stop) = start();
-        *source.lock() = Some(metrics);
-        println!("Flotilla {component} running");
-        shutdown.await;
-        eprintln!("shutting down");
-        stop.await;
-    } else {
-        let elector = flotilla_leader::LeaderElector::new(
-            host,
-            flotilla_leader::LeaderOptions::new(
-                "kube-system",
-                &format!("flotilla-{component}"),
-                &flotilla_leader::default_identity(),
-            ),
-        );
-        eprintln!("waiting to lead (Lease kube-system/flotilla-{component})");
-        loop {
-            let mut leadership = tokio::select! {
-                l = elector.acquire() => l,
-                _ = &mut shutdown => break,
-            };
+    let leader = args
+        .leader_elect
+        .then(|| flotilla_leader::LeaderOptions::for_component(component));
+    if let Some(l) = &leader {
+        eprintln!("waiting to lead (Lease {}/{})", l.namespace, l.name);
+    }
+    flotilla_leader::run_elected(
+        host,
+        leader,
+        crate::process::shutdown_signal(),
+        |mut term| {
             let (metrics, stop) = start();
             *source.lock() = Some(metrics);
-            println!("Flotilla {component} running (leader)");
-            let lost = tokio::select! {
-                _ = leadership.lost() => true,
-                _ = &mut shutdown => false,
-            };
-            stop.await;
-            *source.lock() = None;
-            if lost {
-                eprintln!("lost leadership; waiting to lead again");
-                continue;
+            if term.elected() {
+                println!("Flotilla {component} running (leader)");
+            } else {
+                println!("Flotilla {component} running");
             }
-            eprintln!("shutting down");
-            leadership.release().await;
-            break;
-        }
-    }
+            let source = source.clone();
+            async move {
+                match term.ended().await {
+                    TermEnd::Lost => eprintln!("lost leadership; waiting to lead again"),
+                    TermEnd::Shutdown => eprintln!("shutting down"),
+                }
+                stop.await;
+                *source.lock() = None;
+            }
+        },
+    )
+    .await;
     if let Some(s) = server {
         s.abort();
     }

@@ -2,6 +2,8 @@
 
 mod cli;
 mod components;
+mod local_up;
+mod process;
 
 // The servers allocate and free many small JSON values per request: glibc's allocator took
 // about a fifth of the scheduling loop's CPU (perf). With jemalloc the loop bench uses 10-15%

@@ -425,7 +425,7 @@ async fn unjoin(
     flotilla_membership::validate_cluster_name(&name)?;
     let host = host_client(kubeconfig, context).await?;
     let report = flotilla_membership::unjoin_and_wait(&host, &name, args.wait_timeout).await?;
-    let namespace = flotilla_membership::execution_namespace(&name);
+    let namespace = flotilla_core::karmada::execution_namespace(&name);
     if !report.works_left.is_empty() {
         eprintln!(
             "warning: {} Works remain in {namespace} ({}); no cluster controller removed them",

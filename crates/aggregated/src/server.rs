@@ -9,6 +9,7 @@ use std::sync::Arc;
 use base64::Engine;
 use flotilla_apiserver::serve::{PeerTrust, ServerHandle};
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
+use flotilla_core::karmada;
 use flotilla_pki::ChainVerifier;
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
@@ -221,7 +222,11 @@ pub async fn register_apiservice(
             "version": VERSION,
             "groupPriorityMinimum": 2000,
             "versionPriority": 10,
-            "service": {"namespace": "karmada-system", "name": "karmada-aggregated-apiserver", "port": 443},
+            "service": {
+                "namespace": karmada::NAMESPACE_KARMADA_SYSTEM,
+                "name": karmada::AGGREGATED_APISERVER_SERVICE,
+                "port": 443,
+            },
             "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_pem),
         },
     });

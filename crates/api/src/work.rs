@@ -1,5 +1,6 @@
 //! `work.karmada.io/v1alpha1` Work: the final manifests for one member cluster (in namespace
-//! `karmada-es-<cluster>`) and their observed status there.
+//! `karmada-es-<cluster>`) and their observed status there. The names and annotations that tie
+//! Works to clusters and member objects are in `flotilla_core::karmada`.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
@@ -11,12 +12,6 @@ use serde_json::{Map, Value};
 pub const WORK_APPLIED: &str = "Applied";
 /// Work condition type: the applied resources exist in the member cluster.
 pub const WORK_AVAILABLE: &str = "Available";
-/// Namespace prefix of a member cluster's Works (`karmada-es-<cluster>`).
-pub const EXECUTION_NAMESPACE_PREFIX: &str = "karmada-es-";
-/// Annotation on member objects naming the namespace of their Work.
-pub const WORK_NAMESPACE_ANNOTATION: &str = "work.karmada.io/namespace";
-/// Annotation on member objects naming their Work.
-pub const WORK_NAME_ANNOTATION: &str = "work.karmada.io/name";
 
 /// Desired state of a Work.
 // Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use flotilla_api::Cluster;
+use flotilla_core::karmada;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
@@ -33,8 +34,7 @@ use tracing::{Instrument, debug, info, info_span, warn};
 use crate::readiness::CONDITION_READY;
 use crate::taints::desired_taints;
 use crate::{
-    AbortOnDrop, CLUSTER_FIELD_MANAGER, CLUSTER_FINALIZER, ControllerManagerOptions, Error,
-    Metrics, error_chain, execution_namespace,
+    AbortOnDrop, CLUSTER_FIELD_MANAGER, ControllerManagerOptions, Error, Metrics, error_chain,
 };
 
 const CONTROLLER: &str = "cluster";
@@ -135,7 +135,7 @@ fn has_finalizer(cluster: &Cluster) -> bool {
         .finalizers
         .iter()
         .flatten()
-        .any(|f| f == CLUSTER_FINALIZER)
+        .any(|f| f == karmada::CLUSTER_CONTROLLER_FINALIZER)
 }
 
 fn patch_params() -> PatchParams {
@@ -152,7 +152,7 @@ async fn apply(cluster: &Cluster, name: &str, ctx: &Context) -> Result<Action, E
     let mut spec = serde_json::Map::new();
     if !has_finalizer(cluster) {
         let mut finalizers = cluster.metadata.finalizers.clone().unwrap_or_default();
-        finalizers.push(CLUSTER_FINALIZER.to_string());
+        finalizers.push(karmada::CLUSTER_CONTROLLER_FINALIZER.to_string());
         metadata.insert("finalizers".into(), json!(finalizers));
     }
     let ready = cluster
@@ -210,7 +210,7 @@ async fn ensure_namespace(cluster: &str, ctx: &Context) -> Result<(), Error> {
     if fresh {
         return Ok(());
     }
-    let namespace = execution_namespace(cluster);
+    let namespace = karmada::execution_namespace(cluster);
     let api: Api<Namespace> = Api::all(ctx.host.clone());
     let existing = api
         .get_opt(&namespace)
@@ -256,7 +256,7 @@ async fn finalize(cluster: &Cluster, name: &str, ctx: &Context) -> Result<Action
         return Ok(Action::await_change());
     }
     ctx.namespaces_seen.lock().remove(name);
-    let namespace = execution_namespace(name);
+    let namespace = karmada::execution_namespace(name);
     let works: Api<DynamicObject> =
         Api::namespaced_with(ctx.host.clone(), &namespace, &works_resource());
     let remaining = match works.list(&ListParams::default()).await {
@@ -319,7 +319,7 @@ async fn finalize(cluster: &Cluster, name: &str, ctx: &Context) -> Result<Action
         .finalizers
         .iter()
         .flatten()
-        .filter(|f| *f != CLUSTER_FINALIZER)
+        .filter(|f| *f != karmada::CLUSTER_CONTROLLER_FINALIZER)
         .collect();
     let patch = json!({"metadata": {
         "finalizers": finalizers,

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::Cluster;
+use flotilla_core::karmada;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, OwnerReference};
@@ -25,11 +26,7 @@ use tracing::{debug, info, warn};
 
 use crate::{ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain};
 
-/// Namespace of the cluster Leases (Karmada's `karmada-cluster`, also holding Push-mode
-/// credentials).
-pub const LEASE_NAMESPACE: &str = "karmada-cluster";
-
-const CONTROLLER: &str = "cluster-status";
+use crate::status::CONTROLLER;
 
 fn not_found(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404)
@@ -156,7 +153,7 @@ impl Renewer {
         let lease = self.renewed(Lease {
             metadata: ObjectMeta {
                 name: Some(self.name.clone()),
-                namespace: Some(LEASE_NAMESPACE.into()),
+                namespace: Some(karmada::NAMESPACE_KARMADA_CLUSTER.into()),
                 ..Default::default()
             },
             spec: None,
@@ -174,7 +171,7 @@ impl Renewer {
         match created {
             Ok(written) => {
                 info!(
-                    namespace = LEASE_NAMESPACE,
+                    namespace = karmada::NAMESPACE_KARMADA_CLUSTER,
                     "created the cluster's heartbeat Lease"
                 );
                 self.last = Some(written);
@@ -191,7 +188,7 @@ async fn ensure_namespace(host: &kube::Client) -> Result<(), kube::Error> {
     let api: Api<Namespace> = Api::all(host.clone());
     let ns = Namespace {
         metadata: ObjectMeta {
-            name: Some(LEASE_NAMESPACE.into()),
+            name: Some(karmada::NAMESPACE_KARMADA_CLUSTER.into()),
             ..Default::default()
         },
         ..Default::default()
@@ -217,7 +214,7 @@ pub(crate) async fn run(
         .unwrap_or(i32::MAX)
         .max(1);
     let mut renewer = Renewer {
-        api: Api::namespaced(host.clone(), LEASE_NAMESPACE),
+        api: Api::namespaced(host.clone(), karmada::NAMESPACE_KARMADA_CLUSTER),
         host,
         name,
         clusters,
@@ -265,7 +262,7 @@ pub(crate) async fn run(
 
 /// Deletes the Lease of cluster `name`; whether there was one.
 pub(crate) async fn delete(host: &kube::Client, name: &str) -> Result<bool, Error> {
-    let api: Api<Lease> = Api::namespaced(host.clone(), LEASE_NAMESPACE);
+    let api: Api<Lease> = Api::namespaced(host.clone(), karmada::NAMESPACE_KARMADA_CLUSTER);
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => Ok(true),
         Err(e) if not_found(&e) => Ok(false),

@@ -44,23 +44,11 @@ use tokio::task::JoinHandle;
 pub use metrics::Metrics;
 pub use resources::CapacityRounding;
 
-/// The finalizer the cluster controller keeps on every Cluster until its execution
-/// namespace is cleaned up.
-pub const CLUSTER_FINALIZER: &str = "karmada.io/cluster-controller";
-
 /// Field manager of the status controller's writes.
 pub const STATUS_FIELD_MANAGER: &str = "flotilla-cluster-status";
 
 /// Field manager of the cluster controller's writes.
 pub const CLUSTER_FIELD_MANAGER: &str = "flotilla-cluster-controller";
-
-/// Prefix of execution namespaces.
-pub const EXECUTION_NAMESPACE_PREFIX: &str = "karmada-es-";
-
-/// The namespace holding the Works of `cluster`: `karmada-es-<cluster>`.
-pub fn execution_namespace(cluster: &str) -> String {
-    format!("{EXECUTION_NAMESPACE_PREFIX}{cluster}")
-}
 
 /// Errors of the cluster controllers, named for the action that failed.
 #[derive(Debug, thiserror::Error)]
@@ -307,7 +295,6 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(execution_namespace("member1"), "karmada-es-member1");
         let d = ControllerManagerOptions::default();
         assert_eq!(d.status_period, Duration::from_secs(10));
         assert_eq!(d.failure_threshold, Duration::from_secs(30));

@@ -38,11 +38,11 @@ use kube::runtime::{WatchStreamExt, reflector as reflect, watcher};
 use serde_json::json;
 use tracing::{debug, info, warn};
 
-use crate::lease::LEASE_NAMESPACE;
 use crate::readiness::{CONDITION_READY, with_condition};
 use crate::{
     AbortOnDrop, CLUSTER_FIELD_MANAGER, ControllerManagerOptions, Error, Metrics, error_chain,
 };
+use flotilla_core::karmada;
 
 pub const REASON_STATUS_UNKNOWN: &str = "ClusterStatusUnknown";
 pub const MESSAGE_STATUS_UNKNOWN: &str =
@@ -171,7 +171,7 @@ pub(crate) async fn run(
     metrics: Arc<Metrics>,
 ) {
     let (leases, writer) = reflector::store::<Lease>();
-    let lease_api: Api<Lease> = Api::namespaced(host.clone(), LEASE_NAMESPACE);
+    let lease_api: Api<Lease> = Api::namespaced(host.clone(), karmada::NAMESPACE_KARMADA_CLUSTER);
     let lease_metrics = metrics.clone();
     let _lease_watch = AbortOnDrop(tokio::spawn(async move {
         let mut events = reflect(writer, watcher(lease_api, watcher::Config::default()))
@@ -207,7 +207,8 @@ pub(crate) async fn run(
                 continue;
             }
             present.insert(name.clone());
-            let lease = leases.get(&ObjectRef::new(&name).within(LEASE_NAMESPACE));
+            let lease =
+                leases.get(&ObjectRef::new(&name).within(karmada::NAMESPACE_KARMADA_CLUSTER));
             let ready = cluster
                 .status
                 .as_ref()

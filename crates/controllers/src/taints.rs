@@ -4,17 +4,16 @@
 //! Pure: the controller writes what [`desired_taints`] returns. Taints with other keys, and
 //! other effects, are never touched.
 
+use flotilla_core::karmada::{TAINT_CLUSTER_NOT_READY, TAINT_CLUSTER_UNREACHABLE};
 use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 
-pub const TAINT_NOT_READY: &str = "cluster.karmada.io/not-ready";
-pub const TAINT_UNREACHABLE: &str = "cluster.karmada.io/unreachable";
 pub const NO_SCHEDULE: &str = "NoSchedule";
 pub const NO_EXECUTE: &str = "NoExecute";
 
 fn managed(t: &Taint) -> bool {
-    (t.key == TAINT_NOT_READY || t.key == TAINT_UNREACHABLE)
+    (t.key == TAINT_CLUSTER_NOT_READY || t.key == TAINT_CLUSTER_UNREACHABLE)
         && (t.effect == NO_SCHEDULE || t.effect == NO_EXECUTE)
 }
 
@@ -29,8 +28,8 @@ pub fn desired_taints(
     let ready = ready?;
     let key = match ready.status.as_str() {
         "True" => None,
-        "False" => Some(TAINT_NOT_READY),
-        _ => Some(TAINT_UNREACHABLE),
+        "False" => Some(TAINT_CLUSTER_NOT_READY),
+        _ => Some(TAINT_CLUSTER_UNREACHABLE),
     };
     let mut wanted: Vec<&str> = Vec::new();
     if key.is_some() {
@@ -110,8 +109,8 @@ mod tests {
             keys(&out),
             [
                 ("dedicated".into(), NO_SCHEDULE.into()),
-                (TAINT_NOT_READY.into(), NO_SCHEDULE.into()),
-                (TAINT_NOT_READY.into(), NO_EXECUTE.into()),
+                (TAINT_CLUSTER_NOT_READY.into(), NO_SCHEDULE.into()),
+                (TAINT_CLUSTER_NOT_READY.into(), NO_EXECUTE.into()),
             ]
         );
         assert_eq!(out[1].time_added, None);
@@ -125,23 +124,26 @@ mod tests {
 
     #[test]
     fn without_no_execute_only_no_schedule_and_stale_no_execute_goes() {
-        let current = [taint(TAINT_NOT_READY, NO_EXECUTE)];
+        let current = [taint(TAINT_CLUSTER_NOT_READY, NO_EXECUTE)];
         let out = desired_taints(&current, Some(&ready("False")), false, now()).unwrap();
-        assert_eq!(keys(&out), [(TAINT_NOT_READY.into(), NO_SCHEDULE.into())]);
+        assert_eq!(
+            keys(&out),
+            [(TAINT_CLUSTER_NOT_READY.into(), NO_SCHEDULE.into())]
+        );
     }
 
     #[test]
     fn unknown_swaps_not_ready_for_unreachable() {
         let current = [
-            taint(TAINT_NOT_READY, NO_SCHEDULE),
-            taint(TAINT_NOT_READY, NO_EXECUTE),
+            taint(TAINT_CLUSTER_NOT_READY, NO_SCHEDULE),
+            taint(TAINT_CLUSTER_NOT_READY, NO_EXECUTE),
         ];
         let out = desired_taints(&current, Some(&ready("Unknown")), true, now()).unwrap();
         assert_eq!(
             keys(&out),
             [
-                (TAINT_UNREACHABLE.into(), NO_SCHEDULE.into()),
-                (TAINT_UNREACHABLE.into(), NO_EXECUTE.into()),
+                (TAINT_CLUSTER_UNREACHABLE.into(), NO_SCHEDULE.into()),
+                (TAINT_CLUSTER_UNREACHABLE.into(), NO_EXECUTE.into()),
             ]
         );
     }
@@ -149,17 +151,17 @@ mod tests {
     #[test]
     fn ready_removes_only_the_controllers_taints() {
         let current = [
-            taint(TAINT_NOT_READY, NO_SCHEDULE),
+            taint(TAINT_CLUSTER_NOT_READY, NO_SCHEDULE),
             taint("dedicated", NO_EXECUTE),
-            taint(TAINT_UNREACHABLE, NO_EXECUTE),
-            taint(TAINT_NOT_READY, "PreferNoSchedule"),
+            taint(TAINT_CLUSTER_UNREACHABLE, NO_EXECUTE),
+            taint(TAINT_CLUSTER_NOT_READY, "PreferNoSchedule"),
         ];
         let out = desired_taints(&current, Some(&ready("True")), true, now()).unwrap();
         assert_eq!(
             keys(&out),
             [
                 ("dedicated".into(), NO_EXECUTE.into()),
-                (TAINT_NOT_READY.into(), "PreferNoSchedule".into()),
+                (TAINT_CLUSTER_NOT_READY.into(), "PreferNoSchedule".into()),
             ]
         );
         assert_eq!(
@@ -170,7 +172,7 @@ mod tests {
 
     #[test]
     fn no_condition_no_change() {
-        let current = [taint(TAINT_NOT_READY, NO_SCHEDULE)];
+        let current = [taint(TAINT_CLUSTER_NOT_READY, NO_SCHEDULE)];
         assert_eq!(desired_taints(&current, None, true, now()), None);
     }
 }

@@ -30,9 +30,8 @@ use std::time::{Duration, Instant};
 use flotilla_api::Cluster;
 use flotilla_controllers::quantity::{self, Round};
 use flotilla_controllers::resources::ResourceName;
-use flotilla_controllers::{
-    CLUSTER_FINALIZER, ControllerManager, ControllerManagerOptions, execution_namespace,
-};
+use flotilla_controllers::{ControllerManager, ControllerManagerOptions};
+use flotilla_core::karmada;
 use flotilla_membersim::{MemberOptions, RunningMember};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -201,8 +200,8 @@ fn left_ready(c: &Cluster, reason: &str) -> bool {
 async fn wait_not_ready_taints(clusters: &Api<Cluster>, name: &str) {
     eventually(&format!("{name} tainted not-ready"), || async {
         let t = taints(&clusters.get(name).await.unwrap());
-        t.contains(&("cluster.karmada.io/not-ready".into(), "NoSchedule".into()))
-            && t.contains(&("cluster.karmada.io/not-ready".into(), "NoExecute".into()))
+        t.contains(&(karmada::TAINT_CLUSTER_NOT_READY.into(), "NoSchedule".into()))
+            && t.contains(&(karmada::TAINT_CLUSTER_NOT_READY.into(), "NoExecute".into()))
     })
     .await;
 }
@@ -624,10 +623,10 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
                     .finalizers
                     .iter()
                     .flatten()
-                    .any(|f| f == CLUSTER_FINALIZER);
+                    .any(|f| f == karmada::CLUSTER_CONTROLLER_FINALIZER);
                 finalized
                     && namespaces
-                        .get_opt(&execution_namespace(name))
+                        .get_opt(&karmada::execution_namespace(name))
                         .await
                         .unwrap()
                         .is_some()
@@ -653,7 +652,7 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
     );
 
     // A Work held by someone else's finalizer holds the namespace and the Cluster.
-    let ns = execution_namespace("member2");
+    let ns = karmada::execution_namespace("member2");
     let works_resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("work.karmada.io", "v1alpha1", "Work"),
         "works",
@@ -689,7 +688,7 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
             .finalizers
             .iter()
             .flatten()
-            .any(|f| f == CLUSTER_FINALIZER)
+            .any(|f| f == karmada::CLUSTER_CONTROLLER_FINALIZER)
     );
     let ns_obj = namespaces.get(&ns).await.unwrap();
     assert!(
@@ -729,7 +728,7 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
     for name in ["member1", "member3", "agent1"] {
         assert!(
             namespaces
-                .get_opt(&execution_namespace(name))
+                .get_opt(&karmada::execution_namespace(name))
                 .await
                 .unwrap()
                 .is_some()
@@ -872,7 +871,7 @@ const MONITOR_GRACE: Duration = Duration::from_millis(1500);
 const STARTUP_GRACE: Duration = Duration::from_millis(2500);
 
 fn leases(client: &kube::Client) -> Api<Lease> {
-    Api::namespaced(client.clone(), "karmada-cluster")
+    Api::namespaced(client.clone(), karmada::NAMESPACE_KARMADA_CLUSTER)
 }
 
 fn renew_time(l: &Lease) -> k8s_openapi::jiff::Timestamp {
@@ -891,8 +890,13 @@ fn pull_cluster(name: &str) -> Cluster {
 
 fn unreachable_tainted(c: &Cluster) -> bool {
     let t = taints(c);
-    t.contains(&("cluster.karmada.io/unreachable".into(), "NoSchedule".into()))
-        && t.contains(&("cluster.karmada.io/unreachable".into(), "NoExecute".into()))
+    t.contains(&(
+        karmada::TAINT_CLUSTER_UNREACHABLE.into(),
+        "NoSchedule".into(),
+    )) && t.contains(&(
+        karmada::TAINT_CLUSTER_UNREACHABLE.into(),
+        "NoExecute".into(),
+    ))
 }
 
 /// The Lease of `name` as a Pull-mode agent would write it: created, then renewed.
@@ -908,7 +912,7 @@ async fn agent_renew(client: &kube::Client, name: &str) {
         }
         None => {
             let l: Lease = serde_json::from_value(json!({
-                "metadata": {"name": name, "namespace": "karmada-cluster"},
+                "metadata": {"name": name, "namespace": karmada::NAMESPACE_KARMADA_CLUSTER},
                 "spec": {"holderIdentity": name, "leaseDurationSeconds": 2},
             }))
             .unwrap();

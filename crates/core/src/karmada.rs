@@ -103,12 +103,23 @@ pub const CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER: &str =
 pub const BINDING_DEPENDENCIES_DISTRIBUTOR_FINALIZER: &str =
     "karmada.io/binding-dependencies-distributor";
 
+// === cluster.karmada.io ===
+
+/// Taint the cluster controller puts on a Cluster whose Ready condition is False.
+pub const TAINT_CLUSTER_NOT_READY: &str = "cluster.karmada.io/not-ready";
+/// Taint the cluster controller puts on a Cluster whose Ready condition is Unknown.
+pub const TAINT_CLUSTER_UNREACHABLE: &str = "cluster.karmada.io/unreachable";
+
 // === names ===
 
 /// Namespace of Karmada's own components.
 pub const NAMESPACE_KARMADA_SYSTEM: &str = "karmada-system";
-/// Namespace of cluster credentials.
+/// Namespace of cluster credentials (Push-mode Secrets) and of the per-cluster heartbeat
+/// Leases (named like their Cluster).
 pub const NAMESPACE_KARMADA_CLUSTER: &str = "karmada-cluster";
+/// Service of the aggregated API server (in [`NAMESPACE_KARMADA_SYSTEM`]) that the
+/// `cluster.karmada.io` APIService points at.
+pub const AGGREGATED_APISERVER_SERVICE: &str = "karmada-aggregated-apiserver";
 /// Prefix of execution namespaces.
 pub const EXECUTION_NAMESPACE_PREFIX: &str = "karmada-es-";
 
@@ -269,6 +280,14 @@ mod tests {
                 "karmada.io/cluster-resource-binding-controller",
             ),
             (EXECUTION_NAMESPACE_PREFIX, "karmada-es-"),
+            (NAMESPACE_KARMADA_SYSTEM, "karmada-system"),
+            (NAMESPACE_KARMADA_CLUSTER, "karmada-cluster"),
+            (
+                CLUSTER_CONTROLLER_FINALIZER,
+                "karmada.io/cluster-controller",
+            ),
+            (TAINT_CLUSTER_NOT_READY, "cluster.karmada.io/not-ready"),
+            (TAINT_CLUSTER_UNREACHABLE, "cluster.karmada.io/unreachable"),
         ];
         for (constant, want) in table {
             assert_eq!(constant, want);

@@ -371,6 +371,37 @@ mod tests {
                 (550, 0),
             ),
             (
+                "an init container started before a sidecar runs without it",
+                json!({
+                    "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}}}],
+                    "initContainers": [
+                        {"name": "init", "resources": {"requests": {"cpu": "500m"}}},
+                        {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "450m"}}},
+                    ],
+                }),
+                (550, 0),
+            ),
+            (
+                "init containers run one at a time: the largest counts, not their sum",
+                json!({
+                    "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}}}],
+                    "initContainers": [
+                        {"name": "i1", "resources": {"requests": {"cpu": "300m"}}},
+                        {"name": "i2", "resources": {"requests": {"cpu": "400m"}}},
+                    ],
+                }),
+                (400, 0),
+            ),
+            (
+                "overhead on top of the init peak",
+                json!({
+                    "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}}}],
+                    "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "1"}}}],
+                    "overhead": {"cpu": "10m"},
+                }),
+                (1010, 0),
+            ),
+            (
                 "overhead on top",
                 json!({
                     "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}}}],

@@ -443,7 +443,7 @@ mod tests {
             "status": status});
         if let Some(t) = template_generation {
             d["metadata"]["annotations"] =
-                json!({"resourcetemplate.karmada.io/generation": t.to_string()});
+                json!({RESOURCE_TEMPLATE_GENERATION_ANNOTATION: t.to_string()});
         }
         d
     }

@@ -10,7 +10,12 @@
 //! Writes carry the Lease's resourceVersion, so two candidates racing for an expired Lease
 //! cannot both win: the loser gets 409 Conflict and retries. A leader that stops cleanly
 //! releases the Lease (empty holder) so its successor does not wait for expiry.
+//!
+//! Components do not write that loop themselves: [`run_elected`] runs a component once per
+//! term of leadership (or once, without election) and is the only such loop in Flotilla;
+//! [`LeaderOptions::for_component`] names every component's Lease the same way.
 
+use std::future::Future;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -63,7 +68,20 @@ impl LeaderOptions {
             retry_period: Duration::from_secs(2),
         }
     }
+
+    /// The Lease of Flotilla component `component` (`controller-manager`, `scheduler`):
+    /// `kube-system/flotilla-<component>`, competed for as [`default_identity`].
+    pub fn for_component(component: &str) -> Self {
+        Self::new(
+            COMPONENT_LEASE_NAMESPACE,
+            &format!("flotilla-{component}"),
+            &default_identity(),
+        )
+    }
 }
+
+/// Namespace of the components' leader-election Leases (as kube's own components use).
+pub const COMPONENT_LEASE_NAMESPACE: &str = "kube-system";
 
 /// A unique-enough identity for this process: `<hostname>_<pid>_<random>`.
 pub fn default_identity() -> String {
@@ -325,5 +343,155 @@ impl LeaderElector {
         } else {
             tracing::info!(lease = %self.opts.name, "released the Lease");
         }
+    }
+}
+
+// === run_elected ===
+
+/// Why a [`Term`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TermEnd {
+    /// The Lease was lost (another holder, or renewal failed past the deadline); the
+    /// process competes again and may start another term.
+    Lost,
+    /// The process is stopping; no term follows.
+    Shutdown,
+}
+
+/// One term of a component's run: while this process holds the Lease, or (without
+/// election) the whole run. The component works until [`Term::ended`] resolves, then stops.
+pub struct Term {
+    end: watch::Receiver<Option<TermEnd>>,
+    elected: bool,
+}
+
+impl Term {
+    /// Whether this term holds a Lease (false when running without election).
+    pub fn elected(&self) -> bool {
+        self.elected
+    }
+
+    /// Resolves when the term is over, saying why.
+    pub async fn ended(&mut self) -> TermEnd {
+        match self.end.wait_for(Option::is_some).await {
+            Ok(end) => end.unwrap_or(TermEnd::Shutdown),
+            // The runner is gone: nothing will lead this term any longer.
+            Err(_) => TermEnd::Shutdown,
+        }
+    }
+}
+
+/// Runs `term` for each term this process leads until `shutdown` resolves.
+///
+/// Without `leader`, there is one term, started at once and ended by `shutdown`. With it,
+/// a term starts each time the Lease is acquired and ends when it is lost (then the process
+/// competes again) or at `shutdown` (then the Lease is released once the term's future has
+/// finished, so the successor starts after this one stopped). A term's future that returns
+/// before its end is signalled ends the whole run the same way.
+pub async fn run_elected<F, Fut>(
+    client: kube::Client,
+    leader: Option<LeaderOptions>,
+    shutdown: impl Future<Output = ()>,
+    mut term: F,
+) where
+    F: FnMut(Term) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    tokio::pin!(shutdown);
+    let Some(opts) = leader else {
+        drive(&mut term, false, async {
+            shutdown.await;
+            TermEnd::Shutdown
+        })
+        .await;
+        return;
+    };
+    let elector = LeaderElector::new(client, opts);
+    loop {
+        let mut leadership = tokio::select! {
+            l = elector.acquire() => l,
+            _ = &mut shutdown => return,
+        };
+        let end = drive(&mut term, true, async {
+            tokio::select! {
+                _ = leadership.lost() => TermEnd::Lost,
+                _ = &mut shutdown => TermEnd::Shutdown,
+            }
+        })
+        .await;
+        if end == TermEnd::Shutdown {
+            leadership.release().await;
+            return;
+        }
+    }
+}
+
+/// Runs one term: its future until `until` says why it ends, then (told so) to completion.
+async fn drive<F, Fut>(term: &mut F, elected: bool, until: impl Future<Output = TermEnd>) -> TermEnd
+where
+    F: FnMut(Term) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let (tx, end) = watch::channel(None);
+    let work = term(Term { end, elected });
+    tokio::pin!(work);
+    let why = tokio::select! {
+        _ = &mut work => return TermEnd::Shutdown,
+        why = until => why,
+    };
+    tx.send_replace(Some(why));
+    work.await;
+    why
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use tokio::sync::mpsc;
+
+    /// A client that is never used: without election `run_elected` talks to no server.
+    fn unused_client() -> kube::Client {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        kube::Client::try_from(config).unwrap()
+    }
+
+    #[tokio::test]
+    async fn without_election_one_term_ends_at_shutdown() {
+        let (events, mut seen) = mpsc::unbounded_channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let run = tokio::spawn(run_elected(
+            unused_client(),
+            None,
+            async move {
+                let _ = stopped.await;
+            },
+            move |mut term| {
+                let events = events.clone();
+                async move {
+                    events
+                        .send(format!("start elected={}", term.elected()))
+                        .unwrap();
+                    let end = term.ended().await;
+                    events.send(format!("end {end:?}")).unwrap();
+                }
+            },
+        ));
+        assert_eq!(seen.recv().await.unwrap(), "start elected=false");
+        stop.send(()).unwrap();
+        assert_eq!(seen.recv().await.unwrap(), "end Shutdown");
+        run.await.unwrap();
+        assert_eq!(seen.recv().await, None, "exactly one term");
+    }
+
+    #[tokio::test]
+    async fn a_term_that_returns_early_ends_the_run() {
+        let mut terms = 0;
+        run_elected(unused_client(), None, std::future::pending(), |_term| {
+            terms += 1;
+            async {}
+        })
+        .await;
+        assert_eq!(terms, 1);
     }
 }

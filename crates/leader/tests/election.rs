@@ -29,6 +29,20 @@ fn opts(identity: &str) -> LeaderOptions {
     o
 }
 
+/// Someone outside the election writes itself into the test Lease as just renewed.
+async fn intrude(leases: &Api<Lease>) {
+    let mut lease = leases.get("flotilla-test").await.unwrap();
+    let spec = lease.spec.as_mut().unwrap();
+    spec.holder_identity = Some("intruder".into());
+    spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+        k8s_openapi::jiff::Timestamp::now(),
+    ));
+    leases
+        .replace("flotilla-test", &Default::default(), &lease)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn one_leader_at_a_time_and_handover() {
     let (_dir, host, client) = host().await;
@@ -66,19 +80,77 @@ async fn one_leader_at_a_time_and_handover() {
     assert!(lead_c.is_leader());
 
     // Someone else overwrites the Lease: c notices it lost leadership.
-    let mut lease = leases.get("flotilla-test").await.unwrap();
-    let spec = lease.spec.as_mut().unwrap();
-    spec.holder_identity = Some("intruder".into());
-    spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
-        k8s_openapi::jiff::Timestamp::now(),
-    ));
-    leases
-        .replace("flotilla-test", &Default::default(), &lease)
-        .await
-        .unwrap();
+    intrude(&leases).await;
     tokio::time::timeout(Duration::from_secs(5), lead_c.lost())
         .await
         .expect("c sees the loss");
     assert!(!lead_c.is_leader());
+    host.stop().await;
+}
+
+/// What the runners' terms report, in the order it happened.
+type Events = tokio::sync::mpsc::UnboundedSender<String>;
+
+/// `run_elected` as `who`, reporting each term's start and end, until `stop` fires.
+fn runner(
+    client: &kube::Client,
+    who: &'static str,
+    events: Events,
+    stop: tokio::sync::oneshot::Receiver<()>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(flotilla_leader::run_elected(
+        client.clone(),
+        Some(opts(who)),
+        async move {
+            let _ = stop.await;
+        },
+        move |mut term| {
+            let events = events.clone();
+            async move {
+                events
+                    .send(format!("{who} start elected={}", term.elected()))
+                    .unwrap();
+                let end = term.ended().await;
+                events.send(format!("{who} end {end:?}")).unwrap();
+            }
+        },
+    ))
+}
+
+#[tokio::test]
+async fn run_elected_runs_one_term_per_leadership() {
+    let (_dir, host, client) = host().await;
+    let (events, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let next = async |seen: &mut tokio::sync::mpsc::UnboundedReceiver<String>| {
+        tokio::time::timeout(Duration::from_secs(10), seen.recv())
+            .await
+            .expect("the next term event")
+            .unwrap()
+    };
+    let (stop_a, a_stops) = tokio::sync::oneshot::channel();
+    let a = runner(&client, "a", events.clone(), a_stops);
+    assert_eq!(next(&mut seen).await, "a start elected=true");
+
+    // b competes while a leads; a stops: a's term ends before b's begins.
+    let (stop_b, b_stops) = tokio::sync::oneshot::channel();
+    let b = runner(&client, "b", events.clone(), b_stops);
+    stop_a.send(()).unwrap();
+    assert_eq!(next(&mut seen).await, "a end Shutdown");
+    a.await.unwrap();
+    assert_eq!(next(&mut seen).await, "b start elected=true");
+
+    // Another holder takes the Lease: b's term ends as lost, and once that holder's Lease
+    // expires b leads again in a new term.
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-system");
+    intrude(&leases).await;
+    assert_eq!(next(&mut seen).await, "b end Lost");
+    assert_eq!(next(&mut seen).await, "b start elected=true");
+
+    // b stops: its last term ends and the Lease is released.
+    stop_b.send(()).unwrap();
+    assert_eq!(next(&mut seen).await, "b end Shutdown");
+    b.await.unwrap();
+    let spec = leases.get("flotilla-test").await.unwrap().spec.unwrap();
+    assert_eq!(spec.holder_identity, None);
     host.stop().await;
 }

@@ -26,22 +26,13 @@ pub use validate::{
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use flotilla_core::karmada;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use serde_json::json;
 
-pub const CREDENTIALS_NAMESPACE: &str = "karmada-cluster";
-/// Prefix of the namespace holding a cluster's Works (`karmada-es-<name>`).
-pub const EXECUTION_NAMESPACE_PREFIX: &str = "karmada-es-";
-/// The finalizer the cluster controller keeps on a Cluster until its Works are gone.
-pub const CLUSTER_FINALIZER: &str = "karmada.io/cluster-controller";
 const MANAGER: &str = "flotilla-membership";
-
-/// The namespace holding the Works of cluster `name`.
-pub fn execution_namespace(name: &str) -> String {
-    format!("{EXECUTION_NAMESPACE_PREFIX}{name}")
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MembershipError {
@@ -254,7 +245,7 @@ pub async fn join_with(
     // then only the namespace and the Cluster are checked.
     let namespace_existed = !options.dry_run
         || namespaces
-            .get_metadata_opt(CREDENTIALS_NAMESPACE)
+            .get_metadata_opt(karmada::NAMESPACE_KARMADA_CLUSTER)
             .await
             .map_err(|source| MembershipError::Read {
                 what: "the credentials namespace",
@@ -262,12 +253,16 @@ pub async fn join_with(
                 source,
             })?
             .is_some();
-    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": CREDENTIALS_NAMESPACE}});
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": karmada::NAMESPACE_KARMADA_CLUSTER}});
     namespaces
-        .patch(CREDENTIALS_NAMESPACE, &params, &Patch::Apply(ns))
+        .patch(
+            karmada::NAMESPACE_KARMADA_CLUSTER,
+            &params,
+            &Patch::Apply(ns),
+        )
         .await
         .map_err(write("the credentials namespace"))?;
-    let secrets: Api<Secret> = Api::namespaced(host.clone(), CREDENTIALS_NAMESPACE);
+    let secrets: Api<Secret> = Api::namespaced(host.clone(), karmada::NAMESPACE_KARMADA_CLUSTER);
     let secret_existed = secrets
         .get_metadata_opt(&member.name)
         .await
@@ -280,7 +275,7 @@ pub async fn join_with(
     let secret = Secret {
         metadata: kube::api::ObjectMeta {
             name: Some(member.name.clone()),
-            namespace: Some(CREDENTIALS_NAMESPACE.into()),
+            namespace: Some(karmada::NAMESPACE_KARMADA_CLUSTER.into()),
             ..Default::default()
         },
         data: Some(member.credentials.secret_data()),
@@ -302,7 +297,7 @@ pub async fn join_with(
     let mut spec = json!({
         "syncMode": "Push",
         "apiEndpoint": member.api_endpoint,
-        "secretRef": {"namespace": CREDENTIALS_NAMESPACE, "name": member.name},
+        "secretRef": {"namespace": karmada::NAMESPACE_KARMADA_CLUSTER, "name": member.name},
     });
     for (key, value) in [
         ("region", &member.region),
@@ -385,7 +380,7 @@ pub async fn unjoin(host: &kube::Client, name: &str) -> Result<(), MembershipErr
             });
         }
     }
-    let secrets: Api<Secret> = Api::namespaced(host.clone(), CREDENTIALS_NAMESPACE);
+    let secrets: Api<Secret> = Api::namespaced(host.clone(), karmada::NAMESPACE_KARMADA_CLUSTER);
     if let Err(e) = secrets.delete(name, &DeleteParams::default()).await {
         if !gone(&e) {
             return Err(MembershipError::Remove {
@@ -427,7 +422,7 @@ pub async fn remaining_works(
     host: &kube::Client,
     name: &str,
 ) -> Result<Vec<String>, MembershipError> {
-    match works(host, &execution_namespace(name))
+    match works(host, &karmada::execution_namespace(name))
         .list_metadata(&Default::default())
         .await
     {
@@ -449,7 +444,7 @@ pub async fn remaining_works(
 const UNJOIN_POLL: Duration = Duration::from_millis(250);
 
 /// Removes a member the way an operator expects: deletes the Cluster, waits up to `timeout`
-/// until it is gone (the cluster controller's [`CLUSTER_FINALIZER`] holds it until the
+/// until it is gone (the cluster controller's [`karmada::CLUSTER_CONTROLLER_FINALIZER`] holds it until the
 /// cluster's Works and `karmada-es-<name>` are deleted), then deletes the credentials Secret.
 /// The Secret stays while the Cluster does, since the controller may still need it to clean
 /// up on the member. Running it again after a timeout resumes the wait.
@@ -475,7 +470,7 @@ pub async fn unjoin_and_wait(
         }
     };
     let clusters = clusters(host);
-    let secrets: Api<Secret> = Api::namespaced(host.clone(), CREDENTIALS_NAMESPACE);
+    let secrets: Api<Secret> = Api::namespaced(host.clone(), karmada::NAMESPACE_KARMADA_CLUSTER);
     let mut current = clusters.get_opt(name).await.map_err(read("the Cluster"))?;
     let cluster_deleted = current.is_some();
     if current.is_none() {
@@ -508,7 +503,7 @@ pub async fn unjoin_and_wait(
                 left.push(format!(
                     "{} Works remaining in {} ({})",
                     works.len(),
-                    execution_namespace(name),
+                    karmada::execution_namespace(name),
                     works.join(", ")
                 ));
             }
@@ -531,7 +526,7 @@ pub async fn unjoin_and_wait(
     }
     let namespaces: Api<Namespace> = Api::all(host.clone());
     let execution_namespace_left = namespaces
-        .get_metadata_opt(&execution_namespace(name))
+        .get_metadata_opt(&karmada::execution_namespace(name))
         .await
         .map_err(read("the execution namespace"))?
         .is_some();

@@ -88,7 +88,7 @@ mod tests {
     fn target_reads_the_connection_fields() {
         let t = MemberTarget::of(&cluster(json!({"syncMode": "Push",
             "apiEndpoint": "https://m1:6443",
-            "secretRef": {"namespace": "karmada-cluster", "name": "m1"},
+            "secretRef": {"namespace": flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER, "name": "m1"},
             "proxyURL": ""})));
         assert_eq!(t.endpoint.as_deref(), Some("https://m1:6443"));
         assert_eq!(t.proxy_url, None);

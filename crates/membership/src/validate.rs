@@ -159,7 +159,7 @@ mod tests {
             ("env", "prod"),
             ("example.com/tier", "a.b-c_d"),
             ("empty", ""),
-            ("cluster.karmada.io/name", "m1"),
+            ("cluster.example.io/name", "m1"),
         ] {
             assert!(validate_label(k, v).is_ok(), "{k}={v} rejected");
         }

@@ -201,13 +201,13 @@ mod tests {
                            "spec": {"group": "apps", "version": "v1"},
                            "status": {"conditions": [{"type": "Available", "status": "True", "reason": "Local"}]}});
         assert_eq!(row(&p, &local), json!(["v1.apps", "Local", "True", "3d4h"]));
-        let remote = json!({"metadata": {"name": "v1alpha1.cluster.karmada.io"},
-                            "spec": {"service": {"namespace": "karmada-system", "name": "karmada-aggregated-apiserver"}},
+        let remote = json!({"metadata": {"name": "v1beta1.metrics.k8s.io"},
+                            "spec": {"service": {"namespace": "kube-system", "name": "metrics-server"}},
                             "status": {"conditions": [{"type": "Available", "status": "False", "reason": "MissingEndpoints"}]}});
         assert_eq!(
             cells(&p, &remote)[1..3],
             [
-                json!("karmada-system/karmada-aggregated-apiserver"),
+                json!("kube-system/metrics-server"),
                 json!("False (MissingEndpoints)")
             ]
         );

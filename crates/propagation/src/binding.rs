@@ -626,9 +626,9 @@ mod tests {
     fn works_name_their_binding() {
         let w: Work = serde_json::from_value(json!({
             "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-            "metadata": {"name": "w", "namespace": "karmada-es-m1", "annotations": {
-                "resourcebinding.karmada.io/name": "web-deployment",
-                "resourcebinding.karmada.io/namespace": "demo"}},
+            "metadata": {"name": "w", "namespace": karmada::execution_namespace("m1"), "annotations": {
+                karmada::RESOURCE_BINDING_NAME_ANNOTATION: "web-deployment",
+                karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION: "demo"}},
             "spec": {}
         }))
         .unwrap();
@@ -641,15 +641,15 @@ mod tests {
         );
         let c: Work = serde_json::from_value(json!({
             "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-            "metadata": {"name": "w", "namespace": "karmada-es-m1", "annotations": {
-                "clusterresourcebinding.karmada.io/name": "view-clusterrole"}},
+            "metadata": {"name": "w", "namespace": karmada::execution_namespace("m1"), "annotations": {
+                karmada::CLUSTER_RESOURCE_BINDING_ANNOTATION: "view-clusterrole"}},
             "spec": {}
         }))
         .unwrap();
         assert_eq!(binding_of_work(&c).unwrap().namespace, None);
         let none: Work = serde_json::from_value(json!({
             "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-            "metadata": {"name": "w", "namespace": "karmada-es-m1"}, "spec": {}
+            "metadata": {"name": "w", "namespace": karmada::execution_namespace("m1")}, "spec": {}
         }))
         .unwrap();
         assert_eq!(binding_of_work(&none), None);

@@ -84,7 +84,8 @@ pub fn propagatable(gvk: &GroupVersionKind) -> bool {
     !(gvk.group.is_empty() && SKIPPED_CORE_KINDS.contains(&gvk.kind.as_str()))
 }
 
-/// Whether templates in this namespace are left alone.
+/// Whether templates in this namespace are left alone (Kubernetes' `kube-*` and Karmada's own
+/// `karmada-*` namespaces); the namespace sync does not propagate them either.
 pub fn skipped_namespace(namespace: &str) -> bool {
     namespace.starts_with("kube-") || namespace.starts_with("karmada-")
 }
@@ -1062,7 +1063,7 @@ mod tests {
             assert!(!propagatable(&GroupVersionKind::gvk(g, "v1", k)), "{g}/{k}");
         }
         assert!(skipped_namespace("kube-system"));
-        assert!(skipped_namespace("karmada-es-member1"));
+        assert!(skipped_namespace(&karmada::execution_namespace("member1")));
         assert!(!skipped_namespace("default"));
     }
 

@@ -36,7 +36,7 @@ pub fn propagated(
     labels: &BTreeMap<String, String>,
     skipped_prefixes: &[String],
 ) -> bool {
-    if name == "default" || name.starts_with("kube-") || name.starts_with("karmada-") {
+    if name == "default" || crate::detector::skipped_namespace(name) {
         return false;
     }
     if labels
@@ -234,9 +234,9 @@ mod tests {
             "default",
             "kube-system",
             "kube-public",
-            "karmada-system",
-            "karmada-es-m1",
-            "karmada-cluster",
+            karmada::NAMESPACE_KARMADA_SYSTEM,
+            &karmada::execution_namespace("m1"),
+            karmada::NAMESPACE_KARMADA_CLUSTER,
         ] {
             assert!(!propagated(n, &none, &[]), "{n}");
         }
@@ -263,9 +263,10 @@ mod tests {
         assert_eq!(
             m,
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-x",
-                "labels": {"team": "x", "karmada.io/managed": "true"},
-                "annotations": {"note": "n", "work.karmada.io/namespace": "karmada-es-m1",
-                                "work.karmada.io/name": "team-x-abc"}}})
+                "labels": {"team": "x", karmada::MANAGED_BY_KARMADA_LABEL: "true"},
+                "annotations": {"note": "n",
+                                karmada::WORK_NAMESPACE_ANNOTATION: karmada::execution_namespace("m1"),
+                                karmada::WORK_NAME_ANNOTATION: "team-x-abc"}}})
         );
     }
 }

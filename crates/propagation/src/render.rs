@@ -325,7 +325,7 @@ mod tests {
             spec: &s,
         };
         let w = r.work(&deployment(), "m2").unwrap();
-        assert_eq!(w.namespace, "karmada-es-m2");
+        assert_eq!(w.namespace, karmada::execution_namespace("m2"));
         assert!(w.name.starts_with("web-"), "{}", w.name);
         assert_eq!(
             w.labels[karmada::RESOURCE_BINDING_PERMANENT_ID_LABEL],
@@ -354,7 +354,7 @@ mod tests {
         );
         assert_eq!(
             meta["annotations"][karmada::WORK_NAMESPACE_ANNOTATION],
-            "karmada-es-m2"
+            json!(karmada::execution_namespace("m2"))
         );
         assert_eq!(
             meta["annotations"][karmada::RESOURCE_TEMPLATE_GENERATION_ANNOTATION],

@@ -10,6 +10,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use flotilla_api::{ResourceBinding, Work};
+use flotilla_core::karmada;
 use flotilla_membersim::{MemberOptions, RunningMember};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace};
@@ -297,7 +298,7 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
     let d = host.get("web").await.unwrap();
     let labels = d.metadata.labels.clone().unwrap();
     assert!(
-        labels.contains_key("propagationpolicy.karmada.io/permanent-id"),
+        labels.contains_key(karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL),
         "{labels:?}"
     );
     assert_eq!(
@@ -398,7 +399,8 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
             .into_iter()
             .filter(|w| {
                 w.metadata.annotations.as_ref().is_some_and(|a| {
-                    a.get("resourcebinding.karmada.io/name").map(String::as_str)
+                    a.get(karmada::RESOURCE_BINDING_NAME_ANNOTATION)
+                        .map(String::as_str)
                         == Some("web-deployment")
                 })
             })
@@ -606,7 +608,7 @@ async fn cluster_scoped_templates_and_late_policies() {
     .await;
     let claimed = cms.get("cfg").await.unwrap();
     assert_eq!(
-        claimed.metadata.annotations.unwrap()["propagationpolicy.karmada.io/name"],
+        claimed.metadata.annotations.unwrap()[karmada::PROPAGATION_POLICY_NAME_ANNOTATION],
         "late-cfg"
     );
     // An update of the template reaches the members.
@@ -673,7 +675,7 @@ async fn cluster_scoped_templates_and_late_policies() {
     eventually("the template released", || async {
         let cm = cms.get("cfg").await.map_err(|e| e.to_string())?;
         let a = cm.metadata.annotations.unwrap_or_default();
-        if a.contains_key("propagationpolicy.karmada.io/name") {
+        if a.contains_key(karmada::PROPAGATION_POLICY_NAME_ANNOTATION) {
             Err(format!("{a:?}"))
         } else {
             Ok(())
@@ -721,35 +723,36 @@ async fn a_stopped_member_does_not_delay_the_others() {
         .await;
     }
     let works: Api<Work> = Api::all(env.client.clone());
-    let applied = eventually("every ConfigMap applied in member1 and member2", || async {
-        let list = works
-            .list(&ListParams::default())
-            .await
-            .map_err(|e| e.to_string())?;
-        let applied: Vec<String> = list
-            .items
-            .iter()
-            .filter(|w| {
-                w.status.as_ref().is_some_and(|s| {
-                    s.conditions
-                        .iter()
-                        .any(|c| c.type_ == "Applied" && c.status == "True")
-                }) && w
-                    .metadata
-                    .annotations
-                    .as_ref()
-                    .is_some_and(|a| a.contains_key("resourcebinding.karmada.io/name"))
-            })
-            .map(|w| w.metadata.namespace.clone().unwrap_or_default())
-            .collect();
-        let per = |ns: &str| applied.iter().filter(|n| *n == ns).count();
-        if per("karmada-es-member1") == 5 && per("karmada-es-member2") == 5 {
-            Ok(per("karmada-es-member3"))
-        } else {
-            Err(format!("{applied:?}"))
-        }
-    })
-    .await;
+    let applied =
+        eventually("every ConfigMap applied in member1 and member2", || async {
+            let list = works
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            let applied: Vec<String> =
+                list.items
+                    .iter()
+                    .filter(|w| {
+                        w.status.as_ref().is_some_and(|s| {
+                            s.conditions
+                                .iter()
+                                .any(|c| c.type_ == "Applied" && c.status == "True")
+                        }) && w.metadata.annotations.as_ref().is_some_and(|a| {
+                            a.contains_key(karmada::RESOURCE_BINDING_NAME_ANNOTATION)
+                        })
+                    })
+                    .map(|w| w.metadata.namespace.clone().unwrap_or_default())
+                    .collect();
+            let per = |ns: &str| applied.iter().filter(|n| *n == ns).count();
+            if per(&karmada::execution_namespace("member1")) == 5
+                && per(&karmada::execution_namespace("member2")) == 5
+            {
+                Ok(per(&karmada::execution_namespace("member3")))
+            } else {
+                Err(format!("{applied:?}"))
+            }
+        })
+        .await;
     assert_eq!(
         applied, 0,
         "member3 is unreachable: nothing can be applied there"

@@ -1,5 +1,6 @@
 //! The shape of the descriptor table: what a protobuf message looks like on the wire and how
-//! each of its fields maps onto the Kubernetes JSON form. The table itself is in `table.rs`.
+//! each of its fields maps onto the Kubernetes JSON form. The table itself is generated:
+//! `generated_table.rs`, written by `tools/gen_table.py`.
 
 /// One protobuf message type.
 #[derive(Debug)]

@@ -4,13 +4,14 @@
 //! kubectl's typed commands (`kubectl create deployment|secret|service ...`) and client-go
 //! POST protobuf; the Flotilla API servers store JSON. This crate owns that translation:
 //! the `k8s\0` + `runtime.Unknown` envelope (here), a generic wire reader (`wire`), a static
-//! descriptor table of the supported message types (`descriptor`, `table`) and the
-//! table-driven decoder (`decode`). Nothing is silently dropped: a field number the table
+//! descriptor table of the supported message types (its shape in `descriptor`, the table in
+//! `generated_table`, written by `tools/gen_table.py`) and the table-driven decoder
+//! (`decode`). Nothing is silently dropped: a field number the table
 //! does not know is an error naming the message type and tag.
 
 mod decode;
 mod descriptor;
-mod table;
+mod generated_table;
 mod wire;
 
 use serde_json::{Map, Value};
@@ -70,7 +71,7 @@ pub enum ProtobufError {
 /// under any other apiVersion, because client-go labels it with the group of the resource
 /// being deleted.
 pub fn supported_kinds() -> Vec<(&'static str, &'static str)> {
-    table::ROOTS
+    generated_table::ROOTS
         .iter()
         .map(|(api_version, kind, _)| (*api_version, *kind))
         .collect()
@@ -95,11 +96,13 @@ pub fn decode_object(body: &[u8]) -> Result<Value, ProtobufError> {
     if unknown.kind.is_empty() {
         return Err(ProtobufError::MissingKind);
     }
-    let desc = table::ROOTS
+    let desc = generated_table::ROOTS
         .iter()
         .find(|(api_version, kind, _)| *api_version == unknown.api_version && *kind == unknown.kind)
         .map(|(_, _, desc)| *desc)
-        .or_else(|| (unknown.kind == "DeleteOptions").then_some(&table::META_V1_DELETE_OPTIONS))
+        .or_else(|| {
+            (unknown.kind == "DeleteOptions").then_some(&generated_table::META_V1_DELETE_OPTIONS)
+        })
         .ok_or_else(|| ProtobufError::UnknownKind {
             api_version: unknown.api_version.clone(),
             kind: unknown.kind.clone(),

@@ -1362,9 +1362,12 @@ fn packed_and_unpacked_repeated_scalars() {
     prost::encoding::encode_varint(run.len() as u64, &mut packed);
     packed.extend(run);
     for buf in [unpacked, packed] {
-        let got =
-            crate::decode::decode_message(&crate::table::CORE_V1_POD_SECURITY_CONTEXT, &buf, 0)
-                .unwrap();
+        let got = crate::decode::decode_message(
+            &crate::generated_table::CORE_V1_POD_SECURITY_CONTEXT,
+            &buf,
+            0,
+        )
+        .unwrap();
         assert_eq!(
             Value::Object(got),
             json!({"supplementalGroups": [1, 300, -1]})
@@ -1882,7 +1885,7 @@ fn table_has_unique_tags_and_json_names() {
         }
     }
     let mut seen = HashSet::new();
-    for (_, _, desc) in crate::table::ROOTS {
+    for (_, _, desc) in crate::generated_table::ROOTS {
         walk(desc, &mut seen);
     }
     assert!(seen.len() > 200, "{}", seen.len());

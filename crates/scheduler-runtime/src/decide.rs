@@ -24,7 +24,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::{EVICTION_PRODUCER, EVICTION_REASON_TAINT, TAINT_NOT_READY, TAINT_UNREACHABLE};
+use crate::{EVICTION_PRODUCER, EVICTION_REASON_TAINT};
+use flotilla_core::karmada::{TAINT_CLUSTER_NOT_READY, TAINT_CLUSTER_UNREACHABLE};
 
 /// Which binding: a namespaced ResourceBinding or a ClusterResourceBinding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -220,7 +221,7 @@ pub fn is_waiting(binding: &Binding) -> bool {
 /// NoExecute for `default_seconds`, each added only when no toleration covers that key.
 pub fn effective_tolerations(placement: &[Toleration], default_seconds: u64) -> Vec<Toleration> {
     let mut out = placement.to_vec();
-    for key in [TAINT_NOT_READY, TAINT_UNREACHABLE] {
+    for key in [TAINT_CLUSTER_NOT_READY, TAINT_CLUSTER_UNREACHABLE] {
         let probe = Taint {
             key: key.into(),
             effect: "NoExecute".into(),

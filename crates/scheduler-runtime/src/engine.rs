@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::{Cluster, ClusterResourceBinding, ResourceBinding};
-use flotilla_leader::LeaderElector;
+use flotilla_leader::TermEnd;
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
@@ -39,53 +39,36 @@ use flotilla_runtime::{EventRecorder, EventRequest};
 /// Extra wait after a toleration or grace deadline, so the recheck lands after it.
 const RECHECK_SLACK: Duration = Duration::from_millis(50);
 
-/// Runs until `stop` turns true: directly, or whenever this process holds the Lease.
+/// Runs until `stop` turns true: directly, or whenever this process holds the Lease
+/// (`flotilla_leader::run_elected`, one engine run per term).
 pub(crate) async fn run(
     host: kube::Client,
     opts: SchedulerOptions,
     metrics: Arc<Metrics>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let Some(leader_opts) = opts.leader.clone() else {
-        metrics.set_active(true);
-        let mut stop2 = stop.clone();
-        run_engine(host, opts, metrics.clone(), async move {
-            let _ = stop2.wait_for(|s| *s).await;
-        })
-        .await;
-        metrics.set_active(false);
-        return;
+    let shutdown = async move {
+        let _ = stop.wait_for(|s| *s).await;
     };
-    let elector = LeaderElector::new(host.clone(), leader_opts);
-    loop {
-        let mut leadership = tokio::select! {
-            l = elector.acquire() => l,
-            _ = stop.wait_for(|s| *s) => return,
-        };
-        tracing::info!("acquired the scheduler Lease; scheduling");
-        metrics.set_active(true);
-        let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        {
-            let stopped = stopped.clone();
-            let mut stop2 = stop.clone();
-            let leadership = &mut leadership;
-            run_engine(host.clone(), opts.clone(), metrics.clone(), async move {
-                tokio::select! {
-                    _ = leadership.lost() => {}
-                    _ = stop2.wait_for(|s| *s) => {
-                        stopped.store(true, std::sync::atomic::Ordering::SeqCst);
-                    }
+    flotilla_leader::run_elected(host.clone(), opts.leader.clone(), shutdown, |mut term| {
+        let (host, opts, metrics) = (host.clone(), opts.clone(), metrics.clone());
+        async move {
+            if term.elected() {
+                tracing::info!("acquired the scheduler Lease; scheduling");
+            }
+            metrics.set_active(true);
+            run_engine(host, opts, metrics.clone(), async move {
+                if term.ended().await == TermEnd::Lost {
+                    tracing::warn!(
+                        "lost the scheduler Lease; stopping scheduling, competing again"
+                    );
                 }
             })
             .await;
+            metrics.set_active(false);
         }
-        metrics.set_active(false);
-        if stopped.load(std::sync::atomic::Ordering::SeqCst) {
-            leadership.release().await;
-            return;
-        }
-        tracing::warn!("lost the scheduler Lease; stopped scheduling, competing again");
-    }
+    })
+    .await;
 }
 
 /// State shared by the watchers and the workers of one engine run.

@@ -46,10 +46,6 @@ pub const EVENT_SCHEDULE_SUCCEED: &str = "ScheduleBindingSucceed";
 pub const EVENT_SCHEDULE_FAILED: &str = "ScheduleBindingFailed";
 /// Event reason: replicas moved away from a tainted cluster.
 pub const EVENT_EVICT: &str = "EvictWorkloadFromCluster";
-/// Taint key Karmada puts on a cluster whose Ready condition is False.
-pub const TAINT_NOT_READY: &str = "cluster.karmada.io/not-ready";
-/// Taint key Karmada puts on a cluster whose Ready condition is Unknown.
-pub const TAINT_UNREACHABLE: &str = "cluster.karmada.io/unreachable";
 
 /// Errors of the scheduling loop (each is logged and retried by the loop itself; they are
 /// public so callers of the building blocks can match on them).

@@ -24,7 +24,7 @@ use tracing::{Instrument, debug, info_span, warn};
 use crate::resources::{CapacityRounding, NodeInfo, PodInfo, Summary, summarize};
 use crate::{AbortOnDrop, Error, Metrics, error_chain};
 
-const CONTROLLER: &str = "cluster-status";
+use super::CONTROLLER;
 
 /// Reads the credentials Secret of `cluster` from the host.
 pub(crate) async fn read_credentials(

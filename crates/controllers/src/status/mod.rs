@@ -53,7 +53,9 @@ use crate::{
 use flotilla_membership::MemberTarget as Target;
 use member::MemberWatches;
 
-const CONTROLLER: &str = "cluster-status";
+/// The status controller's name in metrics and logs (its heartbeat Leases and member
+/// watches count as part of it).
+pub(crate) const CONTROLLER: &str = "cluster-status";
 
 struct Shared {
     host: kube::Client,

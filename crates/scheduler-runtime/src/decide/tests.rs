@@ -181,7 +181,7 @@ fn default_tolerations_are_added_only_for_uncovered_keys() {
     assert_eq!(t.len(), 2);
     assert!(t.iter().all(|t| t.toleration_seconds == Some(300)));
     let own = Toleration {
-        key: Some(TAINT_UNREACHABLE.into()),
+        key: Some(TAINT_CLUSTER_UNREACHABLE.into()),
         operator: Some("Exists".into()),
         effect: Some("NoExecute".into()),
         toleration_seconds: Some(10),
@@ -190,7 +190,10 @@ fn default_tolerations_are_added_only_for_uncovered_keys() {
     let t = effective_tolerations(std::slice::from_ref(&own), 300);
     assert_eq!(t.len(), 2);
     assert!(t.contains(&own));
-    assert!(t.iter().any(|t| t.key.as_deref() == Some(TAINT_NOT_READY)));
+    assert!(
+        t.iter()
+            .any(|t| t.key.as_deref() == Some(TAINT_CLUSTER_NOT_READY))
+    );
 }
 
 #[test]
@@ -199,11 +202,11 @@ fn eviction_deadlines() {
     let now = ts(1_000);
     // Tolerated for 300 s from timeAdded.
     assert_eq!(
-        eviction_due(&tol, &[no_execute(TAINT_NOT_READY, 900)], now),
+        eviction_due(&tol, &[no_execute(TAINT_CLUSTER_NOT_READY, 900)], now),
         Some(Duration::from_secs(200))
     );
     assert_eq!(
-        eviction_due(&tol, &[no_execute(TAINT_NOT_READY, 600)], now),
+        eviction_due(&tol, &[no_execute(TAINT_CLUSTER_NOT_READY, 600)], now),
         Some(Duration::ZERO)
     );
     // An untolerated NoExecute taint: at once.
@@ -311,7 +314,7 @@ fn unschedulable_status_keeps_the_old_time_and_is_not_rewritten() {
 fn expired_no_execute_taint_moves_replicas_with_an_eviction_task() {
     let b = scheduled(binding(5, dynamic()), &[("a", 3), ("b", 2)], 900);
     let clusters = vec![
-        snap("a", 6_000, vec![no_execute(TAINT_NOT_READY, 600)]),
+        snap("a", 6_000, vec![no_execute(TAINT_CLUSTER_NOT_READY, 600)]),
         snap("b", 10_000, vec![]),
         snap("c", 10_000, vec![]),
     ];
@@ -337,7 +340,7 @@ fn expired_no_execute_taint_moves_replicas_with_an_eviction_task() {
 fn taint_within_toleration_only_schedules_a_recheck() {
     let b = scheduled(binding(5, dynamic()), &[("a", 3), ("b", 2)], 900);
     let clusters = vec![
-        snap("a", 6_000, vec![no_execute(TAINT_UNREACHABLE, 950)]),
+        snap("a", 6_000, vec![no_execute(TAINT_CLUSTER_UNREACHABLE, 950)]),
         snap("b", 10_000, vec![]),
     ];
     let plan = plan(&b, &clusters, &Reservations::default(), &opts(), ts(1_000));

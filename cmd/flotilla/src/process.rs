@@ -1,0 +1,72 @@
+//! Process plumbing shared by the subcommands: logging, the shutdown signal, the host client
+//! and reading files named on the command line. It imports nothing from the other modules.
+
+use anyhow::Context;
+
+/// Logs to stderr through `tracing`, filtered by `filter` (EnvFilter syntax).
+pub(crate) fn init_logging(filter: &str, json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use std::io::IsTerminal;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+pub(crate) async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("reading the kubeconfig {}", kubeconfig.display()))?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await
+            .with_context(|| format!("using the kubeconfig {}", kubeconfig.display()))?;
+    kube::Client::try_from(config).context("building a client for the host")
+}
+
+/// A client for the host from `kubeconfig`, else the in-cluster service account.
+pub(crate) async fn connect_host(
+    kubeconfig: Option<&std::path::Path>,
+) -> anyhow::Result<kube::Client> {
+    match kubeconfig {
+        Some(path) => host_client(path).await,
+        None => {
+            let config = kube::Config::incluster()
+                .context("no --kubeconfig and not running in a cluster")?;
+            kube::Client::try_from(config).context("building a client for the host")
+        }
+    }
+}
+
+/// The text of `path`, or an error naming it.
+pub(crate) fn read_file(path: &std::path::Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub(crate) async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

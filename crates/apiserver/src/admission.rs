@@ -89,7 +89,7 @@ impl Admission {
         };
         let listed = self
             .storage
-            .list(prefix)
+            .list(prefix, &Default::default())
             .await
             .map_err(|e| ApiError::internal(format!("listing webhook configurations: {e}")))?;
         let mut items: Vec<_> = listed.items.iter().collect();

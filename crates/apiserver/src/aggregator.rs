@@ -262,7 +262,10 @@ async fn relist(
     server: &Arc<ApiServer>,
     agg: &Arc<Aggregator>,
 ) -> Result<flotilla_storage::Revision, StorageError> {
-    let listed = server.storage.list(APISERVICE_PREFIX).await?;
+    let listed = server
+        .storage
+        .list(APISERVICE_PREFIX, &Default::default())
+        .await?;
     agg.backends.write().clear();
     agg.specs.write().clear();
     for obj in &listed.items {
@@ -276,7 +279,7 @@ async fn follow(
     agg: &Arc<Aggregator>,
     from: flotilla_storage::Revision,
 ) -> Result<(), StorageError> {
-    let mut events = server.storage.watch(APISERVICE_PREFIX, from)?;
+    let mut events = server.storage.watch(APISERVICE_PREFIX, from).await?;
     while let Some(ev) = events.next().await {
         let ev = ev?;
         match ev.event_type {

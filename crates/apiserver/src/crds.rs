@@ -255,7 +255,7 @@ async fn relist(
     server: &Arc<ApiServer>,
     served: &mut Served,
 ) -> Result<flotilla_storage::Revision, StorageError> {
-    let listed = server.storage.list(CRD_PREFIX).await?;
+    let listed = server.storage.list(CRD_PREFIX, &Default::default()).await?;
     let present: BTreeSet<String> = listed
         .items
         .iter()
@@ -280,7 +280,7 @@ async fn follow(
     served: &mut Served,
     from: flotilla_storage::Revision,
 ) -> Result<(), StorageError> {
-    let mut events = server.storage.watch(CRD_PREFIX, from)?;
+    let mut events = server.storage.watch(CRD_PREFIX, from).await?;
     while let Some(event) = events.next().await {
         let event = event?;
         let name = meta_str(&event.object.value, "name")
@@ -472,7 +472,7 @@ async fn cleanup(server: &Arc<ApiServer>, served: &mut Served, name: &str) {
     if let Some(def) = def {
         let prefix = objects::collection_prefix(&def, None);
         for _ in 0..50 {
-            let Ok(listed) = server.storage.list(&prefix).await else {
+            let Ok(listed) = server.storage.list(&prefix, &Default::default()).await else {
                 break;
             };
             if listed.items.is_empty() {

@@ -288,7 +288,7 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
     let listed = ctx
         .server
         .storage
-        .list(&prefix)
+        .list(&prefix, &Default::default())
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?;
     let mut items: Vec<&Arc<StoredObject>> = Vec::new();
@@ -566,7 +566,7 @@ pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Res
     let listed = ctx
         .server
         .storage
-        .list(&prefix)
+        .list(&prefix, &Default::default())
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?;
     let mut deleted = Vec::new();
@@ -584,7 +584,7 @@ pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Res
         &json!({
             "kind": ctx.def.list_kind,
             "apiVersion": ctx.def.api_version(),
-            "metadata": {"resourceVersion": ctx.server.storage.current_revision().to_string()},
+            "metadata": {"resourceVersion": ctx.server.storage.current_revision().await.to_string()},
             "items": deleted,
         }),
     ))

@@ -85,7 +85,7 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
         let prefix = objects::collection_prefix(&def, Some(name));
         let listed = server
             .storage
-            .list(&prefix)
+            .list(&prefix, &Default::default())
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
         for obj in listed.items {
@@ -115,7 +115,11 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
 /// Restarts cleanup of namespaces left Terminating by a previous run.
 pub fn resume_terminating(server: Arc<ApiServer>) {
     tokio::spawn(async move {
-        let Ok(listed) = server.storage.list("/core/namespaces/").await else {
+        let Ok(listed) = server
+            .storage
+            .list("/core/namespaces/", &Default::default())
+            .await
+        else {
             return;
         };
         for ns in listed.items {

@@ -43,7 +43,7 @@ async fn relist(
     prefix: &str,
     seen: &mut Seen,
 ) -> Result<Revision, StorageError> {
-    let listed = storage.list(prefix).await?;
+    let listed = storage.list(prefix, &Default::default()).await?;
     let mut now = Seen::new();
     for obj in &listed.items {
         if let Err(e) = authz.upsert(kind, &obj.value) {
@@ -70,7 +70,7 @@ pub async fn start(
         let authz = authz.clone();
         tokio::spawn(async move {
             loop {
-                match storage.watch(prefix, revision) {
+                match storage.watch(prefix, revision).await {
                     Ok(mut events) => {
                         while let Some(event) = events.next().await {
                             match event {

@@ -128,7 +128,7 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
     let with_initial = send_initial.unwrap_or(matches!(rv, None | Some(0)));
     let (initial, from) = if with_initial {
         let listed = storage
-            .list(&prefix)
+            .list(&prefix, &Default::default())
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let items: Vec<_> = listed
@@ -146,7 +146,7 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
         include: IncludeObject::from_query(ctx.query.get("includeObject")),
     };
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(256);
-    match storage.watch(&prefix, from) {
+    match storage.watch(&prefix, from).await {
         Err(StorageError::Expired { requested, oldest }) => {
             let _ = tx.try_send(Ok(error_event(&ApiError::expired(format!(
                 "too old resource version: {requested} ({oldest})"

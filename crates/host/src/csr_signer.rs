@@ -245,7 +245,7 @@ impl Signer {
         let storage = self.server.storage.clone();
         let mut retry: BTreeSet<String> = BTreeSet::new();
         loop {
-            let listed = match storage.list(&prefix).await {
+            let listed = match storage.list(&prefix, &Default::default()).await {
                 Ok(l) => l,
                 Err(StorageError::Closed) => return,
                 Err(e) => {
@@ -258,7 +258,7 @@ impl Signer {
             for obj in &listed.items {
                 self.handle_logged(&obj.value, &mut retry).await;
             }
-            let mut events = match storage.watch(&prefix, listed.revision) {
+            let mut events = match storage.watch(&prefix, listed.revision).await {
                 Ok(w) => w,
                 Err(StorageError::Closed) => return,
                 Err(e) => {

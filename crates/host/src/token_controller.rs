@@ -114,7 +114,7 @@ impl Controller {
         let secret_prefix = collection_prefix(&self.secrets, None);
         let account_prefix = collection_prefix(&self.accounts, None);
         loop {
-            let listed = match storage.list(&secret_prefix).await {
+            let listed = match storage.list(&secret_prefix, &Default::default()).await {
                 Ok(l) => l,
                 Err(StorageError::Closed) => return,
                 Err(e) => {
@@ -128,8 +128,8 @@ impl Controller {
                 failed |= !self.handle_logged(&obj.value).await;
             }
             let (mut secrets, mut accounts) = match (
-                storage.watch(&secret_prefix, listed.revision),
-                storage.watch(&account_prefix, listed.revision),
+                storage.watch(&secret_prefix, listed.revision).await,
+                storage.watch(&account_prefix, listed.revision).await,
             ) {
                 (Ok(s), Ok(a)) => (s, a),
                 (Err(StorageError::Closed), _) | (_, Err(StorageError::Closed)) => return,
@@ -176,7 +176,7 @@ impl Controller {
     /// Every Secret of `namespace`; false when a write failed.
     async fn handle_namespace(&self, namespace: &str) -> bool {
         let prefix = collection_prefix(&self.secrets, Some(namespace));
-        let Ok(listed) = self.server.storage.list(&prefix).await else {
+        let Ok(listed) = self.server.storage.list(&prefix, &Default::default()).await else {
             return false;
         };
         let mut ok = true;

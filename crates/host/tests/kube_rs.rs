@@ -324,7 +324,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
         tokio::spawn(async move {
             let mut rounds = 0usize;
             while !stop.load(Ordering::SeqCst) {
-                storage.compact(storage.current_revision());
+                storage.compact(storage.current_revision().await).await;
                 rounds += 1;
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
@@ -332,7 +332,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
         })
     };
 
-    let start_rev = storage.current_revision();
+    let start_rev = storage.current_revision().await;
     let tasks: Vec<_> = (0..TASKS)
         .map(|task| {
             let ops = TOTAL / TASKS + usize::from(task < TOTAL % TASKS);
@@ -348,7 +348,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
     }
     stop.store(true, Ordering::SeqCst);
     let compactions = compactor.await.unwrap();
-    let churn_revisions = storage.current_revision() - start_rev;
+    let churn_revisions = storage.current_revision().await - start_rev;
     assert_eq!(
         churn_revisions, TOTAL as u64,
         "every churn change is one revision"
@@ -385,7 +385,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
             .await
             .unwrap();
     }
-    storage.compact(storage.current_revision());
+    storage.compact(storage.current_revision().await).await;
     let deadline = Instant::now() + Duration::from_secs(15);
     while counters.expired.load(Ordering::SeqCst) == expired_before
         || counters.init_dones.load(Ordering::SeqCst) == relists_before
@@ -508,7 +508,7 @@ async fn watch_from_compacted_revision_is_expired() {
 
     // After compacting to the current revision the same rv is too old.
     let storage = t.host.server.storage.clone();
-    storage.compact(storage.current_revision());
+    storage.compact(storage.current_revision().await).await;
     let mut stream = api
         .watch(&WatchParams::default(), &recent_rv)
         .await

@@ -306,7 +306,7 @@ impl Sim {
 
     async fn run_watch(&mut self) -> Result<(), flotilla_storage::StorageError> {
         let storage = self.server.storage.clone();
-        let list = storage.list("/").await?;
+        let list = storage.list("/", &Default::default()).await?;
         self.cache.clear();
         self.children.clear();
         self.controller_of.clear();
@@ -317,14 +317,14 @@ impl Sim {
             }
         }
         let mut seen = list.revision;
-        let mut watch = storage.watch("/", list.revision)?;
+        let mut watch = storage.watch("/", list.revision).await?;
         loop {
             self.wrote = false;
             self.failed = false;
             self.deadline = None;
             self.pass().await;
             let target = if self.wrote {
-                storage.current_revision()
+                storage.current_revision().await
             } else {
                 seen
             };

@@ -259,7 +259,7 @@ async fn relist(
     let present: BTreeSet<String> = listed
         .items
         .iter()
-        .filter_map(|o| meta_str(&o.value, "name").map(str::to_string))
+        .filter_map(|o| meta_str(&o.value(), "name").map(str::to_string))
         .collect();
     for gone in served
         .keys()
@@ -270,7 +270,7 @@ async fn relist(
         cleanup(server, served, &gone).await;
     }
     for obj in &listed.items {
-        sync(server, served, &obj.value).await;
+        sync(server, served, &obj.value()).await;
     }
     Ok(listed.revision)
 }
@@ -283,12 +283,12 @@ async fn follow(
     let mut events = server.storage.watch(CRD_PREFIX, from).await?;
     while let Some(event) = events.next().await {
         let event = event?;
-        let name = meta_str(&event.object.value, "name")
+        let name = meta_str(&event.object.value(), "name")
             .unwrap_or_default()
             .to_string();
         match event.event_type {
             EventType::Deleted => cleanup(server, served, &name).await,
-            _ => sync(server, served, &event.object.value).await,
+            _ => sync(server, served, &event.object.value()).await,
         }
     }
     Ok(())
@@ -444,7 +444,7 @@ async fn update_status(server: &Arc<ApiServer>, crd: &Value) {
     let Ok(Some(current)) = server.storage.get(&key).await else {
         return;
     };
-    if current.value.as_ref() != crd {
+    if current.value().as_ref() != crd {
         // A newer version exists; its own event will bring us back here.
         return;
     }
@@ -494,13 +494,13 @@ async fn release(server: &Arc<ApiServer>, name: &str) {
         return;
     };
     if current
-        .value
+        .value()
         .pointer("/metadata/deletionTimestamp")
         .is_none()
     {
         return;
     }
-    let mut v = (*current.value).clone();
+    let mut v = (*current.value()).clone();
     let remaining: Vec<Value> = v
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)

@@ -216,7 +216,7 @@ async fn check_namespace(ctx: &RequestContext) -> Result<(), ApiError> {
     let key = format!("/core/namespaces/{ns}");
     match ctx.server.storage.get(&key).await {
         Ok(Some(obj)) => {
-            if obj.value.pointer("/metadata/deletionTimestamp").is_some() {
+            if obj.value().pointer("/metadata/deletionTimestamp").is_some() {
                 return Err(ApiError::forbidden(format!(
                     "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
                     flotilla_apimachinery::status::qualified_resource(
@@ -244,7 +244,7 @@ pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
             let include = IncludeObject::from_query(ctx.query.get("includeObject"));
             let t = table::table(
                 &ctx.def,
-                std::iter::once(obj.value.as_ref()),
+                std::iter::once(obj.value().as_ref()),
                 Some(obj.revision.to_string()),
                 None,
                 include,
@@ -300,7 +300,7 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
                 continue;
             }
         }
-        if !selection.matches(&obj.value) {
+        if !selection.matches_object(obj) {
             continue;
         }
         if let Some(l) = limit {
@@ -320,9 +320,10 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
     match format {
         Format::Table => {
             let include = IncludeObject::from_query(ctx.query.get("includeObject"));
+            let values: Vec<_> = items.iter().map(|o| o.value()).collect();
             let t = table::table_bytes(
                 &ctx.def,
-                items.iter().map(|o| o.value.as_ref()),
+                values.iter().map(|v| v.as_ref()),
                 Some(rv),
                 continue_token,
                 include,
@@ -570,11 +571,12 @@ pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Res
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?;
     let mut deleted = Vec::new();
-    for obj in listed.items.iter().filter(|o| selection.matches(&o.value)) {
-        let ns = objects::meta_str(&obj.value, "namespace");
-        let name = objects::meta_str(&obj.value, "name").unwrap_or_default();
+    for obj in listed.items.iter().filter(|o| selection.matches_object(o)) {
+        let value = obj.value();
+        let ns = objects::meta_str(&value, "namespace");
+        let name = objects::meta_str(&value, "name").unwrap_or_default();
         match ctx.objects().delete(ns, name, &options, dry_run).await {
-            Ok(w) => deleted.push(objects::to_served(&ctx.def, &w.object.value)),
+            Ok(w) => deleted.push(objects::to_served(&ctx.def, &w.object.value())),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }

@@ -46,10 +46,10 @@ async fn relist(
     let listed = storage.list(prefix, &Default::default()).await?;
     let mut now = Seen::new();
     for obj in &listed.items {
-        if let Err(e) = authz.upsert(kind, &obj.value) {
+        if let Err(e) = authz.upsert(kind, &obj.value()) {
             tracing::warn!(kind, key = %obj.key, error = %e, "RBAC object not indexed");
         }
-        now.insert(ident(&obj.value));
+        now.insert(ident(&obj.value()));
     }
     for (ns, name) in seen.difference(&now) {
         authz.remove(kind, ns.as_deref(), name);
@@ -76,12 +76,12 @@ pub async fn start(
                             match event {
                                 Ok(ev) => {
                                     revision = ev.object.revision;
-                                    let id = ident(&ev.object.value);
+                                    let id = ident(&ev.object.value());
                                     if ev.event_type == EventType::Deleted {
                                         authz.remove(kind, id.0.as_deref(), &id.1);
                                         seen.remove(&id);
                                     } else {
-                                        let _ = authz.upsert(kind, &ev.object.value);
+                                        let _ = authz.upsert(kind, &ev.object.value());
                                         seen.insert(id);
                                     }
                                 }

@@ -125,7 +125,7 @@ impl Controller {
             };
             let mut failed = false;
             for obj in &listed.items {
-                failed |= !self.handle_logged(&obj.value).await;
+                failed |= !self.handle_logged(&obj.value()).await;
             }
             let (mut secrets, mut accounts) = match (
                 storage.watch(&secret_prefix, listed.revision).await,
@@ -148,7 +148,7 @@ impl Controller {
                 tokio::select! {
                     ev = secrets.next() => match ev {
                         Some(Ok(ev)) if ev.event_type != EventType::Deleted => {
-                            if !self.handle_logged(&ev.object.value).await {
+                            if !self.handle_logged(&ev.object.value()).await {
                                 retry.as_mut().reset(tokio::time::Instant::now() + RETRY_AFTER);
                             }
                         }
@@ -158,7 +158,7 @@ impl Controller {
                     },
                     ev = accounts.next() => match ev {
                         Some(Ok(ev)) if ev.event_type != EventType::Deleted => {
-                            let ns = ev.object.value.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string();
+                            let ns = ev.object.value().pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string();
                             if !self.handle_namespace(&ns).await {
                                 retry.as_mut().reset(tokio::time::Instant::now() + RETRY_AFTER);
                             }
@@ -181,7 +181,7 @@ impl Controller {
         };
         let mut ok = true;
         for obj in &listed.items {
-            ok &= self.handle_logged(&obj.value).await;
+            ok &= self.handle_logged(&obj.value()).await;
         }
         ok
     }
@@ -215,7 +215,7 @@ impl Controller {
                 .await
             {
                 Ok(obj) => obj
-                    .value
+                    .value()
                     .pointer("/metadata/uid")
                     .and_then(Value::as_str)
                     .map(str::to_string),

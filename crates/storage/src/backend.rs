@@ -162,13 +162,7 @@ pub(crate) fn stamp(
         "resourceVersion".to_owned(),
         Value::String(revision.to_string()),
     );
-    let bytes = serde_json::to_vec(&value).map_err(|_| StorageError::InvalidObject)?;
-    Ok(Arc::new(StoredObject {
-        key: key.to_owned(),
-        revision,
-        value: Arc::new(value),
-        bytes: Bytes::from(bytes),
-    }))
+    Ok(Arc::new(StoredObject::new(key, revision, value)))
 }
 
 /// Builds a stored object from serialised JSON read back from a backend.
@@ -177,14 +171,11 @@ pub(crate) fn from_bytes(
     revision: Revision,
     bytes: &[u8],
 ) -> Result<Arc<StoredObject>, StorageError> {
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| StorageError::Backend(format!("corrupt object at {key}: {e}")))?;
-    Ok(Arc::new(StoredObject {
-        key: key.to_owned(),
+    Ok(Arc::new(StoredObject::from_bytes(
+        key,
         revision,
-        value: Arc::new(value),
-        bytes: Bytes::copy_from_slice(bytes),
-    }))
+        Bytes::copy_from_slice(bytes),
+    )?))
 }
 
 fn check_expected(
@@ -236,7 +227,7 @@ fn prepare_one(
         WriteOp::Delete { key, expected } => {
             let current = current.ok_or_else(|| StorageError::NotFound(key.clone()))?;
             check_expected(&key, &current, expected)?;
-            let last = Value::clone(&current.value);
+            let last = Value::clone(&current.value());
             Ok(WatchEvent {
                 event_type: EventType::Deleted,
                 object: stamp(&key, last, revision)?,
@@ -323,7 +314,7 @@ mod tests {
             12,
         )
         .unwrap();
-        assert_eq!(stored.value["metadata"]["resourceVersion"], "12");
+        assert_eq!(stored.value()["metadata"]["resourceVersion"], "12");
         assert_eq!(
             std::str::from_utf8(&stored.bytes).unwrap(),
             r#"{"metadata":{"name":"k","resourceVersion":"12"},"a":1}"#

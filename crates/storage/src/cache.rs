@@ -19,7 +19,8 @@
 //! lag silently; if the history is trimmed past its cursor it gets `Expired` and its stream
 //! ends.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::borrow::Borrow;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,9 +58,40 @@ impl Default for HistoryLimits {
     }
 }
 
+/// A current object, ordered and looked up by its key (which it holds itself, so the map
+/// keeps no second copy of every key).
+#[derive(Clone)]
+struct ByKey(Arc<StoredObject>);
+
+impl Borrow<str> for ByKey {
+    fn borrow(&self) -> &str {
+        &self.0.key
+    }
+}
+
+impl PartialEq for ByKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key == other.0.key
+    }
+}
+
+impl Eq for ByKey {}
+
+impl PartialOrd for ByKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.key.cmp(&other.0.key)
+    }
+}
+
 /// The mutable part of the cache, behind one lock.
 struct Inner {
-    objects: BTreeMap<String, Arc<StoredObject>>,
+    objects: BTreeSet<ByKey>,
     /// Revision of the last applied event.
     revision: Revision,
     /// Every event with a revision `<= compacted` has been dropped from `history`.
@@ -142,11 +174,7 @@ impl Cache {
         let history: VecDeque<WatchEvent> = snapshot.history.into();
         let history_bytes = history.iter().map(event_bytes).sum();
         let mut inner = Inner {
-            objects: snapshot
-                .objects
-                .into_iter()
-                .map(|o| (o.key.clone(), o))
-                .collect(),
+            objects: snapshot.objects.into_iter().map(ByKey).collect(),
             revision: snapshot.revision,
             compacted: snapshot.compacted.min(snapshot.revision),
             history,
@@ -168,7 +196,7 @@ impl Cache {
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<Arc<StoredObject>> {
-        self.inner.read().objects.get(key).cloned()
+        self.inner.read().objects.get(key).map(|o| Arc::clone(&o.0))
     }
 
     pub(crate) fn revision(&self) -> Revision {
@@ -210,8 +238,8 @@ impl Cache {
         let current = inner
             .objects
             .range::<str, _>((start, Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, v)| (k.as_str(), Some(v)));
+            .take_while(|o| o.0.key.starts_with(prefix))
+            .map(|o| (o.0.key.as_str(), Some(&o.0)));
 
         // The state at `revision` of every key written after it: the `prev` of the first
         // event after it (none for a create). Keys not in here are as they are now.
@@ -274,12 +302,10 @@ impl Cache {
                 inner.revision = event.object.revision;
                 match event.event_type {
                     EventType::Deleted => {
-                        inner.objects.remove(&event.object.key);
+                        inner.objects.remove(event.object.key.as_str());
                     }
                     EventType::Added | EventType::Modified => {
-                        inner
-                            .objects
-                            .insert(event.object.key.clone(), Arc::clone(&event.object));
+                        inner.objects.replace(ByKey(Arc::clone(&event.object)));
                     }
                 }
                 inner.history_bytes += event_bytes(&event);

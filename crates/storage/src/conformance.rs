@@ -107,9 +107,9 @@ pub async fn crud_and_preconditions(s: impl Storage) {
         .unwrap();
     assert!(a.revision > start);
     assert_eq!(a.key, "/pods/ns/a");
-    assert_eq!(rv(&a.value), a.revision.to_string());
+    assert_eq!(rv(&a.value()), a.revision.to_string());
     let reparsed: Value = serde_json::from_slice(&a.bytes).unwrap();
-    assert_eq!(reparsed, *a.value);
+    assert_eq!(reparsed, *a.value());
     assert_eq!(s.current_revision().await, a.revision);
 
     let dup = s.create("/pods/ns/a", pod("a", json!({}))).await;
@@ -140,14 +140,14 @@ pub async fn crud_and_preconditions(s: impl Storage) {
         .await
         .unwrap();
     assert!(a2.revision > a.revision);
-    assert_eq!(rv(&a2.value), a2.revision.to_string());
+    assert_eq!(rv(&a2.value()), a2.revision.to_string());
     let a3 = s
         .update("/pods/ns/a", pod("a", json!({"x": 3})), None)
         .await
         .unwrap();
     assert!(a3.revision > a2.revision);
     assert_eq!(
-        s.get("/pods/ns/a").await.unwrap().unwrap().value["spec"]["x"],
+        s.get("/pods/ns/a").await.unwrap().unwrap().value()["spec"]["x"],
         3
     );
 
@@ -165,8 +165,12 @@ pub async fn crud_and_preconditions(s: impl Storage) {
     assert!(matches!(stale, Err(StorageError::Conflict { actual, .. }) if actual == a3.revision));
     let deleted = s.delete("/pods/ns/a", Some(a3.revision)).await.unwrap();
     assert!(deleted.revision > a3.revision);
-    assert_eq!(rv(&deleted.value), deleted.revision.to_string());
-    assert_eq!(deleted.value["spec"]["x"], 3, "the last state is returned");
+    assert_eq!(rv(&deleted.value()), deleted.revision.to_string());
+    assert_eq!(
+        deleted.value()["spec"]["x"],
+        3,
+        "the last state is returned"
+    );
     assert!(s.get("/pods/ns/a").await.unwrap().is_none());
     assert!(matches!(
         s.delete("/pods/ns/a", None).await,
@@ -201,7 +205,7 @@ pub async fn invalid_objects_are_refused(s: impl Storage) {
     ));
     // An object without metadata gets one holding the resourceVersion.
     let bare = s.create("/bare", json!({"kind": "X"})).await.unwrap();
-    assert_eq!(rv(&bare.value), bare.revision.to_string());
+    assert_eq!(rv(&bare.value()), bare.revision.to_string());
 }
 
 pub async fn list_by_prefix_in_key_order(s: impl Storage) {
@@ -292,7 +296,11 @@ pub async fn list_at_an_older_revision(s: impl Storage) {
     let second = s.list("/p/", &at(Some("/p/b"))).await.unwrap();
     assert_eq!(second.revision, snapshot);
     assert_eq!(keys(&second.items), ["/p/c", "/p/d"]);
-    assert_eq!(second.items[0].value["spec"]["v"], 1, "as of the snapshot");
+    assert_eq!(
+        second.items[0].value()["spec"]["v"],
+        1,
+        "as of the snapshot"
+    );
     assert!(second.items.iter().all(|o| o.revision <= snapshot));
     assert_eq!(second.remaining, 0);
 
@@ -307,7 +315,7 @@ pub async fn list_at_an_older_revision(s: impl Storage) {
         .await
         .unwrap();
     assert_eq!(keys(&whole.items), ["/p/a", "/p/b", "/p/c", "/p/d"]);
-    assert_eq!(whole.items[0].value["spec"]["v"], 1);
+    assert_eq!(whole.items[0].value()["spec"]["v"], 1);
 
     let now = s.list("/p/", &all()).await.unwrap();
     assert_eq!(keys(&now.items), ["/p/a", "/p/b", "/p/bb", "/p/c", "/p/e"]);
@@ -397,14 +405,14 @@ pub async fn watch_replays_then_follows_live(s: impl Storage) {
         (modified.event_type, modified.object.revision),
         (EventType::Modified, r2.revision)
     );
-    assert_eq!(modified.prev.as_ref().unwrap().value["spec"]["v"], 1);
+    assert_eq!(modified.prev.as_ref().unwrap().value()["spec"]["v"], 1);
     let deleted = next(&mut from_start).await.unwrap();
     assert_eq!(
         (deleted.event_type, deleted.object.revision),
         (EventType::Deleted, r3.revision)
     );
-    assert_eq!(rv(&deleted.object.value), r3.revision.to_string());
-    assert_eq!(deleted.object.value["spec"]["v"], 2);
+    assert_eq!(rv(&deleted.object.value()), r3.revision.to_string());
+    assert_eq!(deleted.object.value()["spec"]["v"], 2);
     assert_eq!(deleted.prev.as_ref().unwrap().revision, r2.revision);
 
     // From the middle of the history: only later events.

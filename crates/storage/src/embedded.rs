@@ -71,7 +71,7 @@ impl Default for EmbeddedOptions {
             history_bytes: limits.bytes,
             max_batch: 1024,
             max_linger: Duration::from_millis(1),
-            page_cache: 16 << 20,
+            page_cache: 4 << 20,
         }
     }
 }

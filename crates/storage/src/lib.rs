@@ -26,10 +26,11 @@
 //! runs.
 
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
 use futures::Stream;
+use parking_lot::Mutex;
 use serde_json::Value;
 
 mod backend;
@@ -50,16 +51,139 @@ pub use memory::{MemoryBackend, MemoryStorage};
 pub type Revision = u64;
 
 /// One stored object as last written.
+///
+/// The JSON bytes are the only copy of the content kept: a parsed tree of maps costs about
+/// ten times the JSON, and the cache holds every object. [`StoredObject::value`] parses on
+/// demand (callers holding the result at the same time share one parse); the labels are kept
+/// parsed beside the bytes because selectors match them on every list and watch event.
 #[derive(Debug)]
 pub struct StoredObject {
     /// The storage key.
     pub key: String,
     /// Revision of the write that produced this version (equals `metadata.resourceVersion`).
     pub revision: Revision,
-    /// The object, with `metadata.resourceVersion` set to `revision`.
-    pub value: Arc<Value>,
-    /// `value` serialised as compact JSON, kept so reads serve it without re-encoding.
+    /// The object as compact JSON, with `metadata.resourceVersion` set to `revision`; reads
+    /// serve it without re-encoding.
     pub bytes: Bytes,
+    /// `metadata.labels`, packed.
+    labels: Labels,
+    /// The last parse handed out, while someone still holds it.
+    parsed: Mutex<Weak<Value>>,
+}
+
+impl StoredObject {
+    /// An object holding `value` (serialised once here).
+    pub fn new(key: impl Into<String>, revision: Revision, value: Value) -> Self {
+        let mut bytes = serde_json::to_vec(&value).unwrap_or_default();
+        // The serialiser grows its buffer by doubling; the cache keeps this for good.
+        bytes.shrink_to_fit();
+        let bytes = Bytes::from(bytes);
+        Self {
+            key: key.into(),
+            revision,
+            bytes,
+            labels: Labels::of(&value),
+            parsed: Mutex::new(Weak::new()),
+        }
+    }
+
+    /// An object from JSON read back from a backend; fails when it is not a JSON object.
+    pub fn from_bytes(
+        key: impl Into<String>,
+        revision: Revision,
+        bytes: Bytes,
+    ) -> Result<Self, StorageError> {
+        let key = key.into();
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| StorageError::Backend(format!("corrupt object at {key}: {e}")))?;
+        if !value.is_object() {
+            return Err(StorageError::Backend(format!(
+                "corrupt object at {key}: not a JSON object"
+            )));
+        }
+        Ok(Self {
+            key,
+            revision,
+            labels: Labels::of(&value),
+            bytes,
+            parsed: Mutex::new(Weak::new()),
+        })
+    }
+
+    /// The object, parsed from [`StoredObject::bytes`] unless a caller still holds an earlier
+    /// parse. Hold on to the result rather than calling this repeatedly.
+    pub fn value(&self) -> Arc<Value> {
+        let mut parsed = self.parsed.lock();
+        if let Some(value) = parsed.upgrade() {
+            return value;
+        }
+        let value = Arc::new(serde_json::from_slice(&self.bytes).unwrap_or_else(|e| {
+            // The bytes were serialised from a value or checked when loaded.
+            tracing::error!(key = %self.key, error = %e, "stored JSON does not parse");
+            Value::Null
+        }));
+        *parsed = Arc::downgrade(&value);
+        value
+    }
+
+    /// `metadata.labels`, for selectors (no parse).
+    pub fn labels(&self) -> &Labels {
+        &self.labels
+    }
+}
+
+/// An object's labels with string values (others count as absent, as selectors treat them),
+/// packed into one allocation: each key and value as a little-endian `u32` length and its
+/// UTF-8 bytes. A map of strings would cost several allocations per label for every cached
+/// object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Labels(Box<[u8]>);
+
+impl Labels {
+    /// The labels of `value` (`metadata.labels`).
+    pub fn of(value: &Value) -> Self {
+        let Some(labels) = value.pointer("/metadata/labels").and_then(Value::as_object) else {
+            return Self::default();
+        };
+        let mut packed = Vec::new();
+        for (key, value) in labels {
+            let Some(value) = value.as_str() else {
+                continue;
+            };
+            let (Ok(key_len), Ok(value_len)) =
+                (u32::try_from(key.len()), u32::try_from(value.len()))
+            else {
+                continue;
+            };
+            for (len, part) in [(key_len, key.as_str()), (value_len, value)] {
+                packed.extend_from_slice(&len.to_le_bytes());
+                packed.extend_from_slice(part.as_bytes());
+            }
+        }
+        Self(packed.into_boxed_slice())
+    }
+
+    /// The value of label `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// The labels in the object's order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut rest: &[u8] = &self.0;
+        let mut next = move || -> Option<&str> {
+            let len: [u8; 4] = rest.get(..4)?.try_into().ok()?;
+            let len = usize::try_from(u32::from_le_bytes(len)).ok()?;
+            let part = rest.get(4..4 + len)?;
+            rest = rest.get(4 + len..)?;
+            std::str::from_utf8(part).ok()
+        };
+        std::iter::from_fn(move || Some((next()?, next()?)))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// What happened to a key.

@@ -95,9 +95,9 @@ async fn crud_and_preconditions(s: impl Storage) {
         .unwrap();
     assert_eq!(a.revision, 1);
     assert_eq!(a.key, "/pods/ns/a");
-    assert_eq!(rv(&a.value), "1");
+    assert_eq!(rv(&a.value()), "1");
     let reparsed: Value = serde_json::from_slice(&a.bytes).unwrap();
-    assert_eq!(reparsed, *a.value);
+    assert_eq!(reparsed, *a.value());
 
     let dup = s.create("/pods/ns/a", pod("a", json!({}))).await;
     assert!(matches!(dup, Err(StorageError::AlreadyExists(k)) if k == "/pods/ns/a"));
@@ -123,14 +123,14 @@ async fn crud_and_preconditions(s: impl Storage) {
         .update("/pods/ns/a", pod("a", json!({"x": 2})), Some(1))
         .await
         .unwrap();
-    assert_eq!((a2.revision, rv(&a2.value)), (2, "2"));
+    assert_eq!((a2.revision, rv(&a2.value())), (2, "2"));
     let a3 = s
         .update("/pods/ns/a", pod("a", json!({"x": 3})), None)
         .await
         .unwrap();
     assert_eq!(a3.revision, 3);
     assert_eq!(
-        s.get("/pods/ns/a").await.unwrap().unwrap().value["spec"]["x"],
+        s.get("/pods/ns/a").await.unwrap().unwrap().value()["spec"]["x"],
         3
     );
 
@@ -153,8 +153,12 @@ async fn crud_and_preconditions(s: impl Storage) {
     ));
     let deleted = s.delete("/pods/ns/a", Some(3)).await.unwrap();
     assert_eq!(deleted.revision, 4);
-    assert_eq!(rv(&deleted.value), "4");
-    assert_eq!(deleted.value["spec"]["x"], 3, "the last state is returned");
+    assert_eq!(rv(&deleted.value()), "4");
+    assert_eq!(
+        deleted.value()["spec"]["x"],
+        3,
+        "the last state is returned"
+    );
     assert!(s.get("/pods/ns/a").await.unwrap().is_none());
     assert!(matches!(
         s.delete("/pods/ns/a", None).await,
@@ -189,7 +193,7 @@ async fn invalid_objects_are_refused(s: impl Storage) {
     assert_eq!(s.current_revision().await, 1);
     // An object without metadata gets one holding the resourceVersion.
     let bare = s.create("/bare", json!({"kind": "X"})).await.unwrap();
-    assert_eq!(rv(&bare.value), "2");
+    assert_eq!(rv(&bare.value()), "2");
 }
 
 async fn list_by_prefix_in_key_order(s: impl Storage) {
@@ -244,14 +248,14 @@ async fn watch_replays_then_follows_live(s: impl Storage) {
         (modified.event_type, modified.object.revision),
         (EventType::Modified, 2)
     );
-    assert_eq!(modified.prev.as_ref().unwrap().value["spec"]["v"], 1);
+    assert_eq!(modified.prev.as_ref().unwrap().value()["spec"]["v"], 1);
     let deleted = next(&mut from_start).await.unwrap();
     assert_eq!(
         (deleted.event_type, deleted.object.revision),
         (EventType::Deleted, 3)
     );
-    assert_eq!(rv(&deleted.object.value), "3");
-    assert_eq!(deleted.object.value["spec"]["v"], 2);
+    assert_eq!(rv(&deleted.object.value()), "3");
+    assert_eq!(deleted.object.value()["spec"]["v"], 2);
     assert_eq!(deleted.prev.as_ref().unwrap().revision, 2);
     assert_quiet(&mut from_start).await;
 
@@ -527,8 +531,8 @@ async fn embedded_reopen_keeps_objects_revision_and_history() {
     let s = EmbeddedStorage::open(dir.path(), opts.clone()).unwrap();
     assert_eq!(s.current_revision().await, 5);
     let a = s.get("/p/a").await.unwrap().unwrap();
-    assert_eq!((a.revision, rv(&a.value)), (3, "3"));
-    assert_eq!(a.value["spec"]["v"], 2);
+    assert_eq!((a.revision, rv(&a.value())), (3, "3"));
+    assert_eq!(a.value()["spec"]["v"], 2);
     assert!(s.get("/p/b").await.unwrap().is_none());
     assert_eq!(
         s.list("/", &ListOptions::default())
@@ -548,10 +552,10 @@ async fn embedded_reopen_keeps_objects_revision_and_history() {
     );
     let e = next(&mut w).await.unwrap();
     assert_eq!((e.event_type, e.object.revision), (EventType::Modified, 3));
-    assert_eq!(e.prev.as_ref().unwrap().value["spec"]["v"], 1);
+    assert_eq!(e.prev.as_ref().unwrap().value()["spec"]["v"], 1);
     let e = next(&mut w).await.unwrap();
     assert_eq!(
-        (e.event_type, e.object.revision, rv(&e.object.value)),
+        (e.event_type, e.object.revision, rv(&e.object.value())),
         (EventType::Deleted, 4, "4")
     );
     assert_eq!(e.prev.as_ref().unwrap().revision, 2);
@@ -651,7 +655,7 @@ async fn embedded_concurrent_writes_survive_reopen() {
     assert_eq!(items.len(), 320);
     for o in &items {
         assert!(
-            o.value["spec"]["i"].is_number(),
+            o.value()["spec"]["i"].is_number(),
             "{} lost its update",
             o.key
         );
@@ -673,5 +677,48 @@ fn open_fails_on_a_file_that_is_not_a_database() {
     assert!(matches!(
         EmbeddedStorage::open(dir.path(), EmbeddedOptions::default()),
         Err(StorageError::Open { .. })
+    ));
+}
+
+#[test]
+fn stored_objects_keep_labels_packed_and_parse_on_demand() {
+    let o = crate::StoredObject::new(
+        "/k",
+        3,
+        json!({"metadata": {"name": "k", "labels": {"app": "web", "n": 5, "": "empty-key", "tier": ""}}}),
+    );
+    let labels: Vec<(&str, &str)> = o.labels().iter().collect();
+    assert_eq!(
+        labels,
+        [("app", "web"), ("", "empty-key"), ("tier", "")],
+        "non-string values count as absent"
+    );
+    assert_eq!(o.labels().get("tier"), Some(""));
+    assert_eq!(o.labels().get("n"), None);
+    assert!(
+        crate::StoredObject::new("/u", 1, json!({}))
+            .labels()
+            .is_empty()
+    );
+
+    let first = o.value();
+    assert_eq!(first["metadata"]["labels"]["n"], 5);
+    assert!(
+        Arc::ptr_eq(&first, &o.value()),
+        "a parse still held is shared"
+    );
+    drop(first);
+    assert_eq!(
+        *o.value(),
+        serde_json::from_slice::<Value>(&o.bytes).unwrap()
+    );
+    assert_eq!(
+        o.bytes.len(),
+        serde_json::to_vec(&*o.value()).unwrap().len()
+    );
+
+    assert!(matches!(
+        crate::StoredObject::from_bytes("/bad", 1, bytes::Bytes::from_static(b"[1]")),
+        Err(StorageError::Backend(_))
     ));
 }

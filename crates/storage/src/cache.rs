@@ -44,8 +44,9 @@ const SCAN_CHUNK: usize = 1024;
 pub struct HistoryLimits {
     /// The most events kept (trimmed once 10% over, so trimming is amortised).
     pub events: usize,
-    /// The most bytes of JSON the retained events' objects add up to (trimmed once over, to
-    /// 90%), so a burst of large updates cannot keep many superseded versions alive.
+    /// The most bytes of JSON of superseded and deleted versions the history may keep alive
+    /// (trimmed once over, to 90%), so a burst of updates cannot keep many old versions in
+    /// memory; kube-apiserver's watch cache likewise keeps a short window.
     pub bytes: usize,
 }
 
@@ -53,7 +54,7 @@ impl Default for HistoryLimits {
     fn default() -> Self {
         Self {
             events: 100_000,
-            bytes: 256 << 20,
+            bytes: 64 << 20,
         }
     }
 }
@@ -102,9 +103,16 @@ struct Inner {
     history_bytes: usize,
 }
 
-/// What an event counts against [`HistoryLimits::bytes`].
+/// What an event counts against [`HistoryLimits::bytes`]: the JSON of the versions only the
+/// history keeps alive through it. A created or updated object is shared with the current
+/// objects, so it costs nothing until it is superseded; the version it superseded (`prev`)
+/// is held by this event alone, as is the re-stamped last state of a delete.
 fn event_bytes(event: &WatchEvent) -> usize {
-    event.object.bytes.len()
+    let prev = event.prev.as_ref().map_or(0, |p| p.bytes.len());
+    match event.event_type {
+        EventType::Deleted => prev + event.object.bytes.len(),
+        EventType::Added | EventType::Modified => prev,
+    }
 }
 
 impl Inner {
@@ -610,7 +618,11 @@ mod tests {
         // Revisions have gaps: the compaction point is the last dropped event's revision.
         assert_eq!(cache.compacted(), 11 * 3);
 
-        let size = event(EventType::Added, "/k/1", 1, None).object.bytes.len();
+        // Only superseded versions count against the byte bound.
+        let created: Vec<_> = (1..=20)
+            .map(|r| event(EventType::Added, &format!("/k/{r}"), r, None))
+            .collect();
+        let size = created[0].object.bytes.len();
         let small = Cache::new(
             Snapshot::default(),
             HistoryLimits {
@@ -618,15 +630,24 @@ mod tests {
                 bytes: size * 10,
             },
         );
-        small.apply(
-            (1..=11)
-                .map(|r| event(EventType::Added, &format!("/k/{r}"), r, None))
-                .collect(),
+        small.apply(created.clone());
+        assert_eq!(
+            small.history_len(),
+            20,
+            "creates share the objects' versions"
         );
+        let updates: Vec<_> = (1..=11)
+            .map(|r| {
+                let prev = &created[usize::try_from(r).unwrap() - 1];
+                event(EventType::Modified, &format!("/k/{r}"), 100 + r, Some(prev))
+            })
+            .collect();
+        small.apply(updates);
         assert!(small.history_len() <= 9, "{}", small.history_len());
+        assert!(small.compacted() > 100, "{}", small.compacted());
         assert_eq!(
             small.get("/k/1").map(|o| o.revision),
-            Some(1),
+            Some(101),
             "objects stay"
         );
     }

@@ -211,7 +211,7 @@ impl SubresourceHandler for ClusterProxy {
             Ok(o) => o,
             Err(e) => return error_response(&e),
         };
-        let (upstream, token) = match self.upstream(&name, &obj.value).await {
+        let (upstream, token) = match self.upstream(&name, &obj.value()).await {
             Ok(u) => u,
             Err(e) => return error_response(&e),
         };

@@ -145,9 +145,14 @@ impl Requirement {
     /// Whether a label set satisfies this requirement. Negative operators (`!=`, `notin`,
     /// `!key`) are satisfied by objects that do not have the label at all.
     pub fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
-        let value = labels.and_then(|l| l.get(&self.key));
         // Label values are strings once validated; anything else is treated as absent.
-        let value = value.and_then(Value::as_str);
+        self.matches_lookup(|key| labels.and_then(|l| l.get(key)).and_then(Value::as_str))
+    }
+
+    /// [`Requirement::matches`] over labels held in another form: `get` returns a label's
+    /// value.
+    pub fn matches_lookup<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        let value = get(&self.key);
         let has = |v: &str| self.values.iter().any(|x| x == v);
         match self.operator {
             Operator::Equals | Operator::DoubleEquals | Operator::In => value.is_some_and(has),
@@ -294,6 +299,12 @@ impl LabelSelector {
     /// Whether an object with these labels (`metadata.labels`, possibly absent) is selected.
     pub fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
+    }
+
+    /// [`LabelSelector::matches`] over labels held in another form: `get` returns a label's
+    /// value.
+    pub fn matches_lookup<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.requirements.iter().all(|r| r.matches_lookup(&get))
     }
 }
 

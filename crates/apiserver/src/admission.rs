@@ -89,7 +89,7 @@ impl Admission {
         };
         let listed = self
             .storage
-            .list(prefix)
+            .list(prefix, &Default::default())
             .await
             .map_err(|e| ApiError::internal(format!("listing webhook configurations: {e}")))?;
         let mut items: Vec<_> = listed.items.iter().collect();
@@ -100,7 +100,7 @@ impl Admission {
             let fresh = match parsed.get(&obj.key) {
                 Some((rev, hooks)) if *rev == obj.revision => hooks.clone(),
                 _ => {
-                    let hooks = match webhooks_of(kind, &obj.value) {
+                    let hooks = match webhooks_of(kind, &obj.value()) {
                         Ok(h) => Arc::new(h),
                         Err(e) => {
                             // Validation keeps bad configurations out; one written by an
@@ -144,7 +144,7 @@ impl Admission {
             .await
             .map_err(|e| ApiError::internal(format!("reading namespace {namespace}: {e}")))?;
         Ok(ns.and_then(|o| {
-            o.value
+            o.value()
                 .pointer("/metadata/labels")
                 .and_then(Value::as_object)
                 .cloned()
@@ -416,7 +416,7 @@ impl Admission {
                     .await
                     .map_err(|e| e.to_string())?
                     .ok_or_else(|| format!("service \"{name}\" not found"))?;
-                let spec = svc.value.get("spec").cloned().unwrap_or(Value::Null);
+                let spec = svc.value().get("spec").cloned().unwrap_or(Value::Null);
                 let target = match spec.get("type").and_then(Value::as_str) {
                     Some("ExternalName") => spec
                         .get("externalName")

@@ -262,11 +262,14 @@ async fn relist(
     server: &Arc<ApiServer>,
     agg: &Arc<Aggregator>,
 ) -> Result<flotilla_storage::Revision, StorageError> {
-    let listed = server.storage.list(APISERVICE_PREFIX).await?;
+    let listed = server
+        .storage
+        .list(APISERVICE_PREFIX, &Default::default())
+        .await?;
     agg.backends.write().clear();
     agg.specs.write().clear();
     for obj in &listed.items {
-        upsert(server, agg, &obj.value).await;
+        upsert(server, agg, &obj.value()).await;
     }
     Ok(listed.revision)
 }
@@ -276,19 +279,19 @@ async fn follow(
     agg: &Arc<Aggregator>,
     from: flotilla_storage::Revision,
 ) -> Result<(), StorageError> {
-    let mut events = server.storage.watch(APISERVICE_PREFIX, from)?;
+    let mut events = server.storage.watch(APISERVICE_PREFIX, from).await?;
     while let Some(ev) = events.next().await {
         let ev = ev?;
         match ev.event_type {
             EventType::Deleted => {
-                let name = meta_str(&ev.object.value, "name")
+                let name = meta_str(&ev.object.value(), "name")
                     .unwrap_or_default()
                     .to_string();
                 agg.backends.write().retain(|_, b| b.name != name);
                 agg.forget_spec(&name);
                 server.registry.touch();
             }
-            _ => upsert(server, agg, &ev.object.value).await,
+            _ => upsert(server, agg, &ev.object.value()).await,
         }
     }
     Ok(())
@@ -438,7 +441,7 @@ async fn record_status(server: &Arc<ApiServer>, name: &str, ok: bool, reason: &s
             return;
         };
         let conditions = current
-            .value
+            .value()
             .pointer("/status/conditions")
             .and_then(Value::as_array)
             .cloned()
@@ -461,7 +464,7 @@ async fn record_status(server: &Arc<ApiServer>, name: &str, ok: bool, reason: &s
                 .unwrap_or_else(|| json!(now_rfc3339())),
             _ => json!(now_rfc3339()),
         };
-        let mut new = (*current.value).clone();
+        let mut new = (*current.value()).clone();
         new["status"] = json!({"conditions": [{
             "type": "Available", "status": status_word, "lastTransitionTime": transition, "reason": reason, "message": message,
         }]});

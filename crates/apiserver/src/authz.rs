@@ -142,7 +142,7 @@ pub async fn authorize_subresource_write(
         Err(e) if e.code == 404 => return Ok(()),
         Err(e) => return Err(e),
     };
-    let Some(permission) = permission_of(&stored.value) else {
+    let Some(permission) = permission_of(&stored.value()) else {
         return Ok(());
     };
     for target in &permission.names {

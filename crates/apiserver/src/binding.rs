@@ -126,7 +126,8 @@ async fn bind(ctx: &RequestContext, body: &bytes::Bytes) -> Result<(), ApiError>
     let node = target_node(&binding, pod_name)?;
     let objects: Objects<'_> = ctx.objects();
     let stored = objects.get(namespace, pod_name).await?;
-    let pod = stored.value.as_ref();
+    let pod_value = stored.value();
+    let pod = pod_value.as_ref();
     let conflict = |message: String| {
         Err(ApiError::conflict_message(message).with_details("", "pods", pod_name))
     };
@@ -160,7 +161,7 @@ async fn bind(ctx: &RequestContext, body: &bytes::Bytes) -> Result<(), ApiError>
     let written = objects
         .update(namespace, pod_name, bound, None, &opts)
         .await?;
-    let mut with_condition = written.object.value.as_ref().clone();
+    let mut with_condition = written.object.value().as_ref().clone();
     set_scheduled(&mut with_condition);
     objects
         .update(namespace, pod_name, with_condition, Some("status"), &opts)

@@ -255,11 +255,11 @@ async fn relist(
     server: &Arc<ApiServer>,
     served: &mut Served,
 ) -> Result<flotilla_storage::Revision, StorageError> {
-    let listed = server.storage.list(CRD_PREFIX).await?;
+    let listed = server.storage.list(CRD_PREFIX, &Default::default()).await?;
     let present: BTreeSet<String> = listed
         .items
         .iter()
-        .filter_map(|o| meta_str(&o.value, "name").map(str::to_string))
+        .filter_map(|o| meta_str(&o.value(), "name").map(str::to_string))
         .collect();
     for gone in served
         .keys()
@@ -270,7 +270,7 @@ async fn relist(
         cleanup(server, served, &gone).await;
     }
     for obj in &listed.items {
-        sync(server, served, &obj.value).await;
+        sync(server, served, &obj.value()).await;
     }
     Ok(listed.revision)
 }
@@ -280,15 +280,15 @@ async fn follow(
     served: &mut Served,
     from: flotilla_storage::Revision,
 ) -> Result<(), StorageError> {
-    let mut events = server.storage.watch(CRD_PREFIX, from)?;
+    let mut events = server.storage.watch(CRD_PREFIX, from).await?;
     while let Some(event) = events.next().await {
         let event = event?;
-        let name = meta_str(&event.object.value, "name")
+        let name = meta_str(&event.object.value(), "name")
             .unwrap_or_default()
             .to_string();
         match event.event_type {
             EventType::Deleted => cleanup(server, served, &name).await,
-            _ => sync(server, served, &event.object.value).await,
+            _ => sync(server, served, &event.object.value()).await,
         }
     }
     Ok(())
@@ -444,7 +444,7 @@ async fn update_status(server: &Arc<ApiServer>, crd: &Value) {
     let Ok(Some(current)) = server.storage.get(&key).await else {
         return;
     };
-    if current.value.as_ref() != crd {
+    if current.value().as_ref() != crd {
         // A newer version exists; its own event will bring us back here.
         return;
     }
@@ -472,7 +472,7 @@ async fn cleanup(server: &Arc<ApiServer>, served: &mut Served, name: &str) {
     if let Some(def) = def {
         let prefix = objects::collection_prefix(&def, None);
         for _ in 0..50 {
-            let Ok(listed) = server.storage.list(&prefix).await else {
+            let Ok(listed) = server.storage.list(&prefix, &Default::default()).await else {
                 break;
             };
             if listed.items.is_empty() {
@@ -494,13 +494,13 @@ async fn release(server: &Arc<ApiServer>, name: &str) {
         return;
     };
     if current
-        .value
+        .value()
         .pointer("/metadata/deletionTimestamp")
         .is_none()
     {
         return;
     }
-    let mut v = (*current.value).clone();
+    let mut v = (*current.value()).clone();
     let remaining: Vec<Value> = v
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)

@@ -5,6 +5,7 @@
 use flotilla_apimachinery::ApiError;
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apimachinery::selector::{FieldSelector, LabelSelector};
+use flotilla_storage::StoredObject;
 use serde_json::Value;
 
 use crate::request::ListOptions;
@@ -84,6 +85,17 @@ impl Selection {
         self.labels.is_none() && self.fields.is_none()
     }
 
+    /// Whether a stored object is selected. Labels are matched on the stored object's
+    /// pre-extracted labels; the object is parsed only when there is a field selector.
+    pub fn matches_object(&self, obj: &StoredObject) -> bool {
+        if let Some(l) = &self.labels {
+            if !l.matches_lookup(|key| obj.labels().get(key)) {
+                return false;
+            }
+        }
+        self.fields.is_none() || self.matches_fields(&obj.value())
+    }
+
     pub fn matches(&self, obj: &Value) -> bool {
         if let Some(l) = &self.labels {
             let labels = obj.pointer("/metadata/labels").and_then(Value::as_object);
@@ -91,6 +103,10 @@ impl Selection {
                 return false;
             }
         }
+        self.matches_fields(obj)
+    }
+
+    fn matches_fields(&self, obj: &Value) -> bool {
         if let Some(f) = &self.fields {
             let get = |path: &str| -> Option<String> {
                 let mut cur = obj;

@@ -253,7 +253,7 @@ async fn check_namespace(ctx: &RequestContext) -> Result<(), ApiError> {
     let key = format!("/core/namespaces/{ns}");
     match ctx.server.storage.get(&key).await {
         Ok(Some(obj)) => {
-            if obj.value.pointer("/metadata/deletionTimestamp").is_some() {
+            if obj.value().pointer("/metadata/deletionTimestamp").is_some() {
                 return Err(ApiError::forbidden(format!(
                     "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
                     flotilla_apimachinery::status::qualified_resource(
@@ -280,7 +280,7 @@ pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
         Format::Table => {
             let t = table::table(
                 &ctx.def,
-                std::iter::once(obj.value.as_ref()),
+                std::iter::once(obj.value().as_ref()),
                 Some(obj.revision.to_string()),
                 None,
                 ctx.include_object(),
@@ -290,53 +290,89 @@ pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
     }
 }
 
-/// A continue token: where the next page starts.
+/// A continue token: the revision of the list's first page and the last key served.
 fn encode_continue(revision: u64, last_key: &str) -> String {
     let raw = json!({"rv": revision, "start": last_key}).to_string();
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
 }
 
-fn decode_continue(token: &str) -> Result<String, ApiError> {
+fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
     let bad =
         || ApiError::bad_request("continue key is not valid: it was not issued by this server");
     let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(token)
         .map_err(|_| bad())?;
     let v: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
-    v.get("start")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(bad)
+    let revision = v.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
+    let start = v.get("start").and_then(Value::as_str).ok_or_else(bad)?;
+    Ok((revision, start.to_string()))
+}
+
+/// kube-apiserver's answer to a continue token older than the retained history.
+fn continue_expired() -> ApiError {
+    ApiError::expired(
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+    )
 }
 
 pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
     let format = negotiate(&ctx.headers)?;
     let options = ctx.list_options()?;
     let selection = Selection::from_options(&ctx.def, options)?;
-    if let Some(rv) = &options.resource_version {
-        objects::revision_of(rv)?;
-    }
-    let start_after = match &options.continue_token {
-        Some(c) => Some(decode_continue(c)?),
+    let requested = match &options.resource_version {
+        Some(rv) => Some(objects::revision_of(rv)?),
         None => None,
+    };
+    // Every page of a paginated list reads the snapshot of its first page; an exact
+    // resourceVersion reads that snapshot too. Otherwise the current state (which is not
+    // older than any version a client saw).
+    let (snapshot, start_after) = match &options.continue_token {
+        Some(c) => {
+            let (revision, start) = decode_continue(c)?;
+            (Some(revision), Some(start))
+        }
+        None if options.resource_version_match.as_deref() == Some("Exact") => {
+            (requested.filter(|r| *r > 0), None)
+        }
+        None => (None, None),
+    };
+    // Without a selector the storage pages itself; with one, every later item is filtered
+    // here to count what remains.
+    let storage_limit = match options.limit {
+        Some(l) if selection.is_everything() => Some(usize::try_from(l).unwrap_or(usize::MAX)),
+        _ => None,
     };
     let prefix = objects::collection_prefix(&ctx.def, ctx.namespace());
     let listed = ctx
         .server
         .storage
-        .list(&prefix)
+        .list(
+            &prefix,
+            &flotilla_storage::ListOptions {
+                revision: snapshot,
+                start_after,
+                limit: storage_limit,
+            },
+        )
         .await
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    let mut items: Vec<&Arc<StoredObject>> = Vec::new();
-    let mut continue_token = None;
-    let mut remaining = 0usize;
-    for obj in listed.items.iter() {
-        if let Some(start) = &start_after {
-            if obj.key.as_str() <= start.as_str() {
-                continue;
+        .map_err(|e| match e {
+            flotilla_storage::StorageError::Expired { .. } if options.continue_token.is_some() => {
+                continue_expired()
             }
-        }
-        if !selection.matches(&obj.value) {
+            flotilla_storage::StorageError::Expired { requested, oldest } => {
+                ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
+            }
+            flotilla_storage::StorageError::FutureRevision { requested, current } => {
+                ApiError::timeout(format!(
+                    "Too large resource version: {requested}, current: {current}"
+                ))
+            }
+            e => ApiError::internal(e.to_string()),
+        })?;
+    let mut items: Vec<&Arc<StoredObject>> = Vec::new();
+    let mut remaining = listed.remaining;
+    for obj in listed.items.iter() {
+        if !selection.matches_object(obj) {
             continue;
         }
         if let Some(l) = options.limit {
@@ -347,11 +383,10 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
         }
         items.push(obj);
     }
-    if remaining > 0 {
-        if let Some(last) = items.last() {
-            continue_token = Some(encode_continue(listed.revision, &last.key));
-        }
-    }
+    let continue_token = match items.last() {
+        Some(last) if remaining > 0 => Some(encode_continue(listed.revision, &last.key)),
+        _ => None,
+    };
     let page = ListPage {
         resource_version: ResourceVersion::from(listed.revision),
         continue_token,
@@ -379,9 +414,10 @@ pub fn list_response(
     let rv = page.resource_version.to_string();
     match format {
         Format::Table => {
+            let values: Vec<_> = items.iter().map(|o| o.value()).collect();
             let t = table::table_bytes(
                 &ctx.def,
-                items.iter().map(|o| o.value.as_ref()),
+                values.iter().map(|v| v.as_ref()),
                 Some(rv),
                 page.continue_token,
                 ctx.include_object(),
@@ -611,15 +647,16 @@ pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Res
     let listed = ctx
         .server
         .storage
-        .list(&prefix)
+        .list(&prefix, &Default::default())
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?;
     let mut deleted = Vec::new();
-    for obj in listed.items.iter().filter(|o| selection.matches(&o.value)) {
-        let ns = objects::meta_str(&obj.value, "namespace");
-        let name = objects::meta_str(&obj.value, "name").unwrap_or_default();
+    for obj in listed.items.iter().filter(|o| selection.matches_object(o)) {
+        let value = obj.value();
+        let ns = objects::meta_str(&value, "namespace");
+        let name = objects::meta_str(&value, "name").unwrap_or_default();
         match ctx.objects().delete(ns, name, &options, dry_run).await {
-            Ok(w) => deleted.push(objects::to_served(&ctx.def, &w.object.value)),
+            Ok(w) => deleted.push(objects::to_served(&ctx.def, &w.object.value())),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }
@@ -629,7 +666,7 @@ pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Res
         &json!({
             "kind": ctx.def.list_kind,
             "apiVersion": ctx.def.api_version(),
-            "metadata": {"resourceVersion": ctx.server.storage.current_revision().to_string()},
+            "metadata": {"resourceVersion": ctx.server.storage.current_revision().await.to_string()},
             "items": deleted,
         }),
     ))

@@ -28,16 +28,16 @@ pub async fn delete_namespace(
     let name = ctx.path.name.clone().unwrap_or_default();
     let old = ctx.objects().get(None, &name).await?;
     if let Some(uid) = &options.uid {
-        if meta_str(&old.value, "uid") != Some(uid.as_str()) {
+        if meta_str(&old.value(), "uid") != Some(uid.as_str()) {
             return Err(ApiError::conflict_message(format!(
                 "Precondition failed: UID in precondition: {uid}"
             )));
         }
     }
-    if old.value.pointer("/metadata/deletionTimestamp").is_some() {
+    if old.value().pointer("/metadata/deletionTimestamp").is_some() {
         return Ok(json_bytes(StatusCode::OK, old.bytes.clone()));
     }
-    let mut new = (*old.value).clone();
+    let mut new = (*old.value()).clone();
     new["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
     new["status"] = json!({"phase": "Terminating"});
     if dry_run {
@@ -85,12 +85,14 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
         let prefix = objects::collection_prefix(&def, Some(name));
         let listed = server
             .storage
-            .list(&prefix)
+            .list(&prefix, &Default::default())
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
         for obj in listed.items {
             remaining += 1;
-            let obj_name = meta_str(&obj.value, "name").unwrap_or_default().to_string();
+            let obj_name = meta_str(&obj.value(), "name")
+                .unwrap_or_default()
+                .to_string();
             match Objects::new(&def, &server.storage)
                 .delete(Some(name), &obj_name, &DeleteOptions::default(), false)
                 .await
@@ -115,12 +117,16 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
 /// Restarts cleanup of namespaces left Terminating by a previous run.
 pub fn resume_terminating(server: Arc<ApiServer>) {
     tokio::spawn(async move {
-        let Ok(listed) = server.storage.list("/core/namespaces/").await else {
+        let Ok(listed) = server
+            .storage
+            .list("/core/namespaces/", &Default::default())
+            .await
+        else {
             return;
         };
         for ns in listed.items {
-            if ns.value.pointer("/metadata/deletionTimestamp").is_some() {
-                if let Some(name) = meta_str(&ns.value, "name") {
+            if ns.value().pointer("/metadata/deletionTimestamp").is_some() {
+                if let Some(name) = meta_str(&ns.value(), "name") {
                     spawn_finalizer(server.clone(), name.to_string());
                 }
             }

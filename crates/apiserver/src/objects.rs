@@ -221,7 +221,7 @@ pub fn to_served(def: &ResourceDef, value: &Value) -> Value {
 /// The bytes to send for a stored object at `def`'s version.
 pub fn served_bytes(def: &ResourceDef, obj: &StoredObject) -> bytes::Bytes {
     if def.converts() {
-        bytes::Bytes::from(serde_json::to_vec(&to_served(def, &obj.value)).unwrap_or_default())
+        bytes::Bytes::from(serde_json::to_vec(&to_served(def, &obj.value())).unwrap_or_default())
     } else {
         obj.bytes.clone()
     }
@@ -746,7 +746,7 @@ impl<'a> Objects<'a> {
     ) -> Result<Written, ApiError> {
         let def = self.def;
         check_type(def, &mut new)?;
-        let old_value: &Value = &old.value;
+        let old_value: &Value = &old.value();
         let name = meta_str(old_value, "name").unwrap_or_default().to_string();
         let new_name = meta_str(&new, "name").unwrap_or_default();
         if !new_name.is_empty() && new_name != name {
@@ -998,7 +998,7 @@ impl<'a> Objects<'a> {
                 (Some(old), Patch::Apply { body, force }) => {
                     let applied = self.prepare_apply_body(body, namespace, name)?;
                     let new = merge::apply(
-                        Some(&to_served(def, &old.value)),
+                        Some(&to_served(def, &old.value())),
                         &applied,
                         &merge::ApplyOptions {
                             manager: &opts.field_manager,
@@ -1013,7 +1013,7 @@ impl<'a> Objects<'a> {
                     self.write_update(&old, new, subresource, opts, true).await
                 }
                 (Some(old), other) => {
-                    let new = self.apply_patch(&to_served(def, &old.value), other, name)?;
+                    let new = self.apply_patch(&to_served(def, &old.value()), other, name)?;
                     self.write_update(&old, new, subresource, opts, false).await
                 }
             };
@@ -1226,7 +1226,8 @@ impl<'a> Objects<'a> {
             attempts += 1;
             let old = self.get(namespace, name).await?;
             if let Some(uid) = &options.uid {
-                let actual = meta_str(&old.value, "uid").unwrap_or_default();
+                let old_value = old.value();
+                let actual = meta_str(&old_value, "uid").unwrap_or_default();
                 if uid != actual {
                     return Err(ApiError::conflict_message(format!(
                         "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
@@ -1241,10 +1242,11 @@ impl<'a> Objects<'a> {
                     )));
                 }
             }
-            self.admit_delete(&old.value, options, dry_run).await?;
-            let old_finalizers = finalizers(&old.value);
+            self.admit_delete(&old.value(), options, dry_run).await?;
+            let old_finalizers = finalizers(&old.value());
             let new_finalizers = deletion_finalizers(&old_finalizers, options.propagation);
-            let terminating = meta(&old.value).is_some_and(|m| m.contains_key("deletionTimestamp"));
+            let terminating =
+                meta(&old.value()).is_some_and(|m| m.contains_key("deletionTimestamp"));
             let result = if !new_finalizers.is_empty() {
                 if terminating && new_finalizers == old_finalizers {
                     // Already marked and nothing to change: the object is answered as it is.
@@ -1255,7 +1257,7 @@ impl<'a> Objects<'a> {
                         created: false,
                     });
                 }
-                let mut new = (*old.value).clone();
+                let mut new = (*old.value()).clone();
                 {
                     let m = meta_mut(&mut new);
                     if !terminating {
@@ -1326,7 +1328,7 @@ impl<'a> Objects<'a> {
             .scale
             .as_ref()
             .ok_or_else(ApiError::path_not_found)?;
-        let v = &obj.value;
+        let v = &obj.value();
         let spec_replicas = get_path(v, &scale.spec_replicas_path)
             .and_then(Value::as_i64)
             .unwrap_or(0);
@@ -1373,7 +1375,9 @@ impl<'a> Objects<'a> {
         opts: &WriteOptions,
     ) -> Result<Written, ApiError> {
         let def = self.def;
-        let name = meta_str(&old.value, "name").unwrap_or_default().to_string();
+        let name = meta_str(&old.value(), "name")
+            .unwrap_or_default()
+            .to_string();
         let scale_def = def.scale.as_ref().ok_or_else(ApiError::path_not_found)?;
         let (scale, admission_warnings) = self.admit_scale(old, scale, opts).await?;
         let scale = &scale;
@@ -1398,7 +1402,7 @@ impl<'a> Objects<'a> {
                 return Err(ApiError::conflict(&def.group, &def.plural, &name));
             }
         }
-        let mut new = (*old.value).clone();
+        let mut new = (*old.value()).clone();
         set_path(&mut new, &scale_def.spec_replicas_path, json!(replicas));
         // Admitted above as the Scale it is; the object write itself is not admitted again.
         let inner = Objects {
@@ -1604,16 +1608,10 @@ fn finalizers(obj: &Value) -> Vec<String> {
 }
 
 fn dry_run_object(key: &str, value: Value) -> Arc<StoredObject> {
-    let bytes = bytes::Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
     let revision = meta_str(&value, "resourceVersion")
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    Arc::new(StoredObject {
-        key: key.to_string(),
-        revision,
-        value: Arc::new(value),
-        bytes,
-    })
+    Arc::new(StoredObject::new(key, revision, value))
 }
 
 fn apply_error(def: &ResourceDef, name: &str, err: merge::ApplyError) -> ApiError {

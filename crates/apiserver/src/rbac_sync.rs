@@ -43,13 +43,13 @@ async fn relist(
     prefix: &str,
     seen: &mut Seen,
 ) -> Result<Revision, StorageError> {
-    let listed = storage.list(prefix).await?;
+    let listed = storage.list(prefix, &Default::default()).await?;
     let mut now = Seen::new();
     for obj in &listed.items {
-        if let Err(e) = authz.upsert(kind, &obj.value) {
+        if let Err(e) = authz.upsert(kind, &obj.value()) {
             tracing::warn!(kind, key = %obj.key, error = %e, "RBAC object not indexed");
         }
-        now.insert(ident(&obj.value));
+        now.insert(ident(&obj.value()));
     }
     for (ns, name) in seen.difference(&now) {
         authz.remove(kind, ns.as_deref(), name);
@@ -70,18 +70,18 @@ pub async fn start(
         let authz = authz.clone();
         tokio::spawn(async move {
             loop {
-                match storage.watch(prefix, revision) {
+                match storage.watch(prefix, revision).await {
                     Ok(mut events) => {
                         while let Some(event) = events.next().await {
                             match event {
                                 Ok(ev) => {
                                     revision = ev.object.revision;
-                                    let id = ident(&ev.object.value);
+                                    let id = ident(&ev.object.value());
                                     if ev.event_type == EventType::Deleted {
                                         authz.remove(kind, id.0.as_deref(), &id.1);
                                         seen.remove(&id);
                                     } else {
-                                        let _ = authz.upsert(kind, &ev.object.value);
+                                        let _ = authz.upsert(kind, &ev.object.value());
                                         seen.insert(id);
                                     }
                                 }

@@ -21,7 +21,7 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use crate::filter::Selection;
 use crate::handlers::RequestContext;
-use crate::objects::{self, meta_str};
+use crate::objects;
 use crate::response::{Format, negotiate};
 use crate::table::{self, IncludeObject};
 
@@ -47,7 +47,7 @@ impl Encoder {
             Format::Table => {
                 let t = table::table(
                     &self.def,
-                    std::iter::once(obj.value.as_ref()),
+                    std::iter::once(obj.value().as_ref()),
                     Some(obj.revision.to_string()),
                     None,
                     self.include,
@@ -105,27 +105,24 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
             )],
         ));
     }
-    let matches = move |obj: &Value| -> bool {
+    let matches = move |obj: &StoredObject| -> bool {
         if let Some(n) = &name_filter {
-            if meta_str(obj, "name") != Some(n.as_str()) {
+            // The key ends with the name: no parse per event.
+            if obj.key.rsplit('/').next() != Some(n.as_str()) {
                 return false;
             }
         }
-        selection.matches(obj)
+        selection.matches_object(obj)
     };
     let prefix = objects::collection_prefix(&ctx.def, ctx.path.namespace.as_deref());
     let storage = ctx.server.storage.clone();
     let with_initial = send_initial.unwrap_or(matches!(rv, None | Some(0)));
     let (initial, from) = if with_initial {
         let listed = storage
-            .list(&prefix)
+            .list(&prefix, &Default::default())
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        let items: Vec<_> = listed
-            .items
-            .into_iter()
-            .filter(|o| matches(&o.value))
-            .collect();
+        let items: Vec<_> = listed.items.into_iter().filter(|o| matches(o)).collect();
         (items, listed.revision)
     } else {
         (Vec::new(), rv.unwrap_or(0))
@@ -136,7 +133,7 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
         include: ctx.include_object(),
     };
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(256);
-    match storage.watch(&prefix, from) {
+    match storage.watch(&prefix, from).await {
         Err(StorageError::Expired { requested, oldest }) => {
             let _ = tx.try_send(Ok(error_event(&ApiError::expired(format!(
                 "too old resource version: {requested} ({oldest})"
@@ -206,9 +203,9 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
 }
 
 /// The event type a filtered watcher sees, if any.
-fn classify(ev: &WatchEvent, matches: &impl Fn(&Value) -> bool) -> Option<&'static str> {
-    let now = matches(&ev.object.value);
-    let before = ev.prev.as_ref().map(|p| matches(&p.value));
+fn classify(ev: &WatchEvent, matches: &impl Fn(&StoredObject) -> bool) -> Option<&'static str> {
+    let now = matches(&ev.object);
+    let before = ev.prev.as_ref().map(|p| matches(p));
     match ev.event_type {
         EventType::Added => now.then_some("ADDED"),
         EventType::Deleted => (now || before == Some(true)).then_some("DELETED"),

@@ -119,7 +119,7 @@ async fn a_panicking_handler_answers_500_and_the_server_keeps_serving() {
     assert_eq!(body["metadata"]["name"], "fine");
     assert_eq!(
         s.storage
-            .list("/example.com/widgets/")
+            .list("/example.com/widgets/", &Default::default())
             .await
             .unwrap()
             .items
@@ -142,7 +142,7 @@ async fn oversized_bodies_get_413_and_store_nothing() {
     .await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(body["reason"], "RequestEntityTooLarge");
-    assert_eq!(s.storage.current_revision(), 0);
+    assert_eq!(s.storage.current_revision().await, 0);
 }
 
 #[tokio::test]

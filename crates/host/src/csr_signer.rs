@@ -245,7 +245,7 @@ impl Signer {
         let storage = self.server.storage.clone();
         let mut retry: BTreeSet<String> = BTreeSet::new();
         loop {
-            let listed = match storage.list(&prefix).await {
+            let listed = match storage.list(&prefix, &Default::default()).await {
                 Ok(l) => l,
                 Err(StorageError::Closed) => return,
                 Err(e) => {
@@ -256,9 +256,9 @@ impl Signer {
             };
             retry.clear();
             for obj in &listed.items {
-                self.handle_logged(&obj.value, &mut retry).await;
+                self.handle_logged(&obj.value(), &mut retry).await;
             }
-            let mut events = match storage.watch(&prefix, listed.revision) {
+            let mut events = match storage.watch(&prefix, listed.revision).await {
                 Ok(w) => w,
                 Err(StorageError::Closed) => return,
                 Err(e) => {
@@ -272,7 +272,7 @@ impl Signer {
                 tokio::select! {
                     event = events.next() => match event {
                         Some(Ok(ev)) if ev.event_type != EventType::Deleted => {
-                            self.handle_logged(&ev.object.value, &mut retry).await;
+                            self.handle_logged(&ev.object.value(), &mut retry).await;
                         }
                         Some(Ok(_)) => {}
                         Some(Err(StorageError::Closed)) => return,
@@ -285,7 +285,7 @@ impl Signer {
                     _ = tick.tick(), if !retry.is_empty() => {
                         for name in std::mem::take(&mut retry) {
                             match self.objects().get(None, &name).await {
-                                Ok(obj) => self.handle_logged(&obj.value, &mut retry).await,
+                                Ok(obj) => self.handle_logged(&obj.value(), &mut retry).await,
                                 Err(e) if e.code == 404 => {}
                                 Err(e) => {
                                     tracing::warn!(csr = %name, error = %e.message, "CSR signer: reading failed");

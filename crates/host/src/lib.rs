@@ -330,9 +330,9 @@ async fn publish_authentication_config(
     });
     let objects = flotilla_apiserver::objects::Objects::new(&def, &server.storage);
     let result = match objects.get(Some("kube-system"), name).await {
-        Ok(existing) if existing.value.get("data") == Some(&data) => Ok(()),
+        Ok(existing) if existing.value().get("data") == Some(&data) => Ok(()),
         Ok(existing) => {
-            let mut updated = (*existing.value).clone();
+            let mut updated = (*existing.value()).clone();
             updated["data"] = data;
             objects
                 .update(Some("kube-system"), name, updated, None, &opts)
@@ -380,9 +380,9 @@ async fn install_crds(server: &Arc<ApiServer>) -> Result<(), HostError> {
             .unwrap_or_default()
             .to_string();
         let result = match objects.get(None, &name).await {
-            Ok(existing) if existing.value.get("spec") == value.get("spec") => Ok(()),
+            Ok(existing) if existing.value().get("spec") == value.get("spec") => Ok(()),
             Ok(existing) => {
-                let mut updated = (*existing.value).clone();
+                let mut updated = (*existing.value()).clone();
                 updated["spec"] = value["spec"].clone();
                 objects
                     .update(None, &name, updated, None, &opts)

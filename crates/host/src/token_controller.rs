@@ -114,7 +114,7 @@ impl Controller {
         let secret_prefix = collection_prefix(&self.secrets, None);
         let account_prefix = collection_prefix(&self.accounts, None);
         loop {
-            let listed = match storage.list(&secret_prefix).await {
+            let listed = match storage.list(&secret_prefix, &Default::default()).await {
                 Ok(l) => l,
                 Err(StorageError::Closed) => return,
                 Err(e) => {
@@ -125,11 +125,11 @@ impl Controller {
             };
             let mut failed = false;
             for obj in &listed.items {
-                failed |= !self.handle_logged(&obj.value).await;
+                failed |= !self.handle_logged(&obj.value()).await;
             }
             let (mut secrets, mut accounts) = match (
-                storage.watch(&secret_prefix, listed.revision),
-                storage.watch(&account_prefix, listed.revision),
+                storage.watch(&secret_prefix, listed.revision).await,
+                storage.watch(&account_prefix, listed.revision).await,
             ) {
                 (Ok(s), Ok(a)) => (s, a),
                 (Err(StorageError::Closed), _) | (_, Err(StorageError::Closed)) => return,
@@ -148,7 +148,7 @@ impl Controller {
                 tokio::select! {
                     ev = secrets.next() => match ev {
                         Some(Ok(ev)) if ev.event_type != EventType::Deleted => {
-                            if !self.handle_logged(&ev.object.value).await {
+                            if !self.handle_logged(&ev.object.value()).await {
                                 retry.as_mut().reset(tokio::time::Instant::now() + RETRY_AFTER);
                             }
                         }
@@ -158,7 +158,7 @@ impl Controller {
                     },
                     ev = accounts.next() => match ev {
                         Some(Ok(ev)) if ev.event_type != EventType::Deleted => {
-                            let ns = ev.object.value.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string();
+                            let ns = ev.object.value().pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string();
                             if !self.handle_namespace(&ns).await {
                                 retry.as_mut().reset(tokio::time::Instant::now() + RETRY_AFTER);
                             }
@@ -176,12 +176,12 @@ impl Controller {
     /// Every Secret of `namespace`; false when a write failed.
     async fn handle_namespace(&self, namespace: &str) -> bool {
         let prefix = collection_prefix(&self.secrets, Some(namespace));
-        let Ok(listed) = self.server.storage.list(&prefix).await else {
+        let Ok(listed) = self.server.storage.list(&prefix, &Default::default()).await else {
             return false;
         };
         let mut ok = true;
         for obj in &listed.items {
-            ok &= self.handle_logged(&obj.value).await;
+            ok &= self.handle_logged(&obj.value()).await;
         }
         ok
     }
@@ -215,7 +215,7 @@ impl Controller {
                 .await
             {
                 Ok(obj) => obj
-                    .value
+                    .value()
                     .pointer("/metadata/uid")
                     .and_then(Value::as_str)
                     .map(str::to_string),

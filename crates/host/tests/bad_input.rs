@@ -150,7 +150,7 @@ async fn snapshot(t: &TestHost) -> Snapshot {
     let web = get(&t.client, WEB).await;
     Snapshot {
         list_revision,
-        storage_revision: t.host.server.storage.current_revision(),
+        storage_revision: t.host.server.storage.current_revision().await,
         web: (web.code, web.text),
     }
 }
@@ -1042,9 +1042,9 @@ async fn a_watch_from_a_compacted_revision_gets_an_expired_error_event() {
         .await;
         assert_eq!(r.code, 200, "{}", r.text);
     }
-    let current = t.host.server.storage.current_revision();
+    let current = t.host.server.storage.current_revision().await;
     assert!(current > first_rv + 2);
-    t.host.server.storage.compact(current - 1);
+    t.host.server.storage.compact(current - 1).await;
     let before = snapshot(&t).await;
 
     let req = Request::builder()

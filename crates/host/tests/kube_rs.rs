@@ -324,7 +324,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
         tokio::spawn(async move {
             let mut rounds = 0usize;
             while !stop.load(Ordering::SeqCst) {
-                storage.compact(storage.current_revision());
+                storage.compact(storage.current_revision().await).await;
                 rounds += 1;
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
@@ -332,7 +332,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
         })
     };
 
-    let start_rev = storage.current_revision();
+    let start_rev = storage.current_revision().await;
     let tasks: Vec<_> = (0..TASKS)
         .map(|task| {
             let ops = TOTAL / TASKS + usize::from(task < TOTAL % TASKS);
@@ -348,7 +348,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
     }
     stop.store(true, Ordering::SeqCst);
     let compactions = compactor.await.unwrap();
-    let churn_revisions = storage.current_revision() - start_rev;
+    let churn_revisions = storage.current_revision().await - start_rev;
     assert_eq!(
         churn_revisions, TOTAL as u64,
         "every churn change is one revision"
@@ -385,7 +385,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
             .await
             .unwrap();
     }
-    storage.compact(storage.current_revision());
+    storage.compact(storage.current_revision().await).await;
     let deadline = Instant::now() + Duration::from_secs(15);
     while counters.expired.load(Ordering::SeqCst) == expired_before
         || counters.init_dones.load(Ordering::SeqCst) == relists_before
@@ -508,7 +508,7 @@ async fn watch_from_compacted_revision_is_expired() {
 
     // After compacting to the current revision the same rv is too old.
     let storage = t.host.server.storage.clone();
-    storage.compact(storage.current_revision());
+    storage.compact(storage.current_revision().await).await;
     let mut stream = api
         .watch(&WatchParams::default(), &recent_rv)
         .await
@@ -1201,6 +1201,108 @@ async fn finalizer_holds_deletion_until_removed() {
     match next_within(&mut stream, 10, "watch after finalizer removal").await {
         Ok(WatchEvent::Deleted(cm)) => assert_eq!(cm.name_any(), "held"),
         other => panic!("expected Deleted, got {other:?}"),
+    }
+    t.host.stop().await;
+}
+
+/// Every page of a paginated list shows the collection as it was at the first page: objects
+/// created, changed or deleted after it do not show (kube's consistent continue). A continue
+/// token older than the retained history gets 410 Expired; a malformed one 400.
+#[tokio::test]
+async fn paginated_lists_read_the_first_pages_snapshot() {
+    let t = common::start_with(|o| o.watch_history = 50).await;
+    create_namespace(&t.client, "pages").await;
+    let api: Api<ConfigMap> = Api::namespaced(t.client.clone(), "pages");
+    for i in 0..9 {
+        api.create(
+            &PostParams::default(),
+            &config_map(&format!("cm-{i}"), &[("v", "1")], &[]),
+        )
+        .await
+        .unwrap();
+    }
+    let first = api.list(&ListParams::default().limit(4)).await.unwrap();
+    let names = |l: &kube::core::ObjectList<ConfigMap>| -> Vec<String> {
+        l.items.iter().map(|c| c.name_any()).collect()
+    };
+    assert_eq!(names(&first), ["cm-0", "cm-1", "cm-2", "cm-3"]);
+    assert_eq!(first.metadata.remaining_item_count, Some(5));
+    let token = first.metadata.continue_.clone().expect("continue token");
+
+    // Changes after the first page, in the range the later pages cover.
+    api.create(
+        &PostParams::default(),
+        &config_map("cm-4a", &[("v", "1")], &[]),
+    )
+    .await
+    .unwrap();
+    api.delete("cm-5", &DeleteParams::default()).await.unwrap();
+    api.patch(
+        "cm-6",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"v": "2"}})),
+    )
+    .await
+    .unwrap();
+
+    let second = api
+        .list(&ListParams::default().limit(4).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(names(&second), ["cm-4", "cm-5", "cm-6", "cm-7"]);
+    assert_eq!(
+        second.items[2].data.as_ref().unwrap()["v"],
+        "1",
+        "cm-6 as it was at the first page"
+    );
+    assert_eq!(
+        second.metadata.resource_version, first.metadata.resource_version,
+        "every page is the first page's snapshot"
+    );
+    let third = api
+        .list(
+            &ListParams::default()
+                .limit(4)
+                .continue_token(second.metadata.continue_.as_deref().unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(names(&third), ["cm-8"]);
+    assert_eq!(third.metadata.continue_, None);
+
+    // A fresh list sees the changes.
+    let now = api.list(&ListParams::default()).await.unwrap();
+    assert_eq!(
+        names(&now),
+        [
+            "cm-0", "cm-1", "cm-2", "cm-3", "cm-4", "cm-4a", "cm-6", "cm-7", "cm-8"
+        ]
+    );
+
+    // Once the history no longer reaches the first page, its token is 410 Expired.
+    let current = t.host.server.storage.current_revision().await;
+    t.host.server.storage.compact(current).await;
+    match api
+        .list(&ListParams::default().limit(4).continue_token(&token))
+        .await
+    {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(
+                (e.code, e.reason.as_str()),
+                (410, "Expired"),
+                "{}",
+                e.message
+            );
+            assert!(e.message.contains("continue"), "{}", e.message);
+        }
+        other => panic!("expected 410 Expired, got {other:?}"),
+    }
+    match api
+        .list(&ListParams::default().limit(4).continue_token("not-a-token"))
+        .await
+    {
+        Err(kube::Error::Api(e)) => assert_eq!(e.code, 400, "{}", e.message),
+        other => panic!("expected 400, got {other:?}"),
     }
     t.host.stop().await;
 }

@@ -57,7 +57,10 @@ impl RestStorage for FleetReads {
             .objects()
             .get(ctx.path.namespace.as_deref(), name)
             .await?;
-        Ok(json_value(StatusCode::OK, &mark(&obj.value, obj.revision)))
+        Ok(json_value(
+            StatusCode::OK,
+            &mark(&obj.value(), obj.revision),
+        ))
     }
 
     async fn list(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
@@ -65,13 +68,13 @@ impl RestStorage for FleetReads {
         let listed = ctx
             .server
             .storage
-            .list(&prefix)
+            .list(&prefix, &Default::default())
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let items: Vec<Value> = listed
             .items
             .iter()
-            .map(|o| mark(&o.value, o.revision))
+            .map(|o| mark(&o.value(), o.revision))
             .collect();
         Ok(json_value(
             StatusCode::OK,
@@ -87,13 +90,14 @@ impl RestStorage for FleetReads {
     async fn watch(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
         let from = match &ctx.list_options()?.resource_version {
             Some(rv) => parse_version(rv.as_str())?,
-            None => ctx.server.storage.current_revision(),
+            None => ctx.server.storage.current_revision().await,
         };
         let prefix = objects::collection_prefix(&ctx.def, ctx.path.namespace.as_deref());
         let events = ctx
             .server
             .storage
             .watch(&prefix, from)
+            .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let lines = events.map(|ev| {
             let ev = ev.map_err(std::io::Error::other)?;
@@ -102,7 +106,8 @@ impl RestStorage for FleetReads {
                 flotilla_storage::EventType::Modified => "MODIFIED",
                 flotilla_storage::EventType::Deleted => "DELETED",
             };
-            let line = json!({"type": kind, "object": mark(&ev.object.value, ev.object.revision)});
+            let line =
+                json!({"type": kind, "object": mark(&ev.object.value(), ev.object.revision)});
             Ok::<_, std::io::Error>(format!("{line}\n"))
         });
         let mut resp = Response::new(Body::from_stream(lines));
@@ -128,7 +133,7 @@ async fn stored(host: &common::TestHost, key: &str) -> Option<Value> {
         .get(key)
         .await
         .unwrap()
-        .map(|o| (*o.value).clone())
+        .map(|o| (*o.value()).clone())
 }
 
 fn deployment(name: &str) -> Deployment {

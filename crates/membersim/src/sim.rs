@@ -306,7 +306,7 @@ impl Sim {
 
     async fn run_watch(&mut self) -> Result<(), flotilla_storage::StorageError> {
         let storage = self.server.storage.clone();
-        let list = storage.list("/").await?;
+        let list = storage.list("/", &Default::default()).await?;
         self.cache.clear();
         self.children.clear();
         self.controller_of.clear();
@@ -317,14 +317,14 @@ impl Sim {
             }
         }
         let mut seen = list.revision;
-        let mut watch = storage.watch("/", list.revision)?;
+        let mut watch = storage.watch("/", list.revision).await?;
         loop {
             self.wrote = false;
             self.failed = false;
             self.deadline = None;
             self.pass().await;
             let target = if self.wrote {
-                storage.current_revision()
+                storage.current_revision().await
             } else {
                 seen
             };
@@ -398,7 +398,7 @@ impl Sim {
     }
 
     fn index(&mut self, o: &StoredObject) {
-        if let Some(uid) = controller_uid(&o.value) {
+        if let Some(uid) = controller_uid(&o.value()) {
             self.children
                 .entry(uid.to_string())
                 .or_default()
@@ -422,7 +422,7 @@ impl Sim {
         self.cache
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, o)| o.value.clone())
+            .map(|(_, o)| o.value().clone())
             .collect()
     }
 
@@ -510,7 +510,7 @@ impl Sim {
             let name = self.node_name_for(i);
             let key = format!("/core/nodes/{name}");
             let ready = self.readiness.get(&name);
-            let existing = self.cache.get(&key).map(|o| o.value.clone());
+            let existing = self.cache.get(&key).map(|o| o.value().clone());
             match existing {
                 None => {
                     let obj = json!({
@@ -700,7 +700,7 @@ impl Sim {
         keys.iter()
             .filter(|k| k.starts_with(&ns_prefix))
             .filter_map(|k| self.cache.get(k))
-            .map(|o| o.value.clone())
+            .map(|o| o.value().clone())
             .collect()
     }
 

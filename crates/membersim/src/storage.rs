@@ -6,7 +6,9 @@
 
 use std::sync::{Arc, RwLock};
 
-use flotilla_storage::{ListResult, Revision, Storage, StorageError, StoredObject, WatchStream};
+use flotilla_storage::{
+    ListOptions, ListResult, Revision, Storage, StorageError, StoredObject, WatchStream,
+};
 use serde_json::Value;
 
 pub(crate) struct Releasable {
@@ -46,8 +48,8 @@ impl Storage for Releasable {
         self.backend()?.get(key).await
     }
 
-    async fn list(&self, prefix: &str) -> Result<ListResult, StorageError> {
-        self.backend()?.list(prefix).await
+    async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListResult, StorageError> {
+        self.backend()?.list(prefix, opts).await
     }
 
     async fn create(&self, key: &str, value: Value) -> Result<Arc<StoredObject>, StorageError> {
@@ -71,17 +73,20 @@ impl Storage for Releasable {
         self.backend()?.delete(key, expected).await
     }
 
-    fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StorageError> {
-        self.backend()?.watch(prefix, after)
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StorageError> {
+        self.backend()?.watch(prefix, after).await
     }
 
-    fn current_revision(&self) -> Revision {
-        self.backend().map_or(0, |b| b.current_revision())
+    async fn current_revision(&self) -> Revision {
+        match self.backend() {
+            Ok(b) => b.current_revision().await,
+            Err(_) => 0,
+        }
     }
 
-    fn compact(&self, revision: Revision) {
+    async fn compact(&self, revision: Revision) {
         if let Ok(b) = self.backend() {
-            b.compact(revision);
+            b.compact(revision).await;
         }
     }
 }
@@ -98,13 +103,19 @@ mod tests {
             .create("/core/configmaps/default/a", serde_json::json!({"a": 1}))
             .await
             .unwrap();
-        let mut watch = storage.watch("/", storage.current_revision()).unwrap();
+        let mut watch = storage
+            .watch("/", storage.current_revision().await)
+            .await
+            .unwrap();
         storage.release();
         assert!(matches!(
             storage.get("/core/configmaps/default/a").await,
             Err(StorageError::Closed)
         ));
-        assert!(matches!(storage.list("/").await, Err(StorageError::Closed)));
+        assert!(matches!(
+            storage.list("/", &ListOptions::default()).await,
+            Err(StorageError::Closed)
+        ));
         let ended = tokio::time::timeout(std::time::Duration::from_secs(5), watch.next())
             .await
             .expect("the watch did not end");

@@ -633,10 +633,10 @@ async fn a_settled_cluster_stops_writing() {
     })
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let before = m.member.server.storage.current_revision();
+    let before = m.member.server.storage.current_revision().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
-        m.member.server.storage.current_revision(),
+        m.member.server.storage.current_revision().await,
         before,
         "the simulation keeps writing"
     );

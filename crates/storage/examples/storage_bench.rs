@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
+use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, ListOptions, Storage};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -88,7 +88,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // --- gets ---
     let keys: Vec<String> = storage
-        .list("/bench/creates/")
+        .list("/bench/creates/", &ListOptions::default())
         .await?
         .items
         .iter()
@@ -129,7 +129,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut times = Vec::new();
     for _ in 0..50 {
         let t = Instant::now();
-        let listed = storage.list("/bench/list/").await?;
+        let listed = storage
+            .list("/bench/list/", &ListOptions::default())
+            .await?;
         times.push(t.elapsed());
         assert_eq!(listed.items.len(), LIST_SIZE);
     }
@@ -142,12 +144,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // --- live events to 100 watchers while 16 clients write ---
     const LIVE_EVENTS: u64 = 6_000;
     let delivered = Arc::new(AtomicU64::new(0));
-    let from = storage.current_revision();
-    let watchers: Vec<_> = (0..WATCHERS)
-        .map(|_| {
-            let mut stream = storage.watch("/bench/watch/", from)?;
+    let from = storage.current_revision().await;
+    let mut watchers = Vec::new();
+    for _ in 0..WATCHERS {
+        watchers.push({
+            let mut stream = storage.watch("/bench/watch/", from).await?;
             let delivered = Arc::clone(&delivered);
-            Ok(tokio::spawn(async move {
+            tokio::spawn(async move {
                 let mut seen = 0;
                 while seen < LIVE_EVENTS {
                     match stream.next().await {
@@ -157,9 +160,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 delivered.fetch_add(seen, Ordering::Relaxed);
                 Ok(Instant::now())
-            }))
-        })
-        .collect::<Result<_, flotilla_storage::StorageError>>()?;
+            })
+        });
+    }
     let before = storage.stats();
     let started = Instant::now();
     let writers: Vec<_> = (0..CLIENTS as u64)
@@ -196,12 +199,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // --- replay of the retained history to 100 watchers (fan-out capacity alone) ---
-    let replay_from = storage.current_revision() - LIST_SIZE as u64;
+    let replay_from = storage.current_revision().await - LIST_SIZE as u64;
     let started = Instant::now();
-    let replays: Vec<_> = (0..WATCHERS)
-        .map(|_| {
-            let mut stream = storage.watch("/bench/", replay_from)?;
-            Ok(tokio::spawn(async move {
+    let mut replays = Vec::new();
+    for _ in 0..WATCHERS {
+        replays.push({
+            let mut stream = storage.watch("/bench/", replay_from).await?;
+            tokio::spawn(async move {
                 let mut seen = 0u64;
                 while seen < LIST_SIZE as u64 {
                     match stream.next().await {
@@ -210,9 +214,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                 }
                 Ok(seen)
-            }))
-        })
-        .collect::<Result<_, flotilla_storage::StorageError>>()?;
+            })
+        });
+    }
     let mut total = 0;
     for r in replays {
         total += r.await??;

@@ -1,21 +1,22 @@
-//! [`EmbeddedStorage`]: the default backend, one redb file (`flotilla.redb`) in a data
-//! directory, with every read and watch served from memory.
+//! [`EmbeddedStorage`]: the default storage, the cache layer over [`RedbBackend`], one redb
+//! file (`flotilla.redb`) in a data directory.
 //!
 //! ```text
 //!  create/update/delete ──► request queue ──► writer thread (owns the redb Database)
 //!   (async, await reply)                        1. take every queued request (≤ max_batch)
-//!                                               2. validate + stamp against state + batch
+//!                                               2. validate + stamp against the cache + batch
 //!                                               3. ONE write transaction, fsync commit
-//!                                               4. apply to memory, wake watchers
-//!   get/list/watch ◄── State (memory) ◄──────── 5. answer each request
+//!                                               4. feed the cache, which wakes watchers
+//!   get/list/watch ◄── cache (memory) ◄──────── 5. answer each request
 //! ```
 //!
 //! Tables: `objects` (key → revision, JSON), `events` (revision → encoded event, the retained
-//! history) and `meta` (`revision`, `compacted`). On open, everything is loaded into memory.
+//! history) and `meta` (`revision`, `compacted`). On open, everything is loaded into the cache.
 //! A write is answered only after its transaction is durable, and memory changes only after
 //! that, so an acknowledged write survives `kill -9` and an unacknowledged one is never seen.
+//! Revisions are consecutive here (one per write); the cache above does not rely on it.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,14 +24,13 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use parking_lot::{Mutex, RwLock};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
-use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::state::{self, DEFAULT_HISTORY, Snapshot, State, WriteOp};
-use crate::{
-    EventType, ListResult, Revision, Storage, StorageError, StoredObject, WatchEvent, WatchStream,
-};
+use crate::backend::{self, Backend, Feed, Snapshot, WriteOp, prepare_batch};
+use crate::cache::{Cached, HistoryLimits};
+use crate::{EventType, Revision, StorageError, StoredObject, WatchEvent};
 
 /// The database file inside the data directory.
 const FILE_NAME: &str = "flotilla.redb";
@@ -49,20 +49,29 @@ const META_COMPACTED: &str = "compacted";
 pub struct EmbeddedOptions {
     /// How many events to retain for watch resumption (trimmed once 10% over).
     pub history: usize,
+    /// The most bytes of object JSON the retained history may hold.
+    pub history_bytes: usize,
     /// The most write requests grouped into one durable commit.
     pub max_batch: usize,
     /// How long the writer may wait for more requests before a commit, when the previous
     /// commit was shared by several writers (capped at half the previous commit's duration;
     /// zero disables lingering).
     pub max_linger: Duration,
+    /// redb's page cache. Every read is served from the cache layer, so redb only needs the
+    /// pages its write transactions touch; its default (1 GiB) would grow to hold the whole
+    /// file beside the cache's copy of every object.
+    pub page_cache: usize,
 }
 
 impl Default for EmbeddedOptions {
     fn default() -> Self {
+        let limits = HistoryLimits::default();
         Self {
-            history: DEFAULT_HISTORY,
+            history: limits.events,
+            history_bytes: limits.bytes,
             max_batch: 1024,
             max_linger: Duration::from_millis(1),
+            page_cache: 4 << 20,
         }
     }
 }
@@ -85,15 +94,18 @@ struct Counters {
     commit_nanos: AtomicU64,
 }
 
-/// The redb-backed [`Storage`]. Dropping it finishes the queued writes, closes the file and
-/// ends its watch streams.
-pub struct EmbeddedStorage {
-    state: Arc<State>,
-    /// `None` only while dropping.
-    requests: Option<mpsc::Sender<Request>>,
-    writer: Option<JoinHandle<()>>,
+/// The redb backend: one writer thread owning the database, grouping queued writes into
+/// durable commits and feeding each committed batch to the cache before answering.
+pub struct RedbBackend {
+    /// `None` once shut down.
+    requests: RwLock<Option<mpsc::Sender<Request>>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
     counters: Arc<Counters>,
 }
+
+/// The default storage: the cache over one redb file in a data directory. Dropping it
+/// finishes the queued writes, closes the file and ends its watch streams.
+pub type EmbeddedStorage = Cached<RedbBackend>;
 
 enum Request {
     Write {
@@ -104,137 +116,96 @@ enum Request {
     Compact,
 }
 
-impl EmbeddedStorage {
+impl Cached<RedbBackend> {
     /// Opens (or creates) `dir/flotilla.redb` and loads it into memory.
     pub fn open(dir: &Path, opts: EmbeddedOptions) -> Result<Self, StorageError> {
         let path = dir.join(FILE_NAME);
-        let open_error = |source: redb::DatabaseError| StorageError::Open {
+        let open_error = |source: Box<dyn std::error::Error + Send + Sync>| StorageError::Open {
             path: path.display().to_string(),
-            source: Box::new(source),
+            source,
         };
-        std::fs::create_dir_all(dir).map_err(|e| open_error(e.into()))?;
-        let db = Database::create(&path).map_err(open_error)?;
-        create_tables(&db).map_err(database_error)?;
+        std::fs::create_dir_all(dir).map_err(|e| open_error(Box::new(e)))?;
+        let mut builder = redb::Builder::new();
+        builder.set_cache_size(opts.page_cache);
+        let db = builder.create(&path).map_err(|e| open_error(Box::new(e)))?;
+        create_tables(&db).map_err(backend_error)?;
         let snapshot = load(&db)?;
         let disk_compacted = snapshot.compacted;
-        let state = Arc::new(State::from_snapshot(snapshot, opts.history));
-        let (requests, queue) = mpsc::channel();
-        let counters = Arc::new(Counters::default());
-        let writer = Writer {
-            counters: Arc::clone(&counters),
-            db: Some(db),
-            path,
-            state: Arc::clone(&state),
-            disk_compacted,
-            max_batch: opts.max_batch.max(1),
-            max_linger: opts.max_linger,
-            recent_batches: VecDeque::with_capacity(RECENT_BATCHES),
-            last_commit: Duration::ZERO,
+        let limits = HistoryLimits {
+            events: opts.history,
+            bytes: opts.history_bytes,
         };
-        let writer = std::thread::Builder::new()
-            .name("flotilla-storage-writer".to_owned())
-            .spawn(move || writer.run(queue))
-            .map_err(|e| StorageError::Database(format!("starting the writer thread: {e}")))?;
-        Ok(Self {
-            state,
-            requests: Some(requests),
-            writer: Some(writer),
-            counters,
+        Cached::start(snapshot, limits, |feed| {
+            let (requests, queue) = mpsc::channel();
+            let counters = Arc::new(Counters::default());
+            let writer = Writer {
+                counters: Arc::clone(&counters),
+                db: Some(db),
+                path,
+                page_cache: opts.page_cache,
+                feed,
+                disk_compacted,
+                max_batch: opts.max_batch.max(1),
+                max_linger: opts.max_linger,
+                recent_batches: VecDeque::with_capacity(RECENT_BATCHES),
+                last_commit: Duration::ZERO,
+            };
+            let writer = std::thread::Builder::new()
+                .name("flotilla-storage-writer".to_owned())
+                .spawn(move || writer.run(queue))
+                .map_err(|e| StorageError::Backend(format!("starting the writer thread: {e}")))?;
+            Ok(RedbBackend {
+                requests: RwLock::new(Some(requests)),
+                writer: Mutex::new(Some(writer)),
+                counters,
+            })
         })
     }
 
     /// How many commits and writes the writer has done since opening.
     pub fn stats(&self) -> WriterStats {
+        let counters = &self.backend().counters;
         WriterStats {
-            commits: self.counters.commits.load(Ordering::Relaxed),
-            writes: self.counters.writes.load(Ordering::Relaxed),
-            commit_time: Duration::from_nanos(self.counters.commit_nanos.load(Ordering::Relaxed)),
+            commits: counters.commits.load(Ordering::Relaxed),
+            writes: counters.writes.load(Ordering::Relaxed),
+            commit_time: Duration::from_nanos(counters.commit_nanos.load(Ordering::Relaxed)),
         }
-    }
-
-    async fn write(&self, op: WriteOp) -> Result<Arc<StoredObject>, StorageError> {
-        let (reply, answer) = oneshot::channel();
-        self.requests
-            .as_ref()
-            .ok_or(StorageError::Closed)?
-            .send(Request::Write { op, reply })
-            .map_err(|_| StorageError::Closed)?;
-        answer.await.map_err(|_| StorageError::Closed)?
     }
 }
 
-impl Drop for EmbeddedStorage {
-    fn drop(&mut self) {
-        // Closing the queue lets the writer drain it and exit; joining releases the file lock
-        // so the directory can be reopened right away.
-        self.requests = None;
-        if let Some(writer) = self.writer.take()
-            && writer.join().is_err()
-        {
-            tracing::error!("the storage writer thread panicked");
-        }
-        self.state.close();
+impl RedbBackend {
+    fn send(&self, request: Request) -> Result<(), StorageError> {
+        self.requests
+            .read()
+            .as_ref()
+            .ok_or(StorageError::Closed)?
+            .send(request)
+            .map_err(|_| StorageError::Closed)
     }
 }
 
 #[async_trait::async_trait]
-impl Storage for EmbeddedStorage {
-    async fn get(&self, key: &str) -> Result<Option<Arc<StoredObject>>, StorageError> {
-        Ok(self.state.get(key))
+impl Backend for RedbBackend {
+    async fn write(&self, op: WriteOp) -> Result<Arc<StoredObject>, StorageError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Request::Write { op, reply })?;
+        answer.await.map_err(|_| StorageError::Closed)?
     }
 
-    async fn list(&self, prefix: &str) -> Result<ListResult, StorageError> {
-        Ok(self.state.list(prefix))
+    fn compact(&self, _revision: Revision) {
+        // The writer deletes what the cache dropped in its next transaction. Losing that
+        // deletion in a crash only leaves a longer history.
+        let _ = self.send(Request::Compact);
     }
 
-    async fn create(&self, key: &str, value: Value) -> Result<Arc<StoredObject>, StorageError> {
-        self.write(WriteOp::Create {
-            key: key.to_owned(),
-            value,
-        })
-        .await
-    }
-
-    async fn update(
-        &self,
-        key: &str,
-        value: Value,
-        expected: Option<Revision>,
-    ) -> Result<Arc<StoredObject>, StorageError> {
-        self.write(WriteOp::Update {
-            key: key.to_owned(),
-            value,
-            expected,
-        })
-        .await
-    }
-
-    async fn delete(
-        &self,
-        key: &str,
-        expected: Option<Revision>,
-    ) -> Result<Arc<StoredObject>, StorageError> {
-        self.write(WriteOp::Delete {
-            key: key.to_owned(),
-            expected,
-        })
-        .await
-    }
-
-    fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StorageError> {
-        self.state.watch(prefix, after)
-    }
-
-    fn current_revision(&self) -> Revision {
-        self.state.revision()
-    }
-
-    fn compact(&self, revision: Revision) {
-        // Memory first (watchers see it at once); the writer deletes the range on disk in its
-        // next transaction. Losing that deletion in a crash only leaves a longer history.
-        self.state.compact(revision);
-        if let Some(requests) = &self.requests {
-            let _ = requests.send(Request::Compact);
+    fn shutdown(&self) {
+        // Closing the queue lets the writer drain it and exit; joining releases the file lock
+        // so the directory can be reopened right away.
+        self.requests.write().take();
+        if let Some(writer) = self.writer.lock().take()
+            && writer.join().is_err()
+        {
+            tracing::error!("the storage writer thread panicked");
         }
     }
 }
@@ -246,7 +217,8 @@ struct Writer {
     /// `None` after a failed commit whose recovery failed; retried on the next batch.
     db: Option<Database>,
     path: PathBuf,
-    state: Arc<State>,
+    page_cache: usize,
+    feed: Feed,
     /// Events up to this revision are deleted on disk.
     disk_compacted: Revision,
     max_batch: usize,
@@ -322,18 +294,16 @@ impl Writer {
                 replies.push(reply);
             }
         }
-        let results = self.state.prepare_batch(ops);
+        let results = prepare_batch(&self.feed, ops);
         let events: Vec<WatchEvent> = results
             .iter()
             .filter_map(|r| r.as_ref().ok().cloned())
             .collect();
         let new_revision = events
             .last()
-            .map_or_else(|| self.state.revision(), |e| e.object.revision);
-        let target = self
-            .state
-            .compacted()
-            .max(self.state.trim_target(new_revision).unwrap_or(0));
+            .map_or_else(|| self.feed.revision(), |e| e.object.revision);
+        // The history the cache dropped (by compaction or its own trimming) goes on disk too.
+        let target = self.feed.compacted();
         let compact = (target > self.disk_compacted).then_some(target);
 
         if events.is_empty() && compact.is_none() {
@@ -370,7 +340,7 @@ impl Writer {
                 self.counters
                     .commit_nanos
                     .fetch_add(nanos, Ordering::Relaxed);
-                self.state.apply(events, compact);
+                self.feed.apply(events);
                 answer(replies, results, None);
             }
             Err(e) => answer(replies, results, Some(e)),
@@ -381,18 +351,24 @@ impl Writer {
     /// memory.
     fn database(&mut self) -> Result<&Database, StorageError> {
         if self.db.is_none() {
-            let db = Database::create(&self.path).map_err(database_error)?;
+            let db = self.reopen()?;
             let (revision, compacted) = read_meta(&db)?;
-            if revision != self.state.revision() {
-                return Err(StorageError::Database(format!(
+            if revision != self.feed.revision() {
+                return Err(StorageError::Backend(format!(
                     "the database is at revision {revision} but memory at {}; restart needed",
-                    self.state.revision()
+                    self.feed.revision()
                 )));
             }
             self.disk_compacted = compacted;
             self.db = Some(db);
         }
         self.db.as_ref().ok_or(StorageError::Closed)
+    }
+
+    fn reopen(&self) -> Result<Database, StorageError> {
+        let mut builder = redb::Builder::new();
+        builder.set_cache_size(self.page_cache);
+        builder.create(&self.path).map_err(backend_error)
     }
 
     /// After a failed commit redb refuses further writes until reopened, and the failed
@@ -405,16 +381,16 @@ impl Writer {
         compact: Option<Revision>,
         error: redb::Error,
     ) -> Result<(), StorageError> {
-        let failed = StorageError::Database(format!("commit failed: {error}"));
+        let failed = StorageError::Backend(format!("commit failed: {error}"));
         self.db = None;
-        let db = Database::create(&self.path).map_err(database_error)?;
+        let db = self.reopen()?;
         let (revision, compacted) = read_meta(&db)?;
         self.db = Some(db);
         if !events.is_empty() && revision == new_revision {
             tracing::warn!(revision, "the failed commit turned out durable; keeping it");
             return Ok(());
         }
-        if revision != self.state.revision() {
+        if revision != self.feed.revision() {
             self.db = None;
             return Err(failed);
         }
@@ -436,7 +412,7 @@ fn answer(
     for (reply, result) in replies.into_iter().zip(results) {
         let result = match (&failure, result) {
             (_, Err(e)) => Err(e),
-            (Some(e), Ok(_)) => Err(StorageError::Database(e.to_string())),
+            (Some(e), Ok(_)) => Err(StorageError::Backend(e.to_string())),
             (None, Ok(event)) => Ok(event.object),
         };
         // The caller may have gone away; the write stands either way.
@@ -444,8 +420,8 @@ fn answer(
     }
 }
 
-fn database_error(e: impl std::fmt::Display) -> StorageError {
-    StorageError::Database(e.to_string())
+fn backend_error(e: impl std::fmt::Display) -> StorageError {
+    StorageError::Backend(e.to_string())
 }
 
 fn create_tables(db: &Database) -> Result<(), redb::Error> {
@@ -592,12 +568,12 @@ fn decode_event(bytes: &[u8]) -> Option<DecodedEvent<'_>> {
 // === Loading ===
 
 fn read_meta(db: &Database) -> Result<(Revision, Revision), StorageError> {
-    let txn = db.begin_read().map_err(database_error)?;
-    let meta = txn.open_table(META).map_err(database_error)?;
+    let txn = db.begin_read().map_err(backend_error)?;
+    let meta = txn.open_table(META).map_err(backend_error)?;
     let read = |name: &str| -> Result<u64, StorageError> {
         Ok(meta
             .get(name)
-            .map_err(database_error)?
+            .map_err(backend_error)?
             .map_or(0, |v| v.value()))
     };
     Ok((read(META_REVISION)?, read(META_COMPACTED)?))
@@ -607,18 +583,18 @@ fn read_meta(db: &Database) -> Result<(Revision, Revision), StorageError> {
 fn load(db: &Database) -> Result<Snapshot, StorageError> {
     let (revision, mut compacted) = read_meta(db)?;
     compacted = compacted.min(revision);
-    let txn = db.begin_read().map_err(database_error)?;
+    let txn = db.begin_read().map_err(backend_error)?;
 
     // The retained history; `latest` tracks each key's newest version in it so the objects
     // and `prev` links share one allocation instead of being parsed twice.
-    let events = txn.open_table(EVENTS).map_err(database_error)?;
-    let mut history: VecDeque<WatchEvent> = VecDeque::new();
+    let events = txn.open_table(EVENTS).map_err(backend_error)?;
+    let mut history: Vec<WatchEvent> = Vec::new();
     let mut latest: HashMap<String, Arc<StoredObject>> = HashMap::new();
     for entry in events
         .range(compacted + 1..=revision)
-        .map_err(database_error)?
+        .map_err(backend_error)?
     {
-        let (k, v) = entry.map_err(database_error)?;
+        let (k, v) = entry.map_err(backend_error)?;
         let rev = k.value();
         if rev != compacted + history.len() as Revision + 1 {
             // A hole (never written by this code): keep only the contiguous tail.
@@ -628,14 +604,14 @@ fn load(db: &Database) -> Result<Snapshot, StorageError> {
         }
         let bytes = v.value();
         let decoded = decode_event(bytes).ok_or_else(|| {
-            StorageError::Database(format!("corrupt event record at revision {rev}"))
+            StorageError::Backend(format!("corrupt event record at revision {rev}"))
         })?;
-        let object = state::from_bytes(decoded.key, rev, decoded.object)?;
+        let object = backend::from_bytes(decoded.key, rev, decoded.object)?;
         let prev = match decoded.prev {
             None => None,
             Some((prev_rev, prev_bytes)) => Some(match latest.get(decoded.key) {
                 Some(known) if known.revision == prev_rev => Arc::clone(known),
-                _ => state::from_bytes(decoded.key, prev_rev, prev_bytes)?,
+                _ => backend::from_bytes(decoded.key, prev_rev, prev_bytes)?,
             }),
         };
         match decoded.event_type {
@@ -644,7 +620,7 @@ fn load(db: &Database) -> Result<Snapshot, StorageError> {
                 latest.insert(decoded.key.to_owned(), Arc::clone(&object))
             }
         };
-        history.push_back(WatchEvent {
+        history.push(WatchEvent {
             event_type: decoded.event_type,
             object,
             prev,
@@ -660,17 +636,17 @@ fn load(db: &Database) -> Result<Snapshot, StorageError> {
         compacted = revision;
     }
 
-    let table = txn.open_table(OBJECTS).map_err(database_error)?;
-    let mut objects = BTreeMap::new();
-    for entry in table.iter().map_err(database_error)? {
-        let (k, v) = entry.map_err(database_error)?;
+    let table = txn.open_table(OBJECTS).map_err(backend_error)?;
+    let mut objects = Vec::new();
+    for entry in table.iter().map_err(backend_error)? {
+        let (k, v) = entry.map_err(backend_error)?;
         let key = k.value();
         let (rev, bytes) = v.value();
         let object = match latest.get(key) {
             Some(known) if known.revision == rev => Arc::clone(known),
-            _ => state::from_bytes(key, rev, bytes)?,
+            _ => backend::from_bytes(key, rev, bytes)?,
         };
-        objects.insert(key.to_owned(), object);
+        objects.push(object);
     }
     Ok(Snapshot {
         objects,

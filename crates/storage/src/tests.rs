@@ -1,4 +1,6 @@
-//! Behaviour tests of the [`Storage`] contract, written once and run against both backends.
+//! Tests of the two backends that number writes consecutively (memory and embedded): the
+//! behaviour of the [`Storage`] contract with exact revisions and a count-bounded history,
+//! the public conformance suite run against both, and the embedded backend's persistence.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,9 +9,22 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use crate::{
-    EmbeddedOptions, EmbeddedStorage, EventType, MemoryStorage, Revision, Storage, StorageError,
-    WatchEvent, WatchStream,
+    EmbeddedOptions, EmbeddedStorage, EventType, ListOptions, MemoryStorage, Revision, Storage,
+    StorageError, WatchEvent, WatchStream,
 };
+
+mod memory_conformance {
+    crate::conformance_tests!(|| (crate::MemoryStorage::new(), ()));
+}
+
+mod embedded_conformance {
+    crate::conformance_tests!(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let storage =
+            crate::EmbeddedStorage::open(dir.path(), crate::EmbeddedOptions::default()).unwrap();
+        (storage, dir)
+    });
+}
 
 /// Runs each `async fn name(storage, history)` test against a fresh store of each backend
 /// keeping `history` events.
@@ -73,21 +88,21 @@ async fn assert_quiet(stream: &mut WatchStream) {
 }
 
 async fn crud_and_preconditions(s: impl Storage) {
-    assert_eq!(s.current_revision(), 0);
+    assert_eq!(s.current_revision().await, 0);
     let a = s
         .create("/pods/ns/a", pod("a", json!({"x": 1})))
         .await
         .unwrap();
     assert_eq!(a.revision, 1);
     assert_eq!(a.key, "/pods/ns/a");
-    assert_eq!(rv(&a.value), "1");
+    assert_eq!(rv(&a.value()), "1");
     let reparsed: Value = serde_json::from_slice(&a.bytes).unwrap();
-    assert_eq!(reparsed, *a.value);
+    assert_eq!(reparsed, *a.value());
 
     let dup = s.create("/pods/ns/a", pod("a", json!({}))).await;
     assert!(matches!(dup, Err(StorageError::AlreadyExists(k)) if k == "/pods/ns/a"));
     // A failed write consumes no revision.
-    assert_eq!(s.current_revision(), 1);
+    assert_eq!(s.current_revision().await, 1);
 
     let got = s.get("/pods/ns/a").await.unwrap().unwrap();
     assert_eq!(got.revision, 1);
@@ -108,14 +123,14 @@ async fn crud_and_preconditions(s: impl Storage) {
         .update("/pods/ns/a", pod("a", json!({"x": 2})), Some(1))
         .await
         .unwrap();
-    assert_eq!((a2.revision, rv(&a2.value)), (2, "2"));
+    assert_eq!((a2.revision, rv(&a2.value())), (2, "2"));
     let a3 = s
         .update("/pods/ns/a", pod("a", json!({"x": 3})), None)
         .await
         .unwrap();
     assert_eq!(a3.revision, 3);
     assert_eq!(
-        s.get("/pods/ns/a").await.unwrap().unwrap().value["spec"]["x"],
+        s.get("/pods/ns/a").await.unwrap().unwrap().value()["spec"]["x"],
         3
     );
 
@@ -138,14 +153,18 @@ async fn crud_and_preconditions(s: impl Storage) {
     ));
     let deleted = s.delete("/pods/ns/a", Some(3)).await.unwrap();
     assert_eq!(deleted.revision, 4);
-    assert_eq!(rv(&deleted.value), "4");
-    assert_eq!(deleted.value["spec"]["x"], 3, "the last state is returned");
+    assert_eq!(rv(&deleted.value()), "4");
+    assert_eq!(
+        deleted.value()["spec"]["x"],
+        3,
+        "the last state is returned"
+    );
     assert!(s.get("/pods/ns/a").await.unwrap().is_none());
     assert!(matches!(
         s.delete("/pods/ns/a", None).await,
         Err(StorageError::NotFound(_))
     ));
-    assert_eq!(s.current_revision(), 4);
+    assert_eq!(s.current_revision().await, 4);
 
     // The key can be created again after deletion.
     let again = s.create("/pods/ns/a", pod("a", json!({}))).await.unwrap();
@@ -171,23 +190,43 @@ async fn invalid_objects_are_refused(s: impl Storage) {
         s.update("/k", json!([]), None).await,
         Err(StorageError::InvalidObject)
     ));
-    assert_eq!(s.current_revision(), 1);
+    assert_eq!(s.current_revision().await, 1);
     // An object without metadata gets one holding the resourceVersion.
     let bare = s.create("/bare", json!({"kind": "X"})).await.unwrap();
-    assert_eq!(rv(&bare.value), "2");
+    assert_eq!(rv(&bare.value()), "2");
 }
 
 async fn list_by_prefix_in_key_order(s: impl Storage) {
     for key in ["/b/ns/2", "/a/ns/1", "/b/ns/1", "/b/other/1", "/bb/ns/1"] {
         s.create(key, json!({"metadata": {}})).await.unwrap();
     }
-    let all = s.list("/b/").await.unwrap();
+    let all = s.list("/b/", &ListOptions::default()).await.unwrap();
     let keys: Vec<&str> = all.items.iter().map(|o| o.key.as_str()).collect();
     assert_eq!(keys, ["/b/ns/1", "/b/ns/2", "/b/other/1"]);
     assert_eq!(all.revision, 5);
-    assert_eq!(s.list("/b/ns/").await.unwrap().items.len(), 2);
-    assert_eq!(s.list("").await.unwrap().items.len(), 5);
-    assert!(s.list("/c/").await.unwrap().items.is_empty());
+    assert_eq!(
+        s.list("/b/ns/", &ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
+    assert_eq!(
+        s.list("", &ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        5
+    );
+    assert!(
+        s.list("/c/", &ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
 }
 
 async fn watch_replays_then_follows_live(s: impl Storage) {
@@ -197,7 +236,7 @@ async fn watch_replays_then_follows_live(s: impl Storage) {
         .unwrap();
     s.delete("/p/a", None).await.unwrap();
 
-    let mut from_start = s.watch("/p/", 0).unwrap();
+    let mut from_start = s.watch("/p/", 0).await.unwrap();
     let added = next(&mut from_start).await.unwrap();
     assert_eq!(
         (added.event_type, added.object.revision),
@@ -209,23 +248,23 @@ async fn watch_replays_then_follows_live(s: impl Storage) {
         (modified.event_type, modified.object.revision),
         (EventType::Modified, 2)
     );
-    assert_eq!(modified.prev.as_ref().unwrap().value["spec"]["v"], 1);
+    assert_eq!(modified.prev.as_ref().unwrap().value()["spec"]["v"], 1);
     let deleted = next(&mut from_start).await.unwrap();
     assert_eq!(
         (deleted.event_type, deleted.object.revision),
         (EventType::Deleted, 3)
     );
-    assert_eq!(rv(&deleted.object.value), "3");
-    assert_eq!(deleted.object.value["spec"]["v"], 2);
+    assert_eq!(rv(&deleted.object.value()), "3");
+    assert_eq!(deleted.object.value()["spec"]["v"], 2);
     assert_eq!(deleted.prev.as_ref().unwrap().revision, 2);
     assert_quiet(&mut from_start).await;
 
     // From the middle of the history: only later events.
-    let mut from_two = s.watch("/p/", 2).unwrap();
+    let mut from_two = s.watch("/p/", 2).await.unwrap();
     assert_eq!(next(&mut from_two).await.unwrap().object.revision, 3);
 
     // From the current revision: only live events.
-    let mut live = s.watch("/p/", s.current_revision()).unwrap();
+    let mut live = s.watch("/p/", s.current_revision().await).await.unwrap();
     assert_quiet(&mut live).await;
     s.create("/p/b", pod("b", json!({}))).await.unwrap();
     for stream in [&mut from_start, &mut from_two, &mut live] {
@@ -237,15 +276,15 @@ async fn watch_replays_then_follows_live(s: impl Storage) {
     }
 
     // A revision in the future waits for it.
-    let mut future = s.watch("/p/", 5).unwrap();
+    let mut future = s.watch("/p/", 5).await.unwrap();
     s.create("/p/c", pod("c", json!({}))).await.unwrap();
     s.create("/p/d", pod("d", json!({}))).await.unwrap();
     assert_eq!(next(&mut future).await.unwrap().object.revision, 6);
 }
 
 async fn watch_filters_by_prefix(s: impl Storage) {
-    let mut pods = s.watch("/pods/", 0).unwrap();
-    let mut ns1 = s.watch("/pods/ns1/", 0).unwrap();
+    let mut pods = s.watch("/pods/", 0).await.unwrap();
+    let mut ns1 = s.watch("/pods/ns1/", 0).await.unwrap();
     s.create("/pods/ns1/a", pod("a", json!({}))).await.unwrap();
     s.create("/deployments/ns1/a", pod("a", json!({})))
         .await
@@ -268,32 +307,39 @@ async fn compaction_expires_old_watches(s: impl Storage) {
     for i in 0..5 {
         s.create(&format!("/k/{i}"), json!({})).await.unwrap();
     }
-    s.compact(3);
+    s.compact(3).await;
     assert!(matches!(
-        s.watch("/", 2),
+        s.watch("/", 2).await,
         Err(StorageError::Expired {
             requested: 2,
             oldest: 3
         })
     ));
-    let mut w = s.watch("/", 3).unwrap();
+    let mut w = s.watch("/", 3).await.unwrap();
     assert_eq!(next(&mut w).await.unwrap().object.revision, 4);
     assert_eq!(next(&mut w).await.unwrap().object.revision, 5);
     // Compacting past the current revision stops at it; a watch from there still works.
-    s.compact(100);
+    s.compact(100).await;
     assert!(matches!(
-        s.watch("/", 4),
+        s.watch("/", 4).await,
         Err(StorageError::Expired { oldest: 5, .. })
     ));
-    let mut live = s.watch("/", 5).unwrap();
+    let mut live = s.watch("/", 5).await.unwrap();
     s.create("/k/new", json!({})).await.unwrap();
     assert_eq!(next(&mut live).await.unwrap().object.revision, 6);
     // Objects are unaffected by compaction.
-    assert_eq!(s.list("/k/").await.unwrap().items.len(), 6);
+    assert_eq!(
+        s.list("/k/", &ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        6
+    );
 }
 
 async fn lagging_watcher_gets_expired_then_ends(s: impl Storage) {
-    let mut slow = s.watch("/", 0).unwrap();
+    let mut slow = s.watch("/", 0).await.unwrap();
     s.create("/k/0", json!({})).await.unwrap();
     s.create("/k/1", json!({})).await.unwrap();
     assert_eq!(next(&mut slow).await.unwrap().object.revision, 1);
@@ -302,7 +348,7 @@ async fn lagging_watcher_gets_expired_then_ends(s: impl Storage) {
     for i in 2..10 {
         s.create(&format!("/k/{i}"), json!({})).await.unwrap();
     }
-    s.compact(8);
+    s.compact(8).await;
     let err = next(&mut slow).await.unwrap_err();
     assert!(
         matches!(
@@ -326,16 +372,23 @@ async fn history_is_bounded(s: impl Storage) {
         s.create(&format!("/k/{i}"), json!({})).await.unwrap();
     }
     // The history keeps at least 10 and at most 10 + 10% events.
-    assert!(s.watch("/", 90).is_ok());
+    assert!(s.watch("/", 90).await.is_ok());
     assert!(matches!(
-        s.watch("/", 85),
+        s.watch("/", 85).await,
         Err(StorageError::Expired { .. })
     ));
-    let mut w = s.watch("/", 90).unwrap();
+    let mut w = s.watch("/", 90).await.unwrap();
     for rev in 91..=100 {
         assert_eq!(next(&mut w).await.unwrap().object.revision, rev);
     }
-    assert_eq!(s.list("/").await.unwrap().items.len(), 100);
+    assert_eq!(
+        s.list("/", &ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        100
+    );
 }
 
 async fn many_watchers_receive_every_event_in_order(s: impl Storage) {
@@ -344,7 +397,7 @@ async fn many_watchers_receive_every_event_in_order(s: impl Storage) {
     const WRITES: u64 = 300;
     let mut handles = Vec::new();
     for _ in 0..WATCHERS {
-        let mut stream = s.watch("/", 0).unwrap();
+        let mut stream = s.watch("/", 0).await.unwrap();
         handles.push(tokio::spawn(async move {
             let mut revisions = Vec::with_capacity(WRITES as usize);
             while revisions.len() < WRITES as usize {
@@ -403,8 +456,15 @@ async fn concurrent_writers_get_consecutive_revisions(s: impl Storage) {
     }
     all.sort_unstable();
     assert_eq!(all, (1..=400).collect::<Vec<Revision>>());
-    assert_eq!(s.current_revision(), 400);
-    assert_eq!(s.list("/k/").await.unwrap().items.len(), 400);
+    assert_eq!(s.current_revision().await, 400);
+    assert_eq!(
+        s.list("/k/", &ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        400
+    );
 }
 
 async fn racing_creates_of_one_key(s: impl Storage) {
@@ -427,12 +487,12 @@ async fn racing_creates_of_one_key(s: impl Storage) {
         }
     }
     assert_eq!(ok, 1);
-    assert_eq!(s.current_revision(), 1);
+    assert_eq!(s.current_revision().await, 1);
 }
 
 async fn dropping_the_storage_ends_watches(s: impl Storage) {
     s.create("/a", json!({})).await.unwrap();
-    let mut w = s.watch("/", 0).unwrap();
+    let mut w = s.watch("/", 0).await.unwrap();
     drop(s);
     assert_eq!(
         next(&mut w).await.unwrap().object.revision,
@@ -448,10 +508,10 @@ async fn dropping_the_storage_ends_watches(s: impl Storage) {
 #[tokio::test]
 async fn dropped_watch_releases_the_state() {
     let s = MemoryStorage::new();
-    let w = s.watch("/", 0).unwrap();
-    let before = Arc::strong_count(&s.state_for_tests());
+    let w = s.watch("/", 0).await.unwrap();
+    let before = Arc::strong_count(&s.cache_for_tests());
     drop(w);
-    assert_eq!(Arc::strong_count(&s.state_for_tests()), before - 1);
+    assert_eq!(Arc::strong_count(&s.cache_for_tests()), before - 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -469,15 +529,22 @@ async fn embedded_reopen_keeps_objects_revision_and_history() {
         s.create("/q/c", pod("c", json!({}))).await.unwrap();
     }
     let s = EmbeddedStorage::open(dir.path(), opts.clone()).unwrap();
-    assert_eq!(s.current_revision(), 5);
+    assert_eq!(s.current_revision().await, 5);
     let a = s.get("/p/a").await.unwrap().unwrap();
-    assert_eq!((a.revision, rv(&a.value)), (3, "3"));
-    assert_eq!(a.value["spec"]["v"], 2);
+    assert_eq!((a.revision, rv(&a.value())), (3, "3"));
+    assert_eq!(a.value()["spec"]["v"], 2);
     assert!(s.get("/p/b").await.unwrap().is_none());
-    assert_eq!(s.list("/").await.unwrap().items.len(), 2);
+    assert_eq!(
+        s.list("/", &ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
 
     // The history survives, `prev` included; a watch from before the reopen resumes.
-    let mut w = s.watch("/p/", 1).unwrap();
+    let mut w = s.watch("/p/", 1).await.unwrap();
     let e = next(&mut w).await.unwrap();
     assert_eq!(
         (e.event_type, e.object.key.as_str(), e.object.revision),
@@ -485,10 +552,10 @@ async fn embedded_reopen_keeps_objects_revision_and_history() {
     );
     let e = next(&mut w).await.unwrap();
     assert_eq!((e.event_type, e.object.revision), (EventType::Modified, 3));
-    assert_eq!(e.prev.as_ref().unwrap().value["spec"]["v"], 1);
+    assert_eq!(e.prev.as_ref().unwrap().value()["spec"]["v"], 1);
     let e = next(&mut w).await.unwrap();
     assert_eq!(
-        (e.event_type, e.object.revision, rv(&e.object.value)),
+        (e.event_type, e.object.revision, rv(&e.object.value())),
         (EventType::Deleted, 4, "4")
     );
     assert_eq!(e.prev.as_ref().unwrap().revision, 2);
@@ -512,15 +579,15 @@ async fn embedded_compaction_and_trimming_persist() {
         for i in 0..10 {
             s.create(&format!("/k/{i}"), json!({})).await.unwrap();
         }
-        s.compact(6);
+        s.compact(6).await;
     }
     {
         let s = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default()).unwrap();
         assert!(matches!(
-            s.watch("/", 5),
+            s.watch("/", 5).await,
             Err(StorageError::Expired { oldest: 6, .. })
         ));
-        let mut w = s.watch("/", 6).unwrap();
+        let mut w = s.watch("/", 6).await.unwrap();
         assert_eq!(next(&mut w).await.unwrap().object.revision, 7);
     }
     // Reopening with a smaller history trims at once, and writes trim the file.
@@ -531,7 +598,7 @@ async fn embedded_compaction_and_trimming_persist() {
     {
         let s = EmbeddedStorage::open(dir.path(), small.clone()).unwrap();
         assert!(matches!(
-            s.watch("/", 6),
+            s.watch("/", 6).await,
             Err(StorageError::Expired { oldest: 7, .. })
         ));
         for i in 10..30 {
@@ -539,13 +606,20 @@ async fn embedded_compaction_and_trimming_persist() {
         }
     }
     let s = EmbeddedStorage::open(dir.path(), small).unwrap();
-    assert_eq!(s.current_revision(), 30);
-    assert!(s.watch("/", 27).is_ok());
+    assert_eq!(s.current_revision().await, 30);
+    assert!(s.watch("/", 27).await.is_ok());
     assert!(matches!(
-        s.watch("/", 25),
+        s.watch("/", 25).await,
         Err(StorageError::Expired { .. })
     ));
-    assert_eq!(s.list("/k/").await.unwrap().items.len(), 30);
+    assert_eq!(
+        s.list("/k/", &ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        30
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -570,23 +644,23 @@ async fn embedded_concurrent_writes_survive_reopen() {
         for t in tasks {
             t.await.unwrap();
         }
-        assert_eq!(s.current_revision(), 640);
+        assert_eq!(s.current_revision().await, 640);
         let stats = s.stats();
         assert_eq!(stats.writes, 640);
         assert!((1..=640).contains(&stats.commits), "{stats:?}");
     }
     let s = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default()).unwrap();
-    assert_eq!(s.current_revision(), 640);
-    let items = s.list("/k/").await.unwrap().items;
+    assert_eq!(s.current_revision().await, 640);
+    let items = s.list("/k/", &ListOptions::default()).await.unwrap().items;
     assert_eq!(items.len(), 320);
     for o in &items {
         assert!(
-            o.value["spec"]["i"].is_number(),
+            o.value()["spec"]["i"].is_number(),
             "{} lost its update",
             o.key
         );
     }
-    let mut w = s.watch("/", 0).unwrap();
+    let mut w = s.watch("/", 0).await.unwrap();
     for rev in 1..=640 {
         assert_eq!(next(&mut w).await.unwrap().object.revision, rev);
     }
@@ -603,5 +677,48 @@ fn open_fails_on_a_file_that_is_not_a_database() {
     assert!(matches!(
         EmbeddedStorage::open(dir.path(), EmbeddedOptions::default()),
         Err(StorageError::Open { .. })
+    ));
+}
+
+#[test]
+fn stored_objects_keep_labels_packed_and_parse_on_demand() {
+    let o = crate::StoredObject::new(
+        "/k",
+        3,
+        json!({"metadata": {"name": "k", "labels": {"app": "web", "n": 5, "": "empty-key", "tier": ""}}}),
+    );
+    let labels: Vec<(&str, &str)> = o.labels().iter().collect();
+    assert_eq!(
+        labels,
+        [("app", "web"), ("", "empty-key"), ("tier", "")],
+        "non-string values count as absent"
+    );
+    assert_eq!(o.labels().get("tier"), Some(""));
+    assert_eq!(o.labels().get("n"), None);
+    assert!(
+        crate::StoredObject::new("/u", 1, json!({}))
+            .labels()
+            .is_empty()
+    );
+
+    let first = o.value();
+    assert_eq!(first["metadata"]["labels"]["n"], 5);
+    assert!(
+        Arc::ptr_eq(&first, &o.value()),
+        "a parse still held is shared"
+    );
+    drop(first);
+    assert_eq!(
+        *o.value(),
+        serde_json::from_slice::<Value>(&o.bytes).unwrap()
+    );
+    assert_eq!(
+        o.bytes.len(),
+        serde_json::to_vec(&*o.value()).unwrap().len()
+    );
+
+    assert!(matches!(
+        crate::StoredObject::from_bytes("/bad", 1, bytes::Bytes::from_static(b"[1]")),
+        Err(StorageError::Backend(_))
     ));
 }

@@ -279,8 +279,8 @@ impl TokenRequestHandler {
                 ..Bound::default()
             }),
             _ => {
-                let pod_sa = obj
-                    .value
+                let pod_value = obj.value();
+                let pod_sa = pod_value
                     .pointer("/spec/serviceAccountName")
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
@@ -292,7 +292,7 @@ impl TokenRequestHandler {
                 }
                 // The pod's node goes into the token too (uid only when the Node is known).
                 let node = match obj
-                    .value
+                    .value()
                     .pointer("/spec/nodeName")
                     .and_then(Value::as_str)
                     .filter(|n| !n.is_empty())

@@ -162,12 +162,12 @@ impl ServiceAccountAuthenticator {
             .await?
             .ok_or_else(invalidated)?;
         let held = secret
-            .value
+            .value()
             .pointer("/data/token")
             .and_then(Value::as_str)
             .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok());
         let names_sa = secret
-            .value
+            .value()
             .pointer(&format!(
                 "/metadata/annotations/{}",
                 SA_NAME_ANNOTATION.replace('/', "~1")
@@ -177,7 +177,7 @@ impl ServiceAccountAuthenticator {
         if held.as_deref() != Some(token.as_bytes())
             || !names_sa
             || secret
-                .value
+                .value()
                 .pointer("/metadata/deletionTimestamp")
                 .is_some()
         {
@@ -205,7 +205,7 @@ impl ServiceAccountAuthenticator {
             vec![format!("token-secret={}", c.secret_name)],
         );
         Ok(Some(TokenUser {
-            user: service_account_user(ns, &c.service_account_name, sa_uid, extra),
+            user: service_account_user(ns, &c.service_account_name, &sa_uid, extra),
             audiences: self.issuer.api_audiences().to_vec(),
         }))
     }
@@ -277,16 +277,17 @@ pub const SA_UID_ANNOTATION: &str = "kubernetes.io/service-account.uid";
 /// The Secret type of legacy tokens.
 pub const TOKEN_SECRET_TYPE: &str = "kubernetes.io/service-account-token";
 
-pub(crate) fn uid_of(obj: &StoredObject) -> &str {
-    obj.value
+pub(crate) fn uid_of(obj: &StoredObject) -> String {
+    obj.value()
         .pointer("/metadata/uid")
         .and_then(Value::as_str)
         .unwrap_or_default()
+        .to_owned()
 }
 
 /// Whether the object's deletionTimestamp is before `before` (unix seconds).
 fn deleted_since(obj: &StoredObject, before: i64) -> bool {
-    obj.value
+    obj.value()
         .pointer("/metadata/deletionTimestamp")
         .and_then(Value::as_str)
         .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())

@@ -80,6 +80,9 @@ pub struct ApiServer {
     /// Custom subresources by (group, plural, subresource).
     pub subresource_handlers:
         dashmap::DashMap<(String, String, String), Arc<dyn SubresourceHandler>>,
+    /// The background loops (APIServices, CRDs, RBAC, namespace cleanup) and whatever else
+    /// runs with this server; `tasks.shutdown` stops and joins them.
+    pub tasks: crate::tasks::Tasks,
 }
 
 /// Serves a subresource the generic verbs do not cover (a `proxy` to another server, ...).
@@ -182,6 +185,7 @@ impl ApiServer {
             openapi: openapi::OpenApiCache::default(),
             merge_schemas: dashmap::DashMap::new(),
             subresource_handlers: dashmap::DashMap::new(),
+            tasks: crate::tasks::Tasks::new(),
         });
         if let Some(issuer) = options.service_account_issuer {
             crate::serviceaccount::install(&server, issuer);
@@ -214,10 +218,11 @@ impl ApiServer {
 
     /// Starts background work: RBAC indexing (before it returns, so the first request is
     /// authorized against stored policy), the CRD controller, and namespace termination a
-    /// restart may have interrupted.
+    /// restart may have interrupted. All of it runs in [`ApiServer::tasks`], which
+    /// `tasks.shutdown` stops and joins.
     pub async fn start_background(self: &Arc<Self>) -> Result<(), flotilla_storage::StorageError> {
         if let Some(authz) = &self.rbac {
-            crate::rbac_sync::start(self.storage.clone(), authz.clone()).await?;
+            crate::rbac_sync::start(self.storage.clone(), authz.clone(), &self.tasks).await?;
         }
         namespaces::resume_terminating(self.clone());
         crate::aggregator::start(self.clone()).await;

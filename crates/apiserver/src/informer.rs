@@ -280,14 +280,25 @@ mod tests {
         assert!(rx.try_recv().is_err(), "nothing after the last change");
     }
 
-    #[tokio::test]
-    async fn a_list_done_up_front_is_followed_without_listing_again() {
+    /// A store holding `/x/a` and an informer that has listed it (not yet following).
+    async fn listed_up_front() -> (
+        Arc<dyn Storage>,
+        Informer,
+        Recorder,
+        mpsc::UnboundedReceiver<Seen>,
+    ) {
         let storage: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
         storage.create("/x/a", obj("a")).await.unwrap();
         let (mut handler, mut rx) = recorder();
         let mut informer = Informer::new(storage.clone(), "/x/");
         informer.list(&mut handler).await.unwrap();
         assert_eq!(next(&mut rx).await, Seen::Listed(vec!["/x/a".into()]));
+        (storage, informer, handler, rx)
+    }
+
+    #[tokio::test]
+    async fn a_list_done_up_front_is_followed_without_listing_again() {
+        let (storage, informer, handler, mut rx) = listed_up_front().await;
         // Written between the list and the watch: the watch from the list's revision has it.
         storage.create("/x/b", obj("b")).await.unwrap();
         let cancel = CancellationToken::new();
@@ -302,12 +313,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_expired_watch_lists_again() {
-        let storage: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
-        storage.create("/x/a", obj("a")).await.unwrap();
-        let (mut handler, mut rx) = recorder();
-        let mut informer = Informer::new(storage.clone(), "/x/");
-        informer.list(&mut handler).await.unwrap();
-        assert_eq!(next(&mut rx).await, Seen::Listed(vec!["/x/a".into()]));
+        let (storage, informer, handler, mut rx) = listed_up_front().await;
         // The history after the list is compacted away before the watch starts.
         storage.delete("/x/a", None).await.unwrap();
         storage.create("/x/c", obj("c")).await.unwrap();

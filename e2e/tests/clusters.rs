@@ -832,13 +832,34 @@ fn bad_cluster_specs_credentials_and_proxy_paths() {
             .unwrap_or_else(|e| panic!("{path}: not a Status ({e}): {}", answer.body));
         assert_eq!(status["reason"], "BadRequest", "{path}: {status}");
     }
-    std::thread::sleep(Duration::from_millis(500));
-    let lines = proxied_lines(&member_audit);
-    assert_eq!(
-        lines.len(),
-        after_good,
-        "the member received requests: {:?}",
-        &lines[after_good.min(lines.len())..]
+    // Barrier: one more good request after them; once the member has audited it, anything
+    // the refused requests had sent would be in the log before it.
+    let answer = admin_curl(
+        "GET",
+        &format!("{CLUSTERS}/member1/proxy/api/v1/namespaces/kube-public"),
+        None,
+    );
+    assert_eq!(answer.code, 200, "{}", answer.body);
+    let lines = eventually(
+        Duration::from_secs(5),
+        "the member audits the sentinel request",
+        || {
+            let lines = proxied_lines(&member_audit);
+            if lines
+                .iter()
+                .skip(after_good)
+                .any(|l| l["requestURI"] == "/api/v1/namespaces/kube-public")
+            {
+                Ok(lines)
+            } else {
+                Err(format!("{} lines", lines.len()))
+            }
+        },
+    );
+    let received: Vec<&Value> = lines[after_good..].iter().collect();
+    assert!(
+        received.len() == 1 && received[0]["requestURI"] == "/api/v1/namespaces/kube-public",
+        "the member received requests: {received:?}"
     );
     drop(member);
 }

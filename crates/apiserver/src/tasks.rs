@@ -40,10 +40,13 @@ pub struct Tasks {
 struct Inner {
     token: CancellationToken,
     tracker: TaskTracker,
-    /// The running tasks by id: their name (for logs) and how to abort them.
-    live: Mutex<BTreeMap<u64, (Cow<'static, str>, AbortHandle)>>,
+    /// The running tasks by id.
+    live: Mutex<BTreeMap<u64, LiveTask>>,
     next_id: AtomicU64,
 }
+
+/// A running task: its name (for logs) and how to abort it (once spawned).
+type LiveTask = (Cow<'static, str>, Option<AbortHandle>);
 
 /// Removes a task from the live set when its future is dropped (done, cancelled or aborted).
 struct LiveGuard {
@@ -91,9 +94,10 @@ impl Tasks {
             id,
         };
         let token = self.inner.token.clone();
-        // Held across the spawn so the guard of a task that ends at once cannot run before
-        // its entry exists (it would leave a stale entry behind).
-        let mut live = self.inner.live.lock();
+        // The entry exists before the task does, so a task that ends at once leaves nothing
+        // behind; the lock is not held across the spawn (a runtime shutting down drops the
+        // future, and with it the guard, inside `spawn`).
+        self.inner.live.lock().insert(id, (name, None));
         let handle = self.inner.tracker.spawn(async move {
             let _guard = guard;
             tokio::select! {
@@ -102,7 +106,9 @@ impl Tasks {
                 _ = task => {}
             }
         });
-        live.insert(id, (name, handle.abort_handle()));
+        if let Some(entry) = self.inner.live.lock().get_mut(&id) {
+            entry.1 = Some(handle.abort_handle());
+        }
         true
     }
 
@@ -137,7 +143,7 @@ impl Tasks {
             .live
             .lock()
             .values()
-            .map(|(name, handle)| (name.to_string(), handle.clone()))
+            .filter_map(|(name, handle)| Some((name.to_string(), handle.clone()?)))
             .collect();
         for (name, handle) in &stuck {
             tracing::warn!(task = %name, ?grace, "background task did not stop; aborting it");

@@ -792,29 +792,26 @@ fn bad_cluster_specs_credentials_and_proxy_paths() {
     assert!(fixed.contains("\"name\":\"kube-system\""), "{fixed}");
 
     // A good request reaches the member and is in its audit log...
+    // (Sends a GET of `path` through the proxy; the member's proxied audit lines once it has
+    // logged that request after the first `after` lines.)
+    let audited_get = |path: &str, after: usize| {
+        let answer = admin_curl("GET", &format!("{CLUSTERS}/member1/proxy{path}"), None);
+        assert_eq!(answer.code, 200, "{path}: {}", answer.body);
+        eventually(
+            Duration::from_secs(5),
+            &format!("the member audits GET {path}"),
+            || {
+                let lines = proxied_lines(&member_audit);
+                if lines.iter().skip(after).any(|l| l["requestURI"] == path) {
+                    Ok(lines)
+                } else {
+                    Err(format!("{} lines", lines.len()))
+                }
+            },
+        )
+    };
     let before = proxied_lines(&member_audit).len();
-    let answer = admin_curl(
-        "GET",
-        &format!("{CLUSTERS}/member1/proxy/api/v1/namespaces/default"),
-        None,
-    );
-    assert_eq!(answer.code, 200, "{}", answer.body);
-    let after_good = eventually(
-        Duration::from_secs(5),
-        "the member audits the good request",
-        || {
-            let lines = proxied_lines(&member_audit);
-            if lines
-                .iter()
-                .skip(before)
-                .any(|l| l["requestURI"] == "/api/v1/namespaces/default")
-            {
-                Ok(lines.len())
-            } else {
-                Err(format!("{} lines", lines.len()))
-            }
-        },
-    );
+    let after_good = audited_get("/api/v1/namespaces/default", before).len();
 
     // ...paths leaving the member's API are refused before anything is sent.
     for path in [
@@ -832,13 +829,13 @@ fn bad_cluster_specs_credentials_and_proxy_paths() {
             .unwrap_or_else(|e| panic!("{path}: not a Status ({e}): {}", answer.body));
         assert_eq!(status["reason"], "BadRequest", "{path}: {status}");
     }
-    std::thread::sleep(Duration::from_millis(500));
-    let lines = proxied_lines(&member_audit);
-    assert_eq!(
-        lines.len(),
-        after_good,
-        "the member received requests: {:?}",
-        &lines[after_good.min(lines.len())..]
+    // Barrier: one more good request after them; once the member has audited it, anything
+    // the refused requests had sent would be in the log before it.
+    let lines = audited_get("/api/v1/namespaces/kube-public", after_good);
+    let received: Vec<&Value> = lines[after_good..].iter().collect();
+    assert!(
+        received.len() == 1 && received[0]["requestURI"] == "/api/v1/namespaces/kube-public",
+        "the member received requests: {received:?}"
     );
     drop(member);
 }

@@ -685,8 +685,59 @@ fn rbac_token_user_impersonation_and_audit() {
     let binding = admin.get_json(&["rolebinding", "ghost", "-n", "dev"]);
     assert_eq!(binding["roleRef"]["kind"], "Role", "{binding}");
     assert_eq!(binding["roleRef"]["name"], "ghost-role", "{binding}");
-    // Give the authorizer time to index both bindings before asserting they grant nothing.
-    std::thread::sleep(Duration::from_millis(500));
+    // Barrier instead of a pause: a RoleBinding and a ClusterRoleBinding created after the
+    // ghost ones grant a bystander `view`; the authorizer follows each kind's changes in
+    // order, so once both grants work, both ghost bindings have been indexed.
+    admin.ok(&[
+        "create",
+        "rolebinding",
+        "sentinel",
+        "-n",
+        "dev",
+        "--clusterrole=view",
+        "--user=sentinel-rb",
+    ]);
+    admin.ok(&[
+        "create",
+        "clusterrolebinding",
+        "sentinel",
+        "--clusterrole=view",
+        "--user=sentinel-crb",
+    ]);
+    wait_for(
+        Duration::from_secs(15),
+        "the sentinel bindings taking effect",
+        || {
+            let rb = admin.run(&[
+                "--as",
+                "sentinel-rb",
+                "auth",
+                "can-i",
+                "list",
+                "configmaps",
+                "-n",
+                "dev",
+            ]);
+            let crb = admin.run(&[
+                "--as",
+                "sentinel-crb",
+                "auth",
+                "can-i",
+                "list",
+                "configmaps",
+                "-n",
+                "kube-public",
+            ]);
+            if can_i(&rb, "sentinel-rb") && can_i(&crb, "sentinel-crb") {
+                Ok(())
+            } else {
+                Err(format!(
+                    "rolebinding: {}; clusterrolebinding: {}",
+                    rb.stdout, crb.stdout
+                ))
+            }
+        },
+    );
     for case in [
         "list secrets -n dev",
         "get configmaps -n dev",

@@ -238,10 +238,40 @@ fn a_pull_cluster_without_an_agent_turns_unknown_while_push_members_stay_ready()
         "{taints:?}"
     );
 
-    // The Push member outlives several grace periods: its Lease is renewed, it stays Ready.
-    std::thread::sleep(Duration::from_secs(4));
-    let table = k.ok(&["get", "clusters"]);
-    assert_eq!(row(&table, "member1")[3], "True", "{table}");
+    // The Push member outlives the grace period: its Lease is renewed, it stays Ready.
+    // Barrier instead of a pause: the Lease's renewTime advances 4 s (past the 3 s grace
+    // period) while member1 is Ready at every look.
+    let renewed = || {
+        let out = k.run(&[
+            "get",
+            "lease",
+            "member1",
+            "-n",
+            "karmada-cluster",
+            "-o",
+            "json",
+        ]);
+        let lease: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_default();
+        lease["spec"]["renewTime"]
+            .as_str()
+            .and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok())
+    };
+    let first = eventually(Duration::from_secs(20), "member1's Lease", || {
+        renewed().ok_or_else(|| "no renewed Lease yet".to_string())
+    });
+    let until = first + k8s_openapi::jiff::SignedDuration::from_secs(4);
+    eventually(
+        Duration::from_secs(30),
+        "member1's Lease renewed past the grace period",
+        || {
+            let table = k.ok(&["get", "clusters"]);
+            assert_eq!(row(&table, "member1")[3], "True", "{table}");
+            match renewed() {
+                Some(t) if t >= until => Ok(()),
+                other => Err(format!("renewTime {other:?}, waiting for {until}")),
+            }
+        },
+    );
     let leases = k.ok(&["get", "leases", "-n", "karmada-cluster", "-o", "name"]);
     assert!(
         leases

@@ -134,12 +134,22 @@ impl RunningAggregated {
         self.handle.url()
     }
 
+    /// Stops serving, then stops and joins the API server's background tasks.
     pub async fn stop(self) {
         self.handle.stop().await;
+        self.server
+            .tasks
+            .shutdown(flotilla_apiserver::tasks::SHUTDOWN_GRACE)
+            .await;
     }
 
+    /// Waits until the server ends, then stops the background tasks.
     pub async fn wait(self) {
         self.handle.wait().await;
+        self.server
+            .tasks
+            .shutdown(flotilla_apiserver::tasks::SHUTDOWN_GRACE)
+            .await;
     }
 }
 

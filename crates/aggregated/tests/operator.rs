@@ -331,13 +331,28 @@ async fn status_controller_with_server_side_apply_through_the_host() {
         "{merged:#}"
     );
 
-    // The controller saw those spec changes and had nothing to do (status already right), and
-    // nobody else may take its status fields without forcing.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(
-        applied.try_recv().is_err(),
+    // The controller saw those spec changes and had nothing to do (status already right). The
+    // barrier: a cluster created after them needs status; the controller handles its watch
+    // events in order, so the first apply it reports from here on must be that one.
+    let sentinel: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": "sentinel"},
+        "spec": {"syncMode": "Push", "apiEndpoint": "https://10.0.0.9:6443"},
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &sentinel).await.unwrap();
+    let next = tokio::time::timeout(Duration::from_secs(20), applied.recv())
+        .await
+        .expect("the controller applies the sentinel's status");
+    assert_eq!(
+        next.as_deref(),
+        Some("sentinel"),
         "the controller re-applied after a spec change"
     );
+    api.delete("sentinel", &Default::default()).await.unwrap();
+
+    // Nobody else may take the controller's status fields without forcing.
     let conflict = api
         .patch_status(
             "member3",

@@ -23,13 +23,13 @@ use axum::extract::Request;
 use axum::response::Response;
 use base64::Engine;
 use flotilla_apimachinery::ApiError;
-use flotilla_storage::{EventType, StorageError};
-use futures::StreamExt;
+use flotilla_storage::{EventType, StorageError, StoredObject, WatchEvent};
 use http::{Uri, header};
 use parking_lot::RwLock;
 use serde_json::{Value, json};
 
 use crate::auth::UserInfo;
+use crate::informer::{Handler, Informer};
 use crate::objects::{meta_str, now_rfc3339};
 use crate::proxy::{Upstream, forward, remote_user_headers};
 use crate::response::error_response;
@@ -40,6 +40,8 @@ pub const URL_ANNOTATION: &str = "apiregistration.flotilla.io/url";
 pub const APISERVICE_PREFIX: &str = "/apiregistration.k8s.io/apiservices/";
 const CHECK_INTERVAL: Duration = Duration::from_secs(5);
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+/// The pause before listing APIServices again after a failed watch.
+const RETRY_AFTER: Duration = Duration::from_millis(200);
 
 /// One APIService as the aggregator sees it.
 pub struct Backend {
@@ -208,42 +210,30 @@ impl Aggregator {
     }
 }
 
-/// Starts the APIService controller and availability checks.
+/// Starts the APIService controller and availability checks in the server's background
+/// tasks.
 pub async fn start(server: Arc<ApiServer>) {
     let Some(agg) = server.aggregator.clone() else {
         return;
     };
     // The first pass runs before the server serves, so Local APIServices are recorded and the
     // server is quiet once started; backends are checked in the background.
-    let mut from = match relist(&server, &agg).await {
-        Ok(rev) => Some(rev),
-        Err(e) => {
-            tracing::warn!(error = %e, "listing APIServices at start");
-            None
-        }
+    let mut controller = ApiServiceController {
+        server: server.clone(),
+        agg: agg.clone(),
     };
-    let s = server.clone();
-    let a = agg.clone();
-    tokio::spawn(async move {
-        loop {
-            let rev = match from.take() {
-                Some(rev) => rev,
-                None => match relist(&s, &a).await {
-                    Ok(rev) => rev,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "listing APIServices");
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
-                    }
-                },
-            };
-            if let Err(e) = follow(&s, &a, rev).await {
-                tracing::warn!(error = %e, "APIService controller restarting");
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+    let mut informer =
+        Informer::new(server.storage.clone(), APISERVICE_PREFIX).with_backoff(RETRY_AFTER);
+    if let Err(e) = informer.list(&mut controller).await {
+        // The background loop lists again.
+        tracing::warn!(error = %e, "listing APIServices at start");
+    }
+    let token = server.tasks.token();
+    server.tasks.spawn("apiservice-controller", async move {
+        informer.run(controller, token).await;
     });
-    tokio::spawn(async move {
+    let s = server.clone();
+    server.tasks.spawn("apiservice-availability", async move {
         loop {
             tokio::time::sleep(CHECK_INTERVAL).await;
             let backends: Vec<Arc<Backend>> = agg
@@ -253,48 +243,39 @@ pub async fn start(server: Arc<ApiServer>) {
                 .filter(|b| !b.local)
                 .cloned()
                 .collect();
-            futures::future::join_all(backends.iter().map(|b| check_and_record(&server, b))).await;
+            futures::future::join_all(backends.iter().map(|b| check_and_record(&s, b))).await;
         }
     });
 }
 
-async fn relist(
-    server: &Arc<ApiServer>,
-    agg: &Arc<Aggregator>,
-) -> Result<flotilla_storage::Revision, StorageError> {
-    let listed = server
-        .storage
-        .list(APISERVICE_PREFIX, &Default::default())
-        .await?;
-    agg.backends.write().clear();
-    agg.specs.write().clear();
-    for obj in &listed.items {
-        upsert(server, agg, &obj.value()).await;
-    }
-    Ok(listed.revision)
+/// Follows the APIService objects into the aggregator's backends.
+struct ApiServiceController {
+    server: Arc<ApiServer>,
+    agg: Arc<Aggregator>,
 }
 
-async fn follow(
-    server: &Arc<ApiServer>,
-    agg: &Arc<Aggregator>,
-    from: flotilla_storage::Revision,
-) -> Result<(), StorageError> {
-    let mut events = server.storage.watch(APISERVICE_PREFIX, from).await?;
-    while let Some(ev) = events.next().await {
-        let ev = ev?;
-        match ev.event_type {
-            EventType::Deleted => {
-                let name = meta_str(&ev.object.value(), "name")
-                    .unwrap_or_default()
-                    .to_string();
-                agg.backends.write().retain(|_, b| b.name != name);
-                agg.forget_spec(&name);
-                server.registry.touch();
-            }
-            _ => upsert(server, agg, &ev.object.value()).await,
+impl Handler for ApiServiceController {
+    async fn listed(&mut self, items: Vec<Arc<StoredObject>>) {
+        self.agg.backends.write().clear();
+        self.agg.specs.write().clear();
+        for obj in &items {
+            upsert(&self.server, &self.agg, &obj.value()).await;
         }
     }
-    Ok(())
+
+    async fn changed(&mut self, event: WatchEvent) {
+        match event.event_type {
+            EventType::Deleted => {
+                let name = meta_str(&event.object.value(), "name")
+                    .unwrap_or_default()
+                    .to_string();
+                self.agg.backends.write().retain(|_, b| b.name != name);
+                self.agg.forget_spec(&name);
+                self.server.registry.touch();
+            }
+            _ => upsert(&self.server, &self.agg, &event.object.value()).await,
+        }
+    }
 }
 
 async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
@@ -341,8 +322,11 @@ async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
                 )
                 .await;
             } else {
-                let (server, backend) = (server.clone(), backend.clone());
-                tokio::spawn(async move { check_and_record(&server, &backend).await });
+                let (s, backend) = (server.clone(), backend.clone());
+                let name = format!("apiservice-check {}", backend.name);
+                server.tasks.spawn(name, async move {
+                    check_and_record(&s, &backend).await;
+                });
             }
         }
         Err(message) => {

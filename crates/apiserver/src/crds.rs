@@ -8,15 +8,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use flotilla_apimachinery::resource::{OpenApiSchemas, ScaleDef, Validation};
 use flotilla_apimachinery::{Cause, ResourceDef};
 use flotilla_schema::StructuralSchema;
-use flotilla_storage::{EventType, StorageError};
-use futures::StreamExt;
+use flotilla_storage::{EventType, StoredObject, WatchEvent};
 use serde_json::{Value, json};
 
+use crate::informer::{Handler, Informer};
 use crate::objects::{self, meta_str, now_rfc3339};
 use crate::server::ApiServer;
 
@@ -219,79 +218,59 @@ fn attach_schema(def: &mut ResourceDef, schema: Arc<StructuralSchema>, raw: &Val
 }
 
 /// Serves every stored CRD before it returns (so a server is quiet once started), then
-/// follows CRD changes until the process ends.
+/// follows CRD changes in the server's background tasks.
 pub async fn start(server: Arc<ApiServer>) {
-    let mut served: Served = BTreeMap::new();
-    let mut from = match relist(&server, &mut served).await {
-        Ok(rev) => Some(rev),
-        Err(e) => {
-            tracing::warn!(error = %e, "listing CRDs at start");
-            None
-        }
+    let mut controller = CrdController {
+        server: server.clone(),
+        served: BTreeMap::new(),
     };
-    tokio::spawn(async move {
-        loop {
-            let rev = match from.take() {
-                Some(rev) => rev,
-                None => match relist(&server, &mut served).await {
-                    Ok(rev) => rev,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "listing CRDs");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                },
-            };
-            if let Err(e) = follow(&server, &mut served, rev).await {
-                tracing::warn!(error = %e, "CRD controller restarting");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+    let mut informer = Informer::new(server.storage.clone(), CRD_PREFIX);
+    if let Err(e) = informer.list(&mut controller).await {
+        // The background loop lists again.
+        tracing::warn!(error = %e, "listing CRDs at start");
+    }
+    let token = server.tasks.token();
+    server.tasks.spawn("crd-controller", async move {
+        informer.run(controller, token).await;
     });
 }
 
-/// Brings what is served in line with the stored CRDs; returns the revision listed.
-async fn relist(
-    server: &Arc<ApiServer>,
-    served: &mut Served,
-) -> Result<flotilla_storage::Revision, StorageError> {
-    let listed = server.storage.list(CRD_PREFIX, &Default::default()).await?;
-    let present: BTreeSet<String> = listed
-        .items
-        .iter()
-        .filter_map(|o| meta_str(&o.value(), "name").map(str::to_string))
-        .collect();
-    for gone in served
-        .keys()
-        .filter(|n| !present.contains(*n))
-        .cloned()
-        .collect::<Vec<_>>()
-    {
-        cleanup(server, served, &gone).await;
-    }
-    for obj in &listed.items {
-        sync(server, served, &obj.value()).await;
-    }
-    Ok(listed.revision)
+/// What the CRD controller keeps between events: which CRD serves which (group, plural).
+struct CrdController {
+    server: Arc<ApiServer>,
+    served: Served,
 }
 
-async fn follow(
-    server: &Arc<ApiServer>,
-    served: &mut Served,
-    from: flotilla_storage::Revision,
-) -> Result<(), StorageError> {
-    let mut events = server.storage.watch(CRD_PREFIX, from).await?;
-    while let Some(event) = events.next().await {
-        let event = event?;
+impl Handler for CrdController {
+    /// Brings what is served in line with the stored CRDs.
+    async fn listed(&mut self, items: Vec<Arc<StoredObject>>) {
+        let present: BTreeSet<String> = items
+            .iter()
+            .filter_map(|o| meta_str(&o.value(), "name").map(str::to_string))
+            .collect();
+        for gone in self
+            .served
+            .keys()
+            .filter(|n| !present.contains(*n))
+            .cloned()
+            .collect::<Vec<_>>()
+        {
+            cleanup(&self.server, &mut self.served, &gone).await;
+        }
+        for obj in &items {
+            sync(&self.server, &mut self.served, &obj.value()).await;
+        }
+    }
+
+    async fn changed(&mut self, event: WatchEvent) {
         let name = meta_str(&event.object.value(), "name")
             .unwrap_or_default()
             .to_string();
         match event.event_type {
-            EventType::Deleted => cleanup(server, served, &name).await,
-            _ => sync(server, served, &event.object.value()).await,
+            EventType::Deleted => cleanup(&self.server, &mut self.served, &name).await,
+            _ => sync(&self.server, &mut self.served, &event.object.value()).await,
         }
     }
-    Ok(())
 }
 
 /// Registers (or re-registers) what `crd` serves and brings its status up to date.

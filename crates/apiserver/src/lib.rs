@@ -19,6 +19,7 @@ pub mod crds;
 pub mod discovery;
 pub mod filter;
 pub mod handlers;
+pub mod informer;
 pub mod metrics;
 pub mod namespaces;
 pub mod objects;
@@ -35,6 +36,7 @@ pub mod serve;
 pub mod server;
 pub mod serviceaccount;
 pub mod table;
+pub mod tasks;
 pub mod watch;
 
 pub use auth::{TokenAuthenticator, TokenAuthenticators, TokenUser, UserInfo};

@@ -53,8 +53,13 @@ pub async fn delete_namespace(
     Ok(json_bytes(StatusCode::OK, stored.bytes.clone()))
 }
 
+/// Cleans the namespace up in the server's background tasks, retrying until it is gone (or
+/// the server stops; a restart resumes it).
 fn spawn_finalizer(server: Arc<ApiServer>, name: String) {
-    tokio::spawn(async move {
+    let task = format!("namespace-finalizer {name}");
+    let s = server.clone();
+    server.tasks.spawn(task, async move {
+        let server = s;
         loop {
             match finalize_once(&server, &name).await {
                 Ok(true) => return,
@@ -116,7 +121,9 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
 
 /// Restarts cleanup of namespaces left Terminating by a previous run.
 pub fn resume_terminating(server: Arc<ApiServer>) {
-    tokio::spawn(async move {
+    let s = server.clone();
+    server.tasks.spawn("namespace-resume", async move {
+        let server = s;
         let Ok(listed) = server
             .storage
             .list("/core/namespaces/", &Default::default())

@@ -7,9 +7,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_rbac::RbacAuthorizer;
-use flotilla_storage::{EventType, Revision, Storage, StorageError};
-use futures::StreamExt;
+use flotilla_storage::{EventType, Storage, StorageError, StoredObject, WatchEvent};
 use serde_json::Value;
+
+use crate::informer::{Handler, Informer};
+use crate::tasks::Tasks;
+
+/// The pause before listing again after a failed watch.
+const RETRY_AFTER: Duration = Duration::from_millis(50);
 
 const KINDS: [(&str, &str); 4] = [
     ("Role", "/rbac.authorization.k8s.io/roles/"),
@@ -36,68 +41,63 @@ fn ident(v: &Value) -> (Option<String>, String) {
     (ns, name)
 }
 
-async fn relist(
-    storage: &Arc<dyn Storage>,
-    authz: &RbacAuthorizer,
-    kind: &str,
-    prefix: &str,
-    seen: &mut Seen,
-) -> Result<Revision, StorageError> {
-    let listed = storage.list(prefix, &Default::default()).await?;
-    let mut now = Seen::new();
-    for obj in &listed.items {
-        if let Err(e) = authz.upsert(kind, &obj.value()) {
-            tracing::warn!(kind, key = %obj.key, error = %e, "RBAC object not indexed");
-        }
-        now.insert(ident(&obj.value()));
-    }
-    for (ns, name) in seen.difference(&now) {
-        authz.remove(kind, ns.as_deref(), name);
-    }
-    *seen = now;
-    Ok(listed.revision)
+/// Keeps the authorizer in step with one kind.
+struct KindSync {
+    authz: Arc<RbacAuthorizer>,
+    kind: &'static str,
+    /// What the authorizer holds of this kind, to drop what a re-list no longer has.
+    seen: Seen,
 }
 
-/// Loads every RBAC object, then keeps the authorizer in step in the background.
+impl KindSync {
+    fn upsert(&mut self, obj: &StoredObject) {
+        if let Err(e) = self.authz.upsert(self.kind, &obj.value()) {
+            tracing::warn!(kind = self.kind, key = %obj.key, error = %e, "RBAC object not indexed");
+        }
+        self.seen.insert(ident(&obj.value()));
+    }
+}
+
+impl Handler for KindSync {
+    async fn listed(&mut self, items: Vec<Arc<StoredObject>>) {
+        let before = std::mem::take(&mut self.seen);
+        for obj in &items {
+            self.upsert(obj);
+        }
+        for (ns, name) in before.difference(&self.seen) {
+            self.authz.remove(self.kind, ns.as_deref(), name);
+        }
+    }
+
+    async fn changed(&mut self, event: WatchEvent) {
+        if event.event_type == EventType::Deleted {
+            let (ns, name) = ident(&event.object.value());
+            self.authz.remove(self.kind, ns.as_deref(), &name);
+            self.seen.remove(&(ns, name));
+        } else {
+            self.upsert(&event.object);
+        }
+    }
+}
+
+/// Loads every RBAC object, then keeps the authorizer in step in the background (one task
+/// per kind in `tasks`).
 pub async fn start(
     storage: Arc<dyn Storage>,
     authz: Arc<RbacAuthorizer>,
+    tasks: &Tasks,
 ) -> Result<(), StorageError> {
     for (kind, prefix) in KINDS {
-        let mut seen = Seen::new();
-        let mut revision = relist(&storage, &authz, kind, prefix, &mut seen).await?;
-        let storage = storage.clone();
-        let authz = authz.clone();
-        tokio::spawn(async move {
-            loop {
-                match storage.watch(prefix, revision).await {
-                    Ok(mut events) => {
-                        while let Some(event) = events.next().await {
-                            match event {
-                                Ok(ev) => {
-                                    revision = ev.object.revision;
-                                    let id = ident(&ev.object.value());
-                                    if ev.event_type == EventType::Deleted {
-                                        authz.remove(kind, id.0.as_deref(), &id.1);
-                                        seen.remove(&id);
-                                    } else {
-                                        let _ = authz.upsert(kind, &ev.object.value());
-                                        seen.insert(id);
-                                    }
-                                }
-                                Err(_) => break,
-                            }
-                        }
-                    }
-                    Err(e) => tracing::debug!(kind, error = %e, "RBAC watch ended; re-listing"),
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                match relist(&storage, &authz, kind, prefix, &mut seen).await {
-                    Ok(rev) => revision = rev,
-                    Err(StorageError::Closed) => return,
-                    Err(e) => tracing::warn!(kind, error = %e, "RBAC re-list failed"),
-                }
-            }
+        let mut sync = KindSync {
+            authz: authz.clone(),
+            kind,
+            seen: Seen::new(),
+        };
+        let mut informer = Informer::new(storage.clone(), prefix).with_backoff(RETRY_AFTER);
+        informer.list(&mut sync).await?;
+        let token = tasks.token();
+        tasks.spawn(format!("rbac-sync {kind}"), async move {
+            informer.run(sync, token).await;
         });
     }
     Ok(())

@@ -82,6 +82,9 @@ pub struct ApiServer {
     pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
     /// Dynamic admission (present when the webhook configuration kinds are served).
     pub admission: Option<Arc<crate::admission::Admission>>,
+    /// The background loops (APIServices, CRDs, RBAC, namespace cleanup) and whatever else
+    /// runs with this server; `tasks.shutdown` stops and joins them.
+    pub tasks: crate::tasks::Tasks,
 }
 
 /// The optional parts of a server.
@@ -169,6 +172,7 @@ impl ApiServer {
             aggregator,
             openapi: openapi::OpenApiCache::default(),
             merge_schemas: dashmap::DashMap::new(),
+            tasks: crate::tasks::Tasks::new(),
         });
         if let Some(issuer) = options.service_account_issuer {
             crate::serviceaccount::install(&server, issuer);
@@ -202,10 +206,11 @@ impl ApiServer {
 
     /// Starts background work: RBAC indexing (before it returns, so the first request is
     /// authorized against stored policy), the CRD controller, and namespace termination a
-    /// restart may have interrupted.
+    /// restart may have interrupted. All of it runs in [`ApiServer::tasks`], which
+    /// `tasks.shutdown` stops and joins.
     pub async fn start_background(self: &Arc<Self>) -> Result<(), flotilla_storage::StorageError> {
         if let Some(authz) = &self.rbac {
-            crate::rbac_sync::start(self.storage.clone(), authz.clone()).await?;
+            crate::rbac_sync::start(self.storage.clone(), authz.clone(), &self.tasks).await?;
         }
         namespaces::resume_terminating(self.clone());
         crate::aggregator::start(self.clone()).await;

@@ -32,11 +32,11 @@ use base64::Engine;
 use chrono::{DateTime, SecondsFormat, Utc};
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::ApiServer;
+use flotilla_apiserver::informer::{Handler, Informer};
 use flotilla_apiserver::objects::{Objects, WriteOptions, collection_prefix};
 use flotilla_apiserver::request::FieldValidation;
 use flotilla_pki::{CertificateAuthority, CertificateRequest, SigningProfile};
-use flotilla_storage::{EventType, StorageError};
-use futures::StreamExt;
+use flotilla_storage::{EventType, StoredObject, WatchEvent};
 use serde_json::{Value, json};
 
 /// The signer name served here.
@@ -199,34 +199,30 @@ pub enum SignerError {
     WriteStatus { name: String, message: String },
 }
 
-/// The running signer: its task stops when this is dropped.
-pub struct CsrSigner {
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for CsrSigner {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// Starts the signer over the server's storage; `None` when the server does not serve CSRs.
-pub fn start(
-    server: Arc<ApiServer>,
-    ca: CertificateAuthority,
-    options: SignerOptions,
-) -> Option<CsrSigner> {
-    let def = server
+/// Starts the signer over the server's storage, in the server's background tasks (it stops
+/// with them); false when the server does not serve CSRs.
+pub fn start(server: Arc<ApiServer>, ca: CertificateAuthority, options: SignerOptions) -> bool {
+    let Some(def) = server
         .registry
-        .get("certificates.k8s.io", "v1", "certificatesigningrequests")?;
-    let signer = Arc::new(Signer {
-        server,
-        def,
-        ca,
-        options,
-    });
-    Some(CsrSigner {
-        task: tokio::spawn(signer.run()),
+        .get("certificates.k8s.io", "v1", "certificatesigningrequests")
+    else {
+        return false;
+    };
+    let prefix = collection_prefix(&def, None);
+    let informer = Informer::new(server.storage.clone(), prefix).with_backoff(RETRY_AFTER);
+    let tasks = server.tasks.clone();
+    let signer = SignerSync {
+        signer: Signer {
+            server,
+            def,
+            ca,
+            options,
+        },
+        retry: BTreeSet::new(),
+    };
+    let token = tasks.token();
+    tasks.spawn("csr-signer", async move {
+        informer.run(signer, token).await;
     })
 }
 
@@ -237,69 +233,38 @@ struct Signer {
     options: SignerOptions,
 }
 
-impl Signer {
-    /// List, handle everything, follow the watch; re-list when it ends. Requests whose write
-    /// failed are looked at again after [`RETRY_AFTER`].
-    async fn run(self: Arc<Self>) {
-        let prefix = collection_prefix(&self.def, None);
-        let storage = self.server.storage.clone();
-        let mut retry: BTreeSet<String> = BTreeSet::new();
-        loop {
-            let listed = match storage.list(&prefix, &Default::default()).await {
-                Ok(l) => l,
-                Err(StorageError::Closed) => return,
-                Err(e) => {
-                    tracing::warn!(error = %e, "CSR signer: listing failed");
-                    tokio::time::sleep(RETRY_AFTER).await;
-                    continue;
-                }
-            };
-            retry.clear();
-            for obj in &listed.items {
-                self.handle_logged(&obj.value(), &mut retry).await;
-            }
-            let mut events = match storage.watch(&prefix, listed.revision).await {
-                Ok(w) => w,
-                Err(StorageError::Closed) => return,
-                Err(e) => {
-                    tracing::debug!(error = %e, "CSR signer: watch failed; re-listing");
-                    tokio::time::sleep(RETRY_AFTER).await;
-                    continue;
-                }
-            };
-            let mut tick = tokio::time::interval(RETRY_AFTER);
-            loop {
-                tokio::select! {
-                    event = events.next() => match event {
-                        Some(Ok(ev)) if ev.event_type != EventType::Deleted => {
-                            self.handle_logged(&ev.object.value(), &mut retry).await;
-                        }
-                        Some(Ok(_)) => {}
-                        Some(Err(StorageError::Closed)) => return,
-                        Some(Err(e)) => {
-                            tracing::debug!(error = %e, "CSR signer: watch ended; re-listing");
-                            break;
-                        }
-                        None => break,
-                    },
-                    _ = tick.tick(), if !retry.is_empty() => {
-                        for name in std::mem::take(&mut retry) {
-                            match self.objects().get(None, &name).await {
-                                Ok(obj) => self.handle_logged(&obj.value(), &mut retry).await,
-                                Err(e) if e.code == 404 => {}
-                                Err(e) => {
-                                    tracing::warn!(csr = %name, error = %e.message, "CSR signer: reading failed");
-                                    retry.insert(name);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+/// Handles every listed request and each change; requests whose write failed are looked at
+/// again with a re-list after [`RETRY_AFTER`].
+struct SignerSync {
+    signer: Signer,
+    /// Requests whose handling failed since the last list.
+    retry: BTreeSet<String>,
+}
+
+impl Handler for SignerSync {
+    async fn listed(&mut self, items: Vec<Arc<StoredObject>>) {
+        self.retry.clear();
+        for obj in &items {
+            self.signer
+                .handle_logged(&obj.value(), &mut self.retry)
+                .await;
         }
     }
 
+    async fn changed(&mut self, event: WatchEvent) {
+        if event.event_type != EventType::Deleted {
+            self.signer
+                .handle_logged(&event.object.value(), &mut self.retry)
+                .await;
+        }
+    }
+
+    fn relist_after(&self) -> Option<Duration> {
+        (!self.retry.is_empty()).then_some(RETRY_AFTER)
+    }
+}
+
+impl Signer {
     fn objects(&self) -> Objects<'_> {
         Objects::new(&self.def, &self.server.storage)
     }

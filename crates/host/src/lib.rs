@@ -21,6 +21,7 @@ use flotilla_apiserver::audit::AuditLog;
 use flotilla_apiserver::auth::StaticTokens;
 use flotilla_apiserver::serve::{PeerTrust, ServerHandle, https_url};
 use flotilla_apiserver::serviceaccount::{IssuerOptions, TokenIssuer, TokenKeyError};
+use flotilla_apiserver::tasks::SHUTDOWN_GRACE;
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
 use flotilla_pki::ChainVerifier;
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
@@ -117,10 +118,6 @@ pub struct RunningHost {
     pub kubeconfig: PathBuf,
     pub server: Arc<ApiServer>,
     handle: ServerHandle,
-    /// Stops with the host (dropped).
-    _signer: Option<csr_signer::CsrSigner>,
-    /// Stops with the host (dropped).
-    _tokens: Option<token_controller::TokenController>,
 }
 
 impl RunningHost {
@@ -129,14 +126,19 @@ impl RunningHost {
         self.handle.url()
     }
 
-    /// Stops accepting, finishes requests in flight, and waits for the server to end.
+    /// Stops accepting, finishes requests in flight, waits for the server to end, then
+    /// stops and joins every background task (the API server's loops, the CSR signer, the
+    /// token controller).
     pub async fn stop(self) {
         self.handle.stop().await;
+        self.server.tasks.shutdown(SHUTDOWN_GRACE).await;
     }
 
-    /// Waits until the server ends (it ends after `stop` or when its task fails).
+    /// Waits until the server ends (it ends after `stop` or when its task fails), then stops
+    /// the background tasks.
     pub async fn wait(self) {
         self.handle.wait().await;
+        self.server.tasks.shutdown(SHUTDOWN_GRACE).await;
     }
 }
 
@@ -205,8 +207,8 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     publish_authentication_config(&server, &pki).await?;
     server.start_background().await?;
     let ca = flotilla_pki::CertificateAuthority::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)?;
-    let signer = csr_signer::start(server.clone(), ca, opts.signer.clone());
-    let tokens = token_controller::start(server.clone(), issuer, pki.ca.cert_pem.clone());
+    csr_signer::start(server.clone(), ca, opts.signer.clone());
+    token_controller::start(server.clone(), issuer, pki.ca.cert_pem.clone());
 
     let client_cas = [pki.ca.cert_pem.clone(), pki.front_proxy_ca.cert_pem.clone()];
     let tls =
@@ -236,8 +238,6 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         kubeconfig,
         server,
         handle,
-        _signer: signer,
-        _tokens: tokens,
     })
 }
 

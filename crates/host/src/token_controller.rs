@@ -12,19 +12,20 @@
 //!  storage watch (secrets, serviceaccounts) -> decide (pure) -> fill the Secret (update)
 //! ```
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::ApiServer;
+use flotilla_apiserver::informer::{Handler, Informer};
 use flotilla_apiserver::objects::{Objects, WriteOptions, collection_prefix};
 use flotilla_apiserver::request::FieldValidation;
 use flotilla_apiserver::serviceaccount::{
     LegacyClaims, SA_NAME_ANNOTATION, SA_UID_ANNOTATION, TOKEN_SECRET_TYPE, TokenIssuer,
 };
-use flotilla_storage::{EventType, StorageError};
-use futures::StreamExt;
+use flotilla_storage::{EventType, StoredObject, WatchEvent};
 use serde_json::{Value, json};
 
 const FIELD_MANAGER: &str = "flotilla-token-controller";
@@ -67,25 +68,21 @@ pub fn decide(secret: &Value, sa_uid: Option<&str>) -> Decision {
     }
 }
 
-/// The running controller: its task stops when this is dropped.
-pub struct TokenController {
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for TokenController {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// Starts the controller; `None` when the server serves no Secrets or ServiceAccounts.
-pub fn start(
-    server: Arc<ApiServer>,
-    issuer: Arc<TokenIssuer>,
-    ca_pem: String,
-) -> Option<TokenController> {
-    let secrets = server.registry.get("", "v1", "secrets")?;
-    let accounts = server.registry.get("", "v1", "serviceaccounts")?;
+/// Starts the controller in the server's background tasks (it stops with them); false when
+/// the server serves no Secrets or ServiceAccounts.
+pub fn start(server: Arc<ApiServer>, issuer: Arc<TokenIssuer>, ca_pem: String) -> bool {
+    let (Some(secrets), Some(accounts)) = (
+        server.registry.get("", "v1", "secrets"),
+        server.registry.get("", "v1", "serviceaccounts"),
+    ) else {
+        return false;
+    };
+    let storage = server.storage.clone();
+    let tasks = server.tasks.clone();
+    let secret_informer =
+        Informer::new(storage.clone(), collection_prefix(&secrets, None)).with_backoff(RETRY_AFTER);
+    let account_informer =
+        Informer::new(storage, collection_prefix(&accounts, None)).with_backoff(RETRY_AFTER);
     let controller = Arc::new(Controller {
         server,
         secrets,
@@ -93,9 +90,24 @@ pub fn start(
         issuer,
         ca_pem,
     });
-    Some(TokenController {
-        task: tokio::spawn(controller.run()),
-    })
+    let secrets = SecretSync {
+        controller: controller.clone(),
+        failed: false,
+    };
+    let accounts = AccountSync {
+        controller,
+        first: true,
+        failed: false,
+    };
+    let token = tasks.token();
+    let started = tasks.spawn("token-controller secrets", async move {
+        secret_informer.run(secrets, token).await;
+    });
+    let token = tasks.token();
+    started
+        && tasks.spawn("token-controller serviceaccounts", async move {
+            account_informer.run(accounts, token).await;
+        })
 }
 
 struct Controller {
@@ -106,73 +118,76 @@ struct Controller {
     ca_pem: String,
 }
 
-impl Controller {
-    /// Handle every Secret, then follow Secrets and ServiceAccounts (a new account may
-    /// complete Secrets that named it first); start over when a watch ends.
-    async fn run(self: Arc<Self>) {
-        let storage = self.server.storage.clone();
-        let secret_prefix = collection_prefix(&self.secrets, None);
-        let account_prefix = collection_prefix(&self.accounts, None);
-        loop {
-            let listed = match storage.list(&secret_prefix, &Default::default()).await {
-                Ok(l) => l,
-                Err(StorageError::Closed) => return,
-                Err(e) => {
-                    tracing::warn!(error = %e, "token controller: listing Secrets failed");
-                    tokio::time::sleep(RETRY_AFTER).await;
-                    continue;
-                }
-            };
-            let mut failed = false;
-            for obj in &listed.items {
-                failed |= !self.handle_logged(&obj.value()).await;
-            }
-            let (mut secrets, mut accounts) = match (
-                storage.watch(&secret_prefix, listed.revision).await,
-                storage.watch(&account_prefix, listed.revision).await,
-            ) {
-                (Ok(s), Ok(a)) => (s, a),
-                (Err(StorageError::Closed), _) | (_, Err(StorageError::Closed)) => return,
-                _ => {
-                    tokio::time::sleep(RETRY_AFTER).await;
-                    continue;
-                }
-            };
-            let retry = tokio::time::sleep(if failed {
-                RETRY_AFTER
-            } else {
-                Duration::from_secs(86_400)
-            });
-            tokio::pin!(retry);
-            loop {
-                tokio::select! {
-                    ev = secrets.next() => match ev {
-                        Some(Ok(ev)) if ev.event_type != EventType::Deleted => {
-                            if !self.handle_logged(&ev.object.value()).await {
-                                retry.as_mut().reset(tokio::time::Instant::now() + RETRY_AFTER);
-                            }
-                        }
-                        Some(Ok(_)) => {}
-                        Some(Err(StorageError::Closed)) => return,
-                        _ => break,
-                    },
-                    ev = accounts.next() => match ev {
-                        Some(Ok(ev)) if ev.event_type != EventType::Deleted => {
-                            let ns = ev.object.value().pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string();
-                            if !self.handle_namespace(&ns).await {
-                                retry.as_mut().reset(tokio::time::Instant::now() + RETRY_AFTER);
-                            }
-                        }
-                        Some(Ok(_)) => {}
-                        Some(Err(StorageError::Closed)) => return,
-                        _ => break,
-                    },
-                    _ = &mut retry => break,
-                }
-            }
+/// Handles every Secret and each change; when a write failed, lists again after
+/// [`RETRY_AFTER`].
+struct SecretSync {
+    controller: Arc<Controller>,
+    failed: bool,
+}
+
+impl Handler for SecretSync {
+    async fn listed(&mut self, items: Vec<Arc<StoredObject>>) {
+        self.failed = false;
+        for obj in &items {
+            self.failed |= !self.controller.handle_logged(&obj.value()).await;
         }
     }
 
+    async fn changed(&mut self, event: WatchEvent) {
+        if event.event_type != EventType::Deleted {
+            self.failed |= !self.controller.handle_logged(&event.object.value()).await;
+        }
+    }
+
+    fn relist_after(&self) -> Option<Duration> {
+        self.failed.then_some(RETRY_AFTER)
+    }
+}
+
+/// A new (or changed) ServiceAccount may complete the Secrets of its namespace that named it
+/// first.
+struct AccountSync {
+    controller: Arc<Controller>,
+    /// The first list: the Secrets' own first list covers every Secret already.
+    first: bool,
+    failed: bool,
+}
+
+impl Handler for AccountSync {
+    async fn listed(&mut self, items: Vec<Arc<StoredObject>>) {
+        if std::mem::take(&mut self.first) {
+            return;
+        }
+        // Events may have been missed: every namespace with an account again.
+        let namespaces: BTreeSet<String> = items
+            .iter()
+            .map(|o| namespace_of(&o.value()).to_string())
+            .collect();
+        self.failed = false;
+        for ns in namespaces {
+            self.failed |= !self.controller.handle_namespace(&ns).await;
+        }
+    }
+
+    async fn changed(&mut self, event: WatchEvent) {
+        if event.event_type != EventType::Deleted {
+            let ns = namespace_of(&event.object.value()).to_string();
+            self.failed |= !self.controller.handle_namespace(&ns).await;
+        }
+    }
+
+    fn relist_after(&self) -> Option<Duration> {
+        self.failed.then_some(RETRY_AFTER)
+    }
+}
+
+fn namespace_of(obj: &Value) -> &str {
+    obj.pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+impl Controller {
     /// Every Secret of `namespace`; false when a write failed.
     async fn handle_namespace(&self, namespace: &str) -> bool {
         let prefix = collection_prefix(&self.secrets, Some(namespace));

@@ -51,13 +51,24 @@ async fn one_leader_at_a_time_and_handover() {
     let lead_a = a.acquire().await;
     assert!(lead_a.is_leader());
 
-    // b waits while a renews, well past the lease duration.
+    // b waits while a renews, well past the lease duration. Barrier instead of a pause: a's
+    // renewals (the Lease's renewTime) advance two lease durations past where b started
+    // waiting, so b had its chances at an expired Lease; a holds it all along.
     let waiting = tokio::spawn(async move { b.acquire().await });
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    assert!(!waiting.is_finished(), "b must not lead while a renews");
     let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-system");
-    let lease = leases.get("flotilla-test").await.unwrap();
-    assert_eq!(lease.spec.unwrap().holder_identity.as_deref(), Some("a"));
+    let renewed = |lease: Lease| {
+        let spec = lease.spec.unwrap_or_default();
+        assert_eq!(spec.holder_identity.as_deref(), Some("a"));
+        spec.renew_time.expect("a renewed Lease has a renewTime").0
+    };
+    let until = renewed(leases.get("flotilla-test").await.unwrap())
+        + k8s_openapi::jiff::SignedDuration::try_from(opts("a").lease_duration * 2).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while renewed(leases.get("flotilla-test").await.unwrap()) < until {
+        assert!(Instant::now() < deadline, "a stopped renewing");
+        tokio::time::sleep(opts("a").retry_period).await;
+    }
+    assert!(!waiting.is_finished(), "b must not lead while a renews");
 
     // a releases: b takes over within a few retry periods, not a whole lease duration.
     let released = Instant::now();

@@ -16,12 +16,12 @@ mod health;
 mod many;
 pub mod quantity;
 mod sim;
-mod storage;
 
 pub use many::{
     FailureFiles, ManyOptions, RunningMembers, follow_failure_files, follow_unreachable_file,
     start_many,
 };
+pub use sim::SimProgress;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -39,9 +39,8 @@ use flotilla_pki::{ChainVerifier, Kubeconfig};
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, MemoryStorage, Storage};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
-use tokio::task::JoinHandle;
 
-use crate::storage::Releasable;
+use flotilla_apiserver::tasks::SHUTDOWN_GRACE;
 
 /// The user the Flotilla bearer token authenticates as (in `system:masters`, so Flotilla
 /// can impersonate the users it acts for).
@@ -238,15 +237,14 @@ pub struct RunningMember {
     pub ca_pem: String,
     pub server: Arc<ApiServer>,
     pki: Arc<MemberPki>,
-    storage: Arc<Releasable>,
     readiness: sim::NodeReadiness,
     poke: Arc<Notify>,
+    progress: tokio::sync::watch::Receiver<SimProgress>,
     /// `None` while unreachable.
     serving: tokio::sync::Mutex<Option<ServerHandle>>,
     reachable: AtomicBool,
     /// Read by the health layer of every router this member serves with.
     healthy: Arc<AtomicBool>,
-    sim_task: JoinHandle<()>,
 }
 
 impl RunningMember {
@@ -265,6 +263,17 @@ impl RunningMember {
     pub fn set_node_ready(&self, name: &str, ready: bool) {
         self.readiness.set(name, ready);
         self.poke.notify_one();
+    }
+
+    /// Runs a simulation pass soon even though nothing changed (with
+    /// [`RunningMember::simulation_progress`], a barrier for tests).
+    pub fn nudge(&self) {
+        self.poke.notify_one();
+    }
+
+    /// Follows the simulation's passes.
+    pub fn simulation_progress(&self) -> tokio::sync::watch::Receiver<SimProgress> {
+        self.progress.clone()
     }
 
     /// Cuts the cluster off the network (`false`) or connects it again (`true`), keeping
@@ -326,19 +335,21 @@ impl RunningMember {
     /// simulation, then closes its storage, so the member can be started again on the same
     /// data directory (and port) in this process.
     pub async fn stop(self) {
-        self.sim_task.abort();
         if let Some(handle) = self.serving.into_inner() {
             handle.stop().await;
         }
-        let _ = self.sim_task.await;
-        self.storage.release();
+        // The simulation and the API server's loops are the last holders of the storage;
+        // once they are joined and `self` is gone, its files are released.
+        self.server.tasks.shutdown(SHUTDOWN_GRACE).await;
     }
 
-    /// Waits until the server ends (at once when the member is unreachable).
+    /// Waits until the server ends (at once when the member is unreachable), then stops the
+    /// simulation and the other background tasks.
     pub async fn wait(self) {
         if let Some(handle) = self.serving.into_inner() {
             handle.wait().await;
         }
+        self.server.tasks.shutdown(SHUTDOWN_GRACE).await;
     }
 }
 
@@ -442,21 +453,6 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
             },
         )?)
     };
-    let storage = Arc::new(Releasable::new(backend));
-    let started = start_with(opts, pki, token, storage.clone()).await;
-    if started.is_err() {
-        // Background tasks already started hold the storage; let them (and its files) go.
-        storage.release();
-    }
-    started
-}
-
-async fn start_with(
-    opts: MemberOptions,
-    pki: Arc<MemberPki>,
-    token: String,
-    storage: Arc<Releasable>,
-) -> Result<RunningMember, MemberError> {
     let tokens = StaticTokens::parse(
         &format!("{token},{FLOTILLA_USER},{FLOTILLA_USER},\"system:masters\""),
         "member-sim token",
@@ -466,12 +462,23 @@ async fn start_with(
         rbac: Some(Arc::new(flotilla_rbac::RbacAuthorizer::new())),
         ..ServerOptions::default()
     };
-    let server = ApiServer::with_options(
-        member_registry(),
-        storage.clone(),
-        ServerConfig::default(),
-        options,
-    );
+    let server =
+        ApiServer::with_options(member_registry(), backend, ServerConfig::default(), options);
+    let started = start_with(opts, pki, token, server.clone()).await;
+    if started.is_err() {
+        // Background tasks already started hold the storage; stop them so it (and its
+        // files) go.
+        server.tasks.shutdown(SHUTDOWN_GRACE).await;
+    }
+    started
+}
+
+async fn start_with(
+    opts: MemberOptions,
+    pki: Arc<MemberPki>,
+    token: String,
+    server: Arc<ApiServer>,
+) -> Result<RunningMember, MemberError> {
     server.add_subresource_handler("", "pods", "log", Arc::new(PodLogs));
     flotilla_host::ensure_system_namespaces(&server).await?;
     flotilla_host::ensure_bootstrap_policy(&server).await?;
@@ -508,6 +515,7 @@ async fn start_with(
 
     let readiness = sim::NodeReadiness::default();
     let poke = Arc::new(Notify::new());
+    let (progress, progress_rx) = tokio::sync::watch::channel(SimProgress::default());
     let simulation = sim::Sim::new(
         server.clone(),
         sim::SimConfig {
@@ -520,9 +528,10 @@ async fn start_with(
         },
         readiness.clone(),
         poke.clone(),
+        progress,
     )
     .ok_or(MemberError::MissingResource)?;
-    let sim_task = tokio::spawn(simulation.run());
+    server.tasks.spawn("member-sim", simulation.run());
 
     let healthy = Arc::new(AtomicBool::new(true));
     let handle = ServerHandle::spawn(
@@ -532,13 +541,8 @@ async fn start_with(
         pki.trust.clone(),
     )
     .map_err(|source| MemberError::Listen { addr, source });
-    let handle = match handle {
-        Ok(handle) => handle,
-        Err(e) => {
-            sim_task.abort();
-            return Err(e);
-        }
-    };
+    // On an error the caller stops the simulation with the server's other tasks.
+    let handle = handle?;
     tracing::info!(name = %opts.name, %addr, "member-sim serving");
     Ok(RunningMember {
         name: opts.name,
@@ -549,12 +553,11 @@ async fn start_with(
         ca_pem: pki.ca_pem.clone(),
         server,
         pki,
-        storage,
         readiness,
         poke,
+        progress: progress_rx,
         serving: tokio::sync::Mutex::new(Some(handle)),
         reachable: AtomicBool::new(true),
         healthy,
-        sim_task,
     })
 }

@@ -97,6 +97,18 @@ pub(crate) struct Sim {
     wrote: bool,
     failed: bool,
     deadline: Option<Instant>,
+    /// Reported after every pass, for tests that wait for the simulation to be idle.
+    progress: tokio::sync::watch::Sender<SimProgress>,
+}
+
+/// How far the simulation got: what tests use as a barrier instead of sleeping.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimProgress {
+    /// Passes over the member's state finished so far.
+    pub passes: u64,
+    /// The last pass wrote nothing, failed nothing and armed no timer: until something
+    /// changes (a write, a node's readiness), the simulation does nothing.
+    pub idle: bool,
 }
 
 fn meta<'a>(v: &'a Value, field: &str) -> Option<&'a str> {
@@ -266,6 +278,7 @@ impl Sim {
         cfg: SimConfig,
         readiness: NodeReadiness,
         poke: Arc<Notify>,
+        progress: tokio::sync::watch::Sender<SimProgress>,
     ) -> Option<Self> {
         let r = &server.registry;
         let defs = Defs {
@@ -291,10 +304,12 @@ impl Sim {
             wrote: false,
             failed: false,
             deadline: None,
+            progress,
         })
     }
 
-    /// Runs until the task is aborted; a broken watch is re-established from a fresh list.
+    /// Runs until its task is cancelled (with the member's other background tasks); a broken
+    /// watch is re-established from a fresh list.
     pub(crate) async fn run(mut self) {
         loop {
             if let Err(e) = self.run_watch().await {
@@ -332,6 +347,11 @@ impl Sim {
                 let retry = Instant::now() + Duration::from_millis(100);
                 self.deadline = Some(self.deadline.map_or(retry, |d| d.min(retry)));
             }
+            let idle = !self.wrote && !self.failed && self.deadline.is_none();
+            self.progress.send_modify(|p| {
+                p.passes += 1;
+                p.idle = idle;
+            });
             let mut dirty = false;
             // Never wait for our own writes forever (a write outside the watch would stall).
             let catch_up_limit = Instant::now() + Duration::from_secs(2);

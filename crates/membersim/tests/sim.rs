@@ -632,9 +632,30 @@ async fn a_settled_cluster_stops_writing() {
         async move { (pod_counts(&pods, "idle").await == (4, 1, 5)).then_some(()) }
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Barrier instead of sleeps: nudged, the simulation finishes a pass that writes nothing
+    // and arms no timer (it is idle until something changes) ...
+    let mut progress = m.member.simulation_progress();
+    let passes = progress.borrow().passes;
+    m.member.nudge();
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        progress.wait_for(|p| p.passes > passes && p.idle),
+    )
+    .await
+    .expect("the simulation settles")
+    .unwrap();
+    // ... and nudged again, a whole further pass writes nothing either.
     let before = m.member.server.storage.current_revision().await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let passes = progress.borrow().passes;
+    m.member.nudge();
+    let after = *tokio::time::timeout(
+        Duration::from_secs(20),
+        progress.wait_for(|p| p.passes > passes),
+    )
+    .await
+    .expect("the simulation runs the nudged pass")
+    .unwrap();
+    assert!(after.idle, "{after:?}");
     assert_eq!(
         m.member.server.storage.current_revision().await,
         before,

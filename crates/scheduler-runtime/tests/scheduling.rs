@@ -94,9 +94,18 @@ async fn divided_duplicated_static_weights_and_events() {
         }),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Barrier: the scheduler sees bindings in the order of its watch, so once a binding
+    // created after "other" is scheduled, "other" has been looked at (and passed over).
+    env.create_binding("after-other", "after-other", 1, None, dynamic_placement())
+        .await;
+    env.wait_binding("after-other", "scheduled", is_scheduled)
+        .await;
     let rb = env.bindings().get("other").await.unwrap();
     assert!(rb.spec.clusters.is_empty() && scheduled(&rb).is_none());
+    env.bindings()
+        .delete("after-other", &Default::default())
+        .await
+        .unwrap();
 
     // A ClusterResourceBinding goes through the same loop.
     let crb: flotilla_api::ClusterResourceBinding = serde_json::from_value(json!({
@@ -176,8 +185,19 @@ async fn unschedulable_until_capacity_grows_then_scale_up_keeps_existing() {
     assert_eq!(ev.message.as_deref(), Some(message.as_str()));
     env.wait_event("Deployment", "web", "ScheduleBindingFailed")
         .await;
-    // Retries do not rewrite the status or add events.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Retries do not rewrite the status or add events. Barrier: two more unschedulable
+    // attempts (the retries) have finished.
+    let attempts = unschedulable_attempts(&sched);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while unschedulable_attempts(&sched) < attempts + 2 {
+        assert!(std::time::Instant::now() < deadline, "no retries");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let retried = env.bindings().get("web").await.unwrap();
+    assert_eq!(
+        retried.metadata.resource_version, rb.metadata.resource_version,
+        "a retry rewrote the binding"
+    );
     let failed: Vec<_> = env
         .events_for("default", "ResourceBinding", "web")
         .await
@@ -417,4 +437,16 @@ async fn two_schedulers_with_leader_election() {
     assert!(scheduled_by(&standby));
     standby.stop().await;
     env.stop().await;
+}
+
+/// `flotilla_scheduler_schedule_attempts_total{result="unschedulable"}` of `sched`.
+fn unschedulable_attempts(sched: &flotilla_scheduler_runtime::RunningScheduler) -> u64 {
+    sched
+        .metrics_text()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("flotilla_scheduler_schedule_attempts_total{result=\"unschedulable\"} ")
+        })
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map_or(0, |v| v as u64)
 }

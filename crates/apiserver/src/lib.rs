@@ -36,9 +36,10 @@ pub mod serve;
 pub mod server;
 pub mod serviceaccount;
 pub mod table;
-pub mod tasks;
 pub mod watch;
 
 pub use auth::{TokenAuthenticator, TokenAuthenticators, TokenUser, UserInfo};
+/// Background tasks with a lifecycle (the `flotilla-tasks` crate).
+pub use flotilla_tasks as tasks;
 pub use registry::Registry;
 pub use server::{ApiServer, ServerConfig, ServerOptions};

@@ -37,9 +37,9 @@ pub mod taints;
 
 pub(crate) use flotilla_runtime::error_chain;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tokio::task::JoinHandle;
+use flotilla_tasks::Tasks;
+use std::time::Duration;
 
 pub use metrics::Metrics;
 pub use resources::CapacityRounding;
@@ -251,18 +251,11 @@ impl Default for ControllerManagerOptions {
     }
 }
 
-/// A task aborted when dropped, so a controller's children end with it.
-pub(crate) struct AbortOnDrop(pub(crate) JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
+pub(crate) use flotilla_tasks::AbortOnDrop;
 
 /// The running controllers.
 pub struct ControllerManager {
-    tasks: Vec<JoinHandle<()>>,
+    tasks: Tasks,
     metrics: Arc<Metrics>,
 }
 
@@ -270,17 +263,22 @@ pub struct ControllerManager {
 pub fn spawn(host: kube::Client, opts: ControllerManagerOptions) -> ControllerManager {
     let metrics = Arc::new(Metrics::new());
     let opts = Arc::new(opts);
-    let tasks = vec![
-        tokio::spawn(cluster::run(host.clone(), opts.clone(), metrics.clone())),
-        tokio::spawn(status::run(host, opts, metrics.clone())),
-    ];
+    let tasks = Tasks::new();
+    tasks.spawn(
+        "cluster-controller",
+        cluster::run(host.clone(), opts.clone(), metrics.clone()),
+    );
+    tasks.spawn(
+        "cluster-status-controller",
+        status::run(host, opts, metrics.clone()),
+    );
     ControllerManager { tasks, metrics }
 }
 
 impl ControllerManager {
     /// Stops every controller (and the per-cluster tasks and member watches they own).
     pub async fn stop(self) {
-        flotilla_runtime::stop_tasks(self.tasks).await;
+        self.tasks.shutdown(flotilla_tasks::SHUTDOWN_GRACE).await;
     }
 
     /// The controllers' metrics in the Prometheus text format.

@@ -18,7 +18,6 @@ use kube::runtime::watcher::{self, Event};
 use parking_lot::{Mutex, RwLock};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot, watch};
-use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use crate::decide::{
@@ -46,16 +45,10 @@ pub struct Shared {
 }
 
 /// A task aborted when dropped, so the discovery loop's watches end with it.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
+use flotilla_tasks::{AbortOnDrop, Tasks};
 
 /// Starts discovery (which starts the watches) and the workers.
-pub(crate) fn start(client: kube::Client, opts: GcOptions) -> (Arc<Shared>, Vec<JoinHandle<()>>) {
+pub(crate) fn start(client: kube::Client, opts: GcOptions) -> (Arc<Shared>, Tasks) {
     let queue = WorkQueue::new(opts.retry_base, opts.retry_max);
     let workers = opts.workers.max(1);
     let shared = Arc::new(Shared {
@@ -68,9 +61,10 @@ pub(crate) fn start(client: kube::Client, opts: GcOptions) -> (Arc<Shared>, Vec<
         rediscover: Notify::new(),
         synced: watch::channel(false).0,
     });
-    let mut tasks = vec![tokio::spawn(discovery_loop(shared.clone()))];
+    let tasks = Tasks::new();
+    tasks.spawn("gc-discovery", discovery_loop(shared.clone()));
     for _ in 0..workers {
-        tasks.push(tokio::spawn(worker(shared.clone())));
+        tasks.spawn("gc-worker", worker(shared.clone()));
     }
     (shared, tasks)
 }

@@ -131,7 +131,7 @@ impl Default for GcOptions {
 /// The running garbage collector.
 pub struct GarbageCollector {
     shared: Arc<collector::Shared>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
+    tasks: flotilla_tasks::Tasks,
 }
 
 /// Starts the garbage collector against `host`.
@@ -144,7 +144,7 @@ impl GarbageCollector {
     /// Stops discovery, the watches and the workers.
     pub async fn stop(self) {
         self.shared.queue.shut_down();
-        flotilla_runtime::stop_tasks(self.tasks).await;
+        self.tasks.shutdown(flotilla_tasks::SHUTDOWN_GRACE).await;
     }
 
     /// The collector's metrics in the Prometheus text format.

@@ -170,7 +170,14 @@ async fn background_deletion_collects_dependents_and_keeps_those_with_another_ow
     .await;
     assert!(shared.metadata.deletion_timestamp.is_none());
 
-    let text = env.gc.metrics_text();
+    // The collector counts a write after the server answered it, so the counters may trail
+    // what the test saw through the API by a moment: wait for them, then check them exactly.
+    let text = eventually("the collector's counters to catch up", || async {
+        let text = env.gc.metrics_text();
+        text.contains("flotilla_gc_dangling_references_removed_total 1")
+            .then_some(text)
+    })
+    .await;
     assert!(
         text.contains("flotilla_gc_deletions_total{policy=\"background\"} 2"),
         "{text}"

@@ -45,11 +45,11 @@ use std::time::Duration;
 
 use flotilla_api::{Cluster, ClusterResourceBinding, ResourceBinding, Work};
 use flotilla_runtime::EventRecorder;
+use flotilla_tasks::Tasks;
 use kube::api::Api;
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use tokio::sync::{Notify, mpsc};
-use tokio::task::JoinHandle;
 
 pub use metrics::Metrics;
 
@@ -196,7 +196,7 @@ pub(crate) struct Shared {
 
 /// The running propagation controllers.
 pub struct Propagation {
-    tasks: Vec<JoinHandle<()>>,
+    tasks: Tasks,
     metrics: Arc<Metrics>,
 }
 
@@ -204,14 +204,14 @@ pub struct Propagation {
 pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
     let metrics = Arc::new(Metrics::new());
     let registry = registry::Registry::new();
-    let mut tasks = Vec::new();
+    let tasks = Tasks::new();
     let events = if opts.events {
         let (recorder, task) = EventRecorder::start(
             host.clone(),
             "flotilla-controller-manager".into(),
             Duration::from_secs(600),
         );
-        tasks.push(task);
+        tasks.adopt("event-recorder", task);
         recorder
     } else {
         EventRecorder::disabled()
@@ -223,9 +223,10 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
         metrics: metrics.clone(),
         events,
     });
-    tasks.push(tokio::spawn(
+    tasks.spawn(
+        "resource-discovery",
         registry.clone().run(host.clone(), opts.discovery_period),
-    ));
+    );
     // The caches the controllers share, each watched once: Works (the largest objects
     // Flotilla keeps, a copy of every manifest per cluster), bindings, Clusters and the
     // detector's templates. Each change goes to the controllers it concerns.
@@ -255,7 +256,7 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
             },
         )
     };
-    tasks.push(task);
+    tasks.adopt("work-cache", task);
     let (bindings, task) = {
         let tx = binding_tx.clone();
         runner::reflect(
@@ -270,7 +271,7 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
             },
         )
     };
-    tasks.push(task);
+    tasks.adopt("binding-cache", task);
     let (cluster_bindings, task) = runner::reflect(
         Api::<ClusterResourceBinding>::all(host.clone()),
         watcher::Config::default(),
@@ -282,7 +283,7 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
             });
         },
     );
-    tasks.push(task);
+    tasks.adopt("cluster-binding-cache", task);
     let (clusters, task) = {
         let (exec_tx, dirty) = (exec_tx.clone(), namespaces_dirty.clone());
         runner::reflect(
@@ -297,7 +298,7 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
             },
         )
     };
-    tasks.push(task);
+    tasks.adopt("cluster-cache", task);
     let shared = Shared {
         works,
         bindings,
@@ -305,26 +306,26 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
         clusters,
         templates: Arc::new(dashmap::DashMap::new()),
     };
-    tasks.push(tokio::spawn(detector::run(ctx.clone(), shared.clone())));
-    tasks.push(tokio::spawn(binding::run(
-        ctx.clone(),
-        shared.clone(),
-        binding_rx,
-    )));
-    tasks.push(tokio::spawn(execution::run(
-        ctx.clone(),
-        shared.clone(),
-        exec_tx,
-        exec_rx,
-    )));
-    tasks.push(tokio::spawn(namespaces::run(ctx, shared, namespaces_dirty)));
+    tasks.spawn("detector", detector::run(ctx.clone(), shared.clone()));
+    tasks.spawn(
+        "binding-controller",
+        binding::run(ctx.clone(), shared.clone(), binding_rx),
+    );
+    tasks.spawn(
+        "execution-controller",
+        execution::run(ctx.clone(), shared.clone(), exec_tx, exec_rx),
+    );
+    tasks.spawn(
+        "namespace-sync",
+        namespaces::run(ctx, shared, namespaces_dirty),
+    );
     Propagation { tasks, metrics }
 }
 
 impl Propagation {
     /// Stops every controller and the member watches they own.
     pub async fn stop(self) {
-        flotilla_runtime::stop_tasks(self.tasks).await;
+        self.tasks.shutdown(flotilla_tasks::SHUTDOWN_GRACE).await;
     }
 
     /// The controllers' metrics in the Prometheus text format.

@@ -22,13 +22,7 @@ use tracing::warn;
 use crate::Error;
 
 /// Aborts the task when dropped, so watches end with their owner.
-pub(crate) struct AbortOnDrop(pub JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
+pub(crate) use flotilla_tasks::AbortOnDrop;
 
 /// Watches `api` into a store; `on_change(object, deleted)` runs for every object seen
 /// (on relists too). The store is ready once the first list is complete.

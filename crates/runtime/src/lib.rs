@@ -22,17 +22,6 @@ pub fn encode_metrics(registry: &prometheus_client::registry::Registry) -> Strin
     out
 }
 
-/// Aborts every task, then waits for each to end (so what they own is dropped on return).
-pub async fn stop_tasks(tasks: Vec<tokio::task::JoinHandle<()>>) {
-    for task in &tasks {
-        task.abort();
-    }
-    for task in tasks {
-        // A cancelled task's JoinError is the expected outcome here.
-        let _ = task.await;
-    }
-}
-
 /// The causes of `error`, outermost first, joined with ": ". A level whose text its parent
 /// already shows is left out (many wrappers print their cause inline); an API error prints
 /// as the Status message the server sent.

@@ -7,6 +7,11 @@
 //!  Tasks::shutdown(grace)  ──> cancel token -> wait for every task (grace) -> abort the rest
 //! ```
 //!
+//! Sets nest: [`Tasks::child`] gives a component its own set whose token is cancelled with
+//! its parent's, so a process stops everything with one call and a component alone with
+//! another. [`AbortOnDrop`] is for a task owned by another task's state (a watch per
+//! cluster) that must end when its owner drops it.
+//!
 //! A task is dropped at its next `.await` once the token fires: every loop spawned here
 //! rebuilds its state from storage when it starts, so stopping between two awaits loses
 //! nothing a restart would not redo. A task that does not end within the grace period (one
@@ -20,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::task::AbortHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -60,11 +65,32 @@ impl Drop for LiveGuard {
     }
 }
 
-// === impl Tasks ===
+/// A task aborted when dropped, so the state owning it ends it with itself.
+#[derive(Debug)]
+pub struct AbortOnDrop(pub JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 impl Tasks {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A new set whose token is cancelled when this set's is (a component's tasks under
+    /// its process's); shutting the child down leaves the parent running.
+    pub fn child(&self) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                token: self.inner.token.child_token(),
+                tracker: TaskTracker::new(),
+                live: Mutex::new(BTreeMap::new()),
+                next_id: AtomicU64::new(0),
+            }),
+        }
     }
 
     /// The token every task of this set ends on; hand it to work that must stop with them.
@@ -83,7 +109,42 @@ impl Tasks {
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        let name = name.into();
+        let token = self.inner.token.clone();
+        self.track(name.into(), async move {
+            tokio::select! {
+                biased;
+                _ = token.cancelled() => {}
+                _ = task => {}
+            }
+        })
+    }
+
+    /// Takes a task spawned elsewhere (by a library that hands back its `JoinHandle`) into
+    /// the set: when the token fires it is aborted, and shutdown waits until it has ended.
+    pub fn adopt(&self, name: impl Into<Cow<'static, str>>, mut handle: JoinHandle<()>) -> bool {
+        let token = self.inner.token.clone();
+        let abort = handle.abort_handle();
+        let adopted = self.track(name.into(), async move {
+            tokio::select! {
+                biased;
+                _ = token.cancelled() => {
+                    handle.abort();
+                    // The JoinError of an aborted task is the expected end.
+                    let _ = handle.await;
+                }
+                _ = &mut handle => {}
+            }
+        });
+        if !adopted {
+            abort.abort();
+        }
+        adopted
+    }
+
+    fn track<F>(&self, name: Cow<'static, str>, task: F) -> bool
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
         if self.is_cancelled() {
             tracing::debug!(task = %name, "not starting a task: shutting down");
             return false;
@@ -93,18 +154,13 @@ impl Tasks {
             inner: self.inner.clone(),
             id,
         };
-        let token = self.inner.token.clone();
         // The entry exists before the task does, so a task that ends at once leaves nothing
         // behind; the lock is not held across the spawn (a runtime shutting down drops the
         // future, and with it the guard, inside `spawn`).
         self.inner.live.lock().insert(id, (name, None));
         let handle = self.inner.tracker.spawn(async move {
             let _guard = guard;
-            tokio::select! {
-                biased;
-                _ = token.cancelled() => {}
-                _ = task => {}
-            }
+            task.await;
         });
         if let Some(entry) = self.inner.live.lock().get_mut(&id) {
             entry.1 = Some(handle.abort_handle());
@@ -163,6 +219,51 @@ mod tests {
     use super::*;
 
     #[tokio::test]
+    async fn adopted_tasks_are_aborted_and_joined() {
+        let tasks = Tasks::new();
+        let (ended_tx, mut ended_rx) = tokio::sync::oneshot::channel::<()>();
+        struct Ended(Option<tokio::sync::oneshot::Sender<()>>);
+        impl Drop for Ended {
+            fn drop(&mut self) {
+                if let Some(tx) = self.0.take() {
+                    let _ = tx.send(());
+                }
+            }
+        }
+        let ended = Ended(Some(ended_tx));
+        let handle = tokio::spawn(async move {
+            let _ended = ended;
+            std::future::pending::<()>().await;
+        });
+        assert!(tasks.adopt("library-task", handle));
+        assert_eq!(tasks.live_names(), ["library-task"]);
+        tasks.shutdown(Duration::from_secs(5)).await;
+        assert_eq!(tasks.live(), 0);
+        // Joined: the adopted task's state was dropped before shutdown returned.
+        assert!(ended_rx.try_recv().is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_child_set_stops_with_its_parent_and_alone() {
+        let parent = Tasks::new();
+        let child = parent.child();
+        child.spawn("in-child", std::future::pending());
+        parent.spawn("in-parent", std::future::pending());
+        let other = parent.child();
+        other.spawn("in-other", std::future::pending());
+        tokio::task::yield_now().await;
+        // Shutting one child down leaves the parent and its other children running.
+        other.shutdown(Duration::from_secs(5)).await;
+        assert_eq!((other.live(), child.live(), parent.live()), (0, 1, 1));
+        assert!(!parent.is_cancelled());
+        // The parent's shutdown cancels the child's token too.
+        parent.shutdown(Duration::from_secs(5)).await;
+        assert!(child.is_cancelled());
+        child.shutdown(Duration::from_secs(5)).await;
+        assert_eq!(child.live(), 0);
+    }
+
+    #[tokio::test]
     async fn shutdown_cancels_and_joins_every_task() {
         let tasks = Tasks::new();
         let (ended_tx, mut ended_rx) = tokio::sync::mpsc::unbounded_channel::<&str>();
@@ -198,6 +299,8 @@ mod tests {
         assert_eq!(ended, ["a", "b"]);
         // Nothing starts once stopped.
         assert!(!tasks.spawn("late", async {}));
+        let late = tokio::spawn(std::future::pending::<()>());
+        assert!(!tasks.adopt("late", late));
         assert_eq!(tasks.live(), 0);
     }
 

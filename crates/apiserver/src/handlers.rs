@@ -414,10 +414,9 @@ pub fn list_response(
     let rv = page.resource_version.to_string();
     match format {
         Format::Table => {
-            let values: Vec<_> = items.iter().map(|o| o.value()).collect();
             let t = table::table_bytes(
                 &ctx.def,
-                values.iter().map(|v| v.as_ref()),
+                items,
                 Some(rv),
                 page.continue_token,
                 ctx.include_object(),

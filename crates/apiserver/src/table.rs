@@ -1,10 +1,14 @@
 //! `meta.k8s.io/v1 Table` rendering: the columns come from the kind's printer (or NAME AGE),
 //! rows carry a `PartialObjectMetadata` (or the full object with `includeObject=Object`).
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use chrono::Utc;
 use flotilla_apimachinery::{ResourceDef, TablePrinter};
+use flotilla_storage::StoredObject;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// What each row's `object` holds.
@@ -108,13 +112,15 @@ pub fn table<'a>(
     Value::Object(table)
 }
 
-/// The same Table as [`table`], serialised straight to JSON bytes: each row's metadata (or
-/// object) is written from the stored value it borrows instead of being deep-copied into a
-/// `Value` tree first. For large lists (`kubectl get` of thousands of objects) the copies,
-/// and freeing them, cost several times the serialisation itself.
-pub fn table_bytes<'a>(
+/// The same Table as [`table`] for stored objects, serialised straight to JSON bytes. Each
+/// object is parsed without its `metadata.managedFields` (no column reads them, and they are
+/// most of the nodes of many objects), which a row's metadata then carries as the raw JSON
+/// of the stored object; `includeObject=Object` rows are the stored bytes themselves. For
+/// large lists (`kubectl get` of thousands of objects) building and freeing full trees cost
+/// several times the rest.
+pub fn table_bytes(
     def: &ResourceDef,
-    objects: impl Iterator<Item = &'a Value>,
+    objects: &[&Arc<StoredObject>],
     resource_version: Option<String>,
     continue_token: Option<String>,
     include: IncludeObject,
@@ -128,30 +134,28 @@ pub fn table_bytes<'a>(
     if let Some(c) = continue_token {
         metadata.insert("continue".into(), Value::String(c));
     }
-    let mut out = Vec::with_capacity(1024 + objects.size_hint().0 * 512);
+    let mut out = Vec::with_capacity(1024 + objects.len() * 512);
     out.extend_from_slice(br#"{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":"#);
     write_json(&mut out, &metadata);
     out.extend_from_slice(br#","columnDefinitions":"#);
     write_json(&mut out, &column_definitions(&printer));
     out.extend_from_slice(br#","rows":["#);
-    for (i, obj) in objects.enumerate() {
+    for (i, obj) in objects.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
+        let row = RowSource::parse(&obj.bytes);
         out.extend_from_slice(br#"{"cells":"#);
-        write_json(&mut out, &(printer.cells)(obj, now));
+        write_json(&mut out, &(printer.cells)(&row.value, now));
         out.extend_from_slice(br#","object":"#);
         match include {
             IncludeObject::None => out.extend_from_slice(b"null"),
-            IncludeObject::Object => write_json(&mut out, obj),
+            IncludeObject::Object => out.extend_from_slice(&obj.bytes),
             IncludeObject::Metadata => {
                 out.extend_from_slice(
                     br#"{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":"#,
                 );
-                match obj.get("metadata") {
-                    Some(m) => write_json(&mut out, m),
-                    None => out.extend_from_slice(b"{}"),
-                }
+                row.write_metadata(&mut out);
                 out.push(b'}');
             }
         }
@@ -159,6 +163,121 @@ pub fn table_bytes<'a>(
     }
     out.extend_from_slice(b"]}");
     Bytes::from(out)
+}
+
+/// A stored object parsed for a Table row: the object without `metadata.managedFields`, and
+/// those as the raw JSON they are stored as.
+struct RowSource<'a> {
+    value: Value,
+    managed_fields: Option<&'a RawValue>,
+}
+
+impl<'a> RowSource<'a> {
+    fn parse(bytes: &'a [u8]) -> Self {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        // Stored bytes were serialised from a JSON object; anything else renders as an
+        // empty row rather than failing the whole list.
+        serde::de::DeserializeSeed::deserialize(ObjectSeed, &mut de).unwrap_or(RowSource {
+            value: Value::Object(Map::new()),
+            managed_fields: None,
+        })
+    }
+
+    /// The row's metadata: the parsed fields and the raw managedFields.
+    fn write_metadata(&self, out: &mut Vec<u8>) {
+        let Some(meta) = self.value.get("metadata").and_then(Value::as_object) else {
+            out.extend_from_slice(b"{}");
+            return;
+        };
+        out.push(b'{');
+        let mut first = true;
+        for (k, v) in meta {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            write_json(out, k);
+            out.push(b':');
+            write_json(out, v);
+        }
+        if let Some(raw) = self.managed_fields {
+            if !first {
+                out.push(b',');
+            }
+            out.extend_from_slice(br#""managedFields":"#);
+            out.extend_from_slice(raw.get().as_bytes());
+        }
+        out.push(b'}');
+    }
+}
+
+/// Deserialises a top-level object, handing `metadata` to [`MetadataSeed`].
+struct ObjectSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for ObjectSeed {
+    type Value = RowSource<'de>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ObjectSeed {
+    type Value = RowSource<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = Map::new();
+        let mut managed_fields = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "metadata" {
+                let (metadata, managed) = map.next_value_seed(MetadataSeed)?;
+                managed_fields = managed;
+                object.insert(key, metadata);
+            } else {
+                object.insert(key, map.next_value::<Value>()?);
+            }
+        }
+        Ok(RowSource {
+            value: Value::Object(object),
+            managed_fields,
+        })
+    }
+}
+
+/// Deserialises `metadata`, keeping `managedFields` raw.
+struct MetadataSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for MetadataSeed {
+    type Value = (Value, Option<&'de RawValue>);
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for MetadataSeed {
+    type Value = (Value, Option<&'de RawValue>);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("object metadata")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut metadata = Map::new();
+        let mut managed_fields = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "managedFields" {
+                managed_fields = Some(map.next_value::<&'de RawValue>()?);
+            } else {
+                metadata.insert(key, map.next_value::<Value>()?);
+            }
+        }
+        Ok((Value::Object(metadata), managed_fields))
+    }
 }
 
 fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
@@ -231,6 +350,12 @@ mod tests {
                 "data": {"k": "v"}}),
             json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {}}),
         ];
+        let stored: Vec<Arc<StoredObject>> = objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| Arc::new(StoredObject::new(format!("/k/{i}"), 1, o.clone())))
+            .collect();
+        let stored: Vec<&Arc<StoredObject>> = stored.iter().collect();
         for include in [
             IncludeObject::None,
             IncludeObject::Metadata,
@@ -241,21 +366,16 @@ mod tests {
                 (Some("9".to_string()), Some("next".to_string())),
             ] {
                 let value = table(&def, objects.iter(), rv.clone(), cont.clone(), include);
-                let bytes = table_bytes(&def, objects.iter(), rv, cont, include);
+                let bytes = table_bytes(&def, &stored, rv, cont, include);
+                // The same document (a row's managedFields may come last in its metadata).
                 assert_eq!(
-                    std::str::from_utf8(&bytes).unwrap(),
-                    serde_json::to_string(&value).unwrap(),
+                    serde_json::from_slice::<Value>(&bytes).unwrap(),
+                    value,
                     "{include:?}"
                 );
             }
         }
-        let empty = table_bytes(
-            &def,
-            std::iter::empty(),
-            None,
-            None,
-            IncludeObject::Metadata,
-        );
+        let empty = table_bytes(&def, &[], None, None, IncludeObject::Metadata);
         assert_eq!(
             serde_json::from_slice::<Value>(&empty).unwrap()["rows"],
             json!([])

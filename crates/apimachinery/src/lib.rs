@@ -19,3 +19,11 @@ pub use resource::{
     SubresourceDef, TableColumn, TablePrinter, Validation,
 };
 pub use status::{ApiError, Cause};
+
+/// The finalizer that makes the garbage collector orphan an object's dependents before the
+/// object goes (`propagationPolicy: Orphan`).
+pub const FINALIZER_ORPHAN_DEPENDENTS: &str = "orphan";
+
+/// The finalizer that makes the garbage collector delete an object's dependents before the
+/// object goes (`propagationPolicy: Foreground`).
+pub const FINALIZER_DELETE_DEPENDENTS: &str = "foregroundDeletion";

@@ -1465,13 +1465,7 @@ pub enum Patch {
     Apply { body: Value, force: bool },
 }
 
-/// The finalizer that makes the garbage collector orphan an object's dependents before the
-/// object goes (`propagationPolicy: Orphan`).
-pub const FINALIZER_ORPHAN_DEPENDENTS: &str = "orphan";
-
-/// The finalizer that makes the garbage collector delete an object's dependents before the
-/// object goes (`propagationPolicy: Foreground`).
-pub const FINALIZER_DELETE_DEPENDENTS: &str = "foregroundDeletion";
+pub use flotilla_apimachinery::{FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS};
 
 /// `DeleteOptions.propagationPolicy`: what happens to an object's dependents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,10 +22,12 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-/// The finalizer asking the collector to orphan the dependents first.
-pub const FINALIZER_ORPHAN: &str = "orphan";
-/// The finalizer asking the collector to delete the (blocking) dependents first.
-pub const FINALIZER_FOREGROUND: &str = "foregroundDeletion";
+/// The finalizers asking the collector to orphan the dependents first, and to delete the
+/// (blocking) dependents first (defined once, with the API server that sets them).
+pub use flotilla_apimachinery::{
+    FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND,
+    FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN,
+};
 
 /// The propagation policy of a delete the collector sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -681,7 +681,7 @@ fn bad_cluster_specs_credentials_and_proxy_paths() {
     let both_zones = dir.path().join("both-zones.yaml");
     std::fs::write(
         &both_zones,
-        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: both-zones\nspec:\n  syncMode: Push\n  apiEndpoint: https://10.0.0.9:6443\n  zone: z1\n  zones: [z1, z2]\n",
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: both-zones\nspec:\n  syncMode: Push\n  apiEndpoint: https://127.0.0.9:1\n  zone: z1\n  zones: [z1, z2]\n",
     )
     .unwrap();
     let out = k.fails(&["apply", "-f", both_zones.to_str().unwrap()]);

@@ -194,7 +194,7 @@ async fn status_controller_with_server_side_apply_through_the_host() {
             "apiVersion": "cluster.karmada.io/v1alpha1",
             "kind": "Cluster",
             "metadata": {"name": name, "labels": {"tier": "test"}},
-            "spec": {"syncMode": "Push", "apiEndpoint": format!("https://10.0.0.{}:6443", i + 1)},
+            "spec": {"syncMode": "Push", "apiEndpoint": format!("https://127.0.0.{}:1", i + 1)},
         }))
         .unwrap();
         let created = api
@@ -298,7 +298,7 @@ async fn status_controller_with_server_side_apply_through_the_host() {
         .unwrap();
     let edited = serde_json::to_value(&edited).unwrap();
     assert_eq!(edited["spec"]["region"], "eu-west");
-    assert_eq!(edited["spec"]["apiEndpoint"], "https://10.0.0.1:6443");
+    assert_eq!(edited["spec"]["apiEndpoint"], "https://127.0.0.1:1");
     assert_eq!(
         edited["status"], status_before,
         "spec writes must not touch status"
@@ -338,7 +338,7 @@ async fn status_controller_with_server_side_apply_through_the_host() {
         "apiVersion": "cluster.karmada.io/v1alpha1",
         "kind": "Cluster",
         "metadata": {"name": "sentinel"},
-        "spec": {"syncMode": "Push", "apiEndpoint": "https://10.0.0.9:6443"},
+        "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.9:1"},
     }))
     .unwrap();
     api.create(&PostParams::default(), &sentinel).await.unwrap();

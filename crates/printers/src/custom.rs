@@ -133,7 +133,7 @@ mod tests {
         json!({
             "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
             "metadata": {"name": "member1", "creationTimestamp": "2024-04-28T08:00:00Z"},
-            "spec": {"syncMode": "Push", "apiEndpoint": "https://10.0.0.1:6443", "zones": ["z1", "z2"], "replicas": 2.7},
+            "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1", "zones": ["z1", "z2"], "replicas": 2.7},
             "status": {"kubernetesVersion": "v1.32.1", "conditions": [
                 {"type": "Ready", "status": "True", "lastTransitionTime": "2024-05-01T11:00:00Z"}
             ]}
@@ -164,7 +164,7 @@ mod tests {
                 "Push",
                 "True",
                 "3d4h",
-                "https://10.0.0.1:6443"
+                "https://127.0.0.1:1"
             ])
         );
     }

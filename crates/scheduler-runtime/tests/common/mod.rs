@@ -62,7 +62,7 @@ impl Env {
             "apiVersion": "cluster.karmada.io/v1alpha1",
             "kind": "Cluster",
             "metadata": {"name": name},
-            "spec": {"syncMode": "Push", "apiEndpoint": format!("https://{name}.invalid:6443")},
+            "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1"},
         }))
         .unwrap();
         self.clusters()

@@ -109,6 +109,10 @@ pub const BINDING_DEPENDENCIES_DISTRIBUTOR_FINALIZER: &str =
 pub const TAINT_CLUSTER_NOT_READY: &str = "cluster.karmada.io/not-ready";
 /// Taint the cluster controller puts on a Cluster whose Ready condition is Unknown.
 pub const TAINT_CLUSTER_UNREACHABLE: &str = "cluster.karmada.io/unreachable";
+/// Karmada's reserved label naming a member cluster: merged reads on the host select member
+/// clusters with it (`-l cluster.karmada.io/name=member1`) and put it on an object that only
+/// one member holds.
+pub const CLUSTER_NAME_LABEL: &str = "cluster.karmada.io/name";
 
 // === names ===
 
@@ -288,6 +292,7 @@ mod tests {
             ),
             (TAINT_CLUSTER_NOT_READY, "cluster.karmada.io/not-ready"),
             (TAINT_CLUSTER_UNREACHABLE, "cluster.karmada.io/unreachable"),
+            (CLUSTER_NAME_LABEL, "cluster.karmada.io/name"),
         ];
         for (constant, want) in table {
             assert_eq!(constant, want);

@@ -65,7 +65,7 @@ pub use replicas::{
     ReplicaInfo, divide_job_completions, get_replicas, has_replicas, revise_replicas,
     revise_replicas_among,
 };
-pub use status::{aggregate_status, reflect_status};
+pub use status::{aggregate_status, applied_item, reflect_status};
 
 /// Why an object could not be interpreted.
 #[derive(Debug, thiserror::Error)]

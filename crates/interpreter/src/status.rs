@@ -117,6 +117,20 @@ pub fn reflect_status(obj: &Value) -> Option<Value> {
 
 // === aggregate ===
 
+/// The `aggregatedStatus` item of a member object that is applied and read back directly
+/// (merged reads on the host): the same reflected status and health the work status
+/// controller records in the Work, so that aggregating these items gives the status
+/// propagation writes to the template.
+pub fn applied_item(cluster: &str, member: &Value) -> AggregatedStatusItem {
+    AggregatedStatusItem {
+        cluster_name: cluster.to_string(),
+        status: reflect_status(member),
+        applied: Some(true),
+        applied_message: None,
+        health: Some(crate::health(member)),
+    }
+}
+
 /// The template's new `.status` from the binding's aggregatedStatus items; None: leave the
 /// template's status alone (nothing changed, or nothing to aggregate).
 pub fn aggregate_status(template: &Value, items: &[AggregatedStatusItem]) -> Option<Value> {
@@ -435,6 +449,16 @@ mod tests {
             applied_message: None,
             health: None,
         }
+    }
+
+    #[test]
+    fn applied_item_reflects_and_judges_health() {
+        let obj = member_deploy(2, Some(3), json!({"replicas": 2, "observedGeneration": 2}));
+        let got = applied_item("m1", &obj);
+        assert_eq!(got.cluster_name, "m1");
+        assert_eq!(got.status, reflect_status(&obj));
+        assert_eq!(got.health, Some(crate::health(&obj)));
+        assert_eq!((got.applied, got.applied_message), (Some(true), None));
     }
 
     fn member_deploy(generation: i64, template_generation: Option<i64>, status: Value) -> Value {

@@ -310,6 +310,8 @@ fn randomized_view_matches_merge_list_and_its_events() {
         let mut truth: BTreeMap<Source, BTreeMap<String, Value>> = BTreeMap::new();
         let mut client: BTreeMap<Key, Value> = BTreeMap::new();
         let mut rv = 0u64;
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut largest = 0;
         for step in 0..400 {
             rv += 1;
             let source = match rng.below(4) {
@@ -363,6 +365,7 @@ fn randomized_view_matches_merge_list_and_its_events() {
                 }
             };
             for event in events {
+                *seen.entry(event.kind.as_str()).or_insert(0usize) += 1;
                 let position = view.position();
                 let v = version_of(&event.object);
                 assert_eq!(
@@ -396,6 +399,15 @@ fn randomized_view_matches_merge_list_and_its_events() {
                 replayed, want,
                 "{selector} step {step}: replayed events vs merge_list"
             );
+            largest = largest.max(want.len());
         }
+        // The run exercised every kind of event and more than a trivial view.
+        for kind in ["ADDED", "MODIFIED", "DELETED"] {
+            assert!(
+                seen.get(kind).is_some_and(|n| *n > 10),
+                "{selector}: {seen:?}"
+            );
+        }
+        assert!(largest >= 4, "{selector}: at most {largest} items");
     }
 }

@@ -124,6 +124,10 @@ struct AggregatedArgs {
     /// Do not create the APIService on the host (e.g. when deploy/ manifests create it).
     #[arg(long)]
     no_register: bool,
+    #[command(flatten)]
+    merged: crate::components::MergedReadFlags,
+    #[command(flatten)]
+    member_timeout: crate::components::MemberTimeoutFlag,
 }
 
 #[derive(Args, Debug)]
@@ -168,6 +172,8 @@ struct ApiserverArgs {
     /// `spec.expirationSeconds` may ask for less), as kube's `--cluster-signing-duration`.
     #[arg(long, default_value = "8760h", value_parser = crate::components::parse_duration)]
     cluster_signing_duration: std::time::Duration,
+    #[command(flatten)]
+    merged: crate::components::MergedReadFlags,
 }
 
 pub fn main() -> ExitCode {
@@ -208,7 +214,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.api_audiences = args.api_audiences;
             opts.service_account_max_token_expiration = args.service_account_max_token_expiration;
             opts.signer.max_duration = args.cluster_signing_duration;
-            serve_host(opts).await
+            serve_host(opts, args.merged.host_config()?).await
         }
         Command::AggregatedApiserver(args) => run_aggregated(args).await,
         Command::ControllerManager(args) => crate::components::run_controller_manager(args).await,
@@ -320,6 +326,7 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     opts.secure_port = args.secure_port;
     opts.bind_address = args.bind_address;
     opts.front_proxy_names = names;
+    opts.merged_reads = args.merged.aggregated_options(&args.member_timeout)?;
     if let (Some(c), Some(k)) = (&args.tls_cert_file, &args.tls_private_key_file) {
         opts.serving = Some((crate::process::read_file(c)?, crate::process::read_file(k)?));
     }
@@ -331,6 +338,11 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
         flotilla_aggregated::register_apiservice(&host, &url, &running.ca_pem)
             .await
             .context("registering v1alpha1.cluster.karmada.io on the host")?;
+        if running.merged_reads {
+            flotilla_aggregated::register_search_apiservice(&host, &url, &running.ca_pem)
+                .await
+                .context("registering v1alpha1.search.karmada.io on the host")?;
+        }
     }
     println!("Flotilla aggregated API server ready at {}", running.url());
     crate::process::shutdown_signal().await;
@@ -338,11 +350,21 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn serve_host(opts: HostOptions) -> anyhow::Result<()> {
+async fn serve_host(
+    opts: HostOptions,
+    merged: flotilla_host::merged_reads::MergedReadsConfig,
+) -> anyhow::Result<()> {
     let data_dir = opts.data_dir.clone();
     let host = flotilla_host::start(opts)
         .await
         .with_context(|| format!("starting the API server in {}", data_dir.display()))?;
+    // Merged reads go through the v1alpha1.search.karmada.io APIService once an aggregated
+    // server registers it; until then the template store answers.
+    flotilla_host::merged_reads::install(
+        &host.server,
+        flotilla_host::merged_reads::ReadTransport::ApiService,
+        &merged,
+    );
     let kubeconfig = std::fs::canonicalize(&host.kubeconfig).unwrap_or(host.kubeconfig.clone());
     println!("Flotilla API server ready at {}", host.url());
     println!("export KUBECONFIG={}", kubeconfig.display());

@@ -358,3 +358,68 @@ mod tests {
         assert!(parse_duration("ten").is_err());
     }
 }
+
+/// Flags of merged reads (shared by `apiserver`, `aggregated-apiserver` and `local-up`).
+#[derive(Args, Debug, Clone)]
+pub struct MergedReadFlags {
+    /// Resources whose reads on the host are merged across the member clusters, as
+    /// `plural.group` (`pods` for the core group), comma-separated; `none` turns merged
+    /// reads off.
+    #[arg(long, value_delimiter = ',', default_values_t = flotilla_core::merged_reads::DEFAULT_RESOURCES.iter().map(|r| r.to_string()))]
+    pub merged_resources: Vec<String>,
+    /// Callers in these groups read the host's template store instead of merged reads
+    /// (Flotilla's own components).
+    #[arg(long, value_delimiter = ',', default_value = flotilla_pki::COMPONENTS_GROUP)]
+    pub merged_reads_bypass_groups: Vec<String>,
+}
+
+/// The aggregated server's merged-read flag (`aggregated-apiserver`, `local-up`).
+#[derive(Args, Debug, Clone)]
+pub struct MemberTimeoutFlag {
+    /// How long one member cluster may take to answer a merged read before the answer goes
+    /// on without it (with a warning naming it).
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub member_timeout: Duration,
+}
+
+impl MergedReadFlags {
+    /// The merged resources; an error names any that is not a built-in resource.
+    pub fn resources(&self) -> anyhow::Result<Vec<String>> {
+        let resources: Vec<String> = self
+            .merged_resources
+            .iter()
+            .map(|r| r.trim().to_string())
+            .filter(|r| !r.is_empty() && r != "none")
+            .collect();
+        let unknown = flotilla_aggregated::search::MergedReads::unknown_resources(&resources);
+        if !unknown.is_empty() {
+            anyhow::bail!(
+                "--merged-resources: not a built-in resource: {} (write plural.group, e.g. deployments.apps, or pods)",
+                unknown.join(", ")
+            );
+        }
+        Ok(resources)
+    }
+
+    /// The host's side: which resources it routes, and who bypasses them.
+    pub fn host_config(&self) -> anyhow::Result<flotilla_host::merged_reads::MergedReadsConfig> {
+        Ok(flotilla_host::merged_reads::MergedReadsConfig {
+            resources: self.resources()?,
+            bypass_groups: self.merged_reads_bypass_groups.clone(),
+        })
+    }
+
+    /// The aggregated server's side; `None` when merged reads are off.
+    pub fn aggregated_options(
+        &self,
+        timeout: &MemberTimeoutFlag,
+    ) -> anyhow::Result<Option<flotilla_aggregated::search::MergedReadOptions>> {
+        let resources = self.resources()?;
+        Ok(
+            (!resources.is_empty()).then(|| flotilla_aggregated::search::MergedReadOptions {
+                resources,
+                member_timeout: timeout.member_timeout,
+            }),
+        )
+    }
+}

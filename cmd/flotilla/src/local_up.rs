@@ -29,6 +29,10 @@ pub struct LocalUpArgs {
     propagation: crate::components::PropagationFlags,
     #[command(flatten)]
     scheduler: crate::components::SchedulerFlags,
+    #[command(flatten)]
+    merged: crate::components::MergedReadFlags,
+    #[command(flatten)]
+    member_timeout: crate::components::MemberTimeoutFlag,
 }
 
 /// `flotilla local-up`.
@@ -40,6 +44,8 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
         controllers: args.clusters.options(),
         propagation: args.propagation.options(),
         scheduler: args.scheduler.options(),
+        merged_host: args.merged.host_config()?,
+        merged_aggregated: args.merged.aggregated_options(&args.member_timeout)?,
     };
     serve_local_up(opts, args.members, components).await
 }
@@ -49,6 +55,8 @@ struct LocalComponents {
     controllers: flotilla_controllers::ControllerManagerOptions,
     propagation: flotilla_propagation::PropagationOptions,
     scheduler: flotilla_scheduler_runtime::SchedulerOptions,
+    merged_host: flotilla_host::merged_reads::MergedReadsConfig,
+    merged_aggregated: Option<flotilla_aggregated::search::MergedReadOptions>,
 }
 
 /// local-up: the host, behind it through an APIService over loopback TLS (as in a split
@@ -64,15 +72,25 @@ async fn serve_local_up(
     let host = flotilla_host::start(opts)
         .await
         .with_context(|| format!("starting the API server in {}", data_dir.display()))?;
-    eprintln!("starting the aggregated API server (cluster.karmada.io)");
-    let client = crate::process::host_client(&host.kubeconfig).await?;
+    eprintln!("starting the aggregated API server (cluster.karmada.io, search.karmada.io)");
+    // The components read the template store (their group bypasses merged reads).
+    let client = crate::process::host_client(&host.components_kubeconfig).await?;
     let aggregated = flotilla_aggregated::start_registered(
         &client,
         &data_dir.join("pki"),
         data_dir.join("aggregated"),
+        components.merged_aggregated.clone(),
     )
     .await
     .context("starting the aggregated API server behind v1alpha1.cluster.karmada.io")?;
+    if aggregated.merged_reads {
+        // In one process the host calls the aggregated server's router in memory.
+        flotilla_host::merged_reads::install(
+            &host.server,
+            flotilla_host::merged_reads::ReadTransport::InProcess(aggregated.server.router()),
+            &components.merged_host,
+        );
+    }
     eprintln!("starting the controller-manager and the scheduler");
     let controllers = crate::components::ControllerSet::spawn(
         client.clone(),

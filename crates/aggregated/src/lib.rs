@@ -8,14 +8,17 @@
 //!     authn: front-proxy headers or own client certs; authz: SubjectAccessReview to the host
 //!     clusters, clusters/status: generic server over its own storage
 //!     clusters/proxy: cluster + Secret (from the host) -> member apiEndpoint, Impersonate-*
+//!     search.karmada.io proxying/karmada/proxy: merged reads (template store + every member)
 //! ```
 
 pub mod cluster;
 pub mod delegated;
+pub mod members;
 pub mod proxy;
+pub mod search;
 pub mod server;
 
 pub use server::{
     AggregatedError, AggregatedOptions, RunningAggregated, authentication_config,
-    register_apiservice, start, start_registered,
+    register_apiservice, register_search_apiservice, start, start_registered,
 };

@@ -19,7 +19,10 @@ use tokio::net::TcpListener;
 
 use crate::cluster::{GROUP, VERSION, cluster_resource};
 use crate::delegated::DelegatedAuthorizer;
+use crate::members::MemberConnections;
 use crate::proxy::ClusterProxy;
+use crate::search::{self, MergedReadOptions, MergedReads};
+use flotilla_core::merged_reads;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AggregatedError {
@@ -71,6 +74,8 @@ pub struct AggregatedOptions {
     /// APIService's caBundle is the CA that signed it.
     pub serving: Option<(String, String)>,
     pub watch_history: usize,
+    /// Merged reads (`search.karmada.io` `proxying/karmada/proxy`); `None` serves none.
+    pub merged_reads: Option<MergedReadOptions>,
 }
 
 /// The host's published trust (`kube-system/extension-apiserver-authentication`): client CA,
@@ -116,6 +121,7 @@ impl AggregatedOptions {
             front_proxy_names: vec![flotilla_pki::FRONT_PROXY_CLIENT_USER.to_string()],
             serving: None,
             watch_history: 100_000,
+            merged_reads: Some(MergedReadOptions::default()),
         }
     }
 }
@@ -126,6 +132,8 @@ pub struct RunningAggregated {
     /// The CA of its serving certificate (the APIService's caBundle).
     pub ca_pem: String,
     pub server: Arc<ApiServer>,
+    /// Whether merged reads are served (then `v1alpha1.search.karmada.io` is registered).
+    pub merged_reads: bool,
     handle: ServerHandle,
 }
 
@@ -168,6 +176,9 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
     )?);
     let registry = Registry::new();
     registry.register(cluster_resource());
+    if opts.merged_reads.is_some() {
+        registry.register(search::proxying_resource());
+    }
     let options = ServerOptions {
         authorizer: Some(Arc::new(DelegatedAuthorizer::new(opts.host.clone()))),
         ..ServerOptions::default()
@@ -178,12 +189,21 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
         ServerConfig::default(),
         options,
     );
+    let members = Arc::new(MemberConnections::new(opts.host.clone()));
     server.add_subresource_handler(
         GROUP,
         "clusters",
         "proxy",
-        Arc::new(ClusterProxy::new(opts.host.clone())),
+        Arc::new(ClusterProxy::new(members.clone())),
     );
+    if let Some(merged) = &opts.merged_reads {
+        server.add_subresource_handler(
+            merged_reads::SEARCH_GROUP,
+            search::PROXYING,
+            "proxy",
+            Arc::new(MergedReads::new(members, opts.host.clone(), merged)),
+        );
+    }
     server.start_background().await?;
 
     let mut client_cas = opts.client_ca_pems.clone();
@@ -211,6 +231,7 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
         addr,
         ca_pem: pki.ca.cert_pem.clone(),
         server,
+        merged_reads: opts.merged_reads.is_some(),
         handle,
     })
 }
@@ -221,16 +242,45 @@ pub async fn register_apiservice(
     url: &str,
     ca_pem: &str,
 ) -> Result<(), AggregatedError> {
+    apply_apiservice(host, GROUP, VERSION, 2000, url, ca_pem).await
+}
+
+/// Creates or updates the host's APIService `v1alpha1.search.karmada.io` (merged reads)
+/// pointing at `url`.
+pub async fn register_search_apiservice(
+    host: &kube::Client,
+    url: &str,
+    ca_pem: &str,
+) -> Result<(), AggregatedError> {
+    apply_apiservice(
+        host,
+        merged_reads::SEARCH_GROUP,
+        merged_reads::SEARCH_VERSION,
+        1000,
+        url,
+        ca_pem,
+    )
+    .await
+}
+
+async fn apply_apiservice(
+    host: &kube::Client,
+    group: &str,
+    version: &str,
+    group_priority: i64,
+    url: &str,
+    ca_pem: &str,
+) -> Result<(), AggregatedError> {
     let api: Api<APIService> = Api::all(host.clone());
-    let name = format!("{VERSION}.{GROUP}");
+    let name = format!("{version}.{group}");
     let body = json!({
         "apiVersion": "apiregistration.k8s.io/v1",
         "kind": "APIService",
         "metadata": {"name": name, "annotations": {flotilla_apiserver::aggregator::URL_ANNOTATION: url}},
         "spec": {
-            "group": GROUP,
-            "version": VERSION,
-            "groupPriorityMinimum": 2000,
+            "group": group,
+            "version": version,
+            "groupPriorityMinimum": group_priority,
             "versionPriority": 10,
             "service": {
                 "namespace": karmada::NAMESPACE_KARMADA_SYSTEM,
@@ -258,20 +308,25 @@ pub async fn start_registered(
     host: &kube::Client,
     host_pki_dir: &std::path::Path,
     data_dir: impl Into<PathBuf>,
+    merged_reads: Option<MergedReadOptions>,
 ) -> Result<RunningAggregated, AggregatedError> {
     let read = |file: &str| {
         let path = host_pki_dir.join(file);
         std::fs::read_to_string(&path)
             .map_err(|source| AggregatedError::ReadHostCa { path, source })
     };
-    let opts = AggregatedOptions::new(
+    let mut opts = AggregatedOptions::new(
         data_dir,
         host.clone(),
         read("ca.crt")?,
         read("front-proxy-ca.crt")?,
     );
+    opts.merged_reads = merged_reads;
     let running = start(opts).await?;
     register_apiservice(host, &running.url(), &running.ca_pem).await?;
+    if running.merged_reads {
+        register_search_apiservice(host, &running.url(), &running.ca_pem).await?;
+    }
     let clusters: Api<flotilla_api::Cluster> = Api::all(host.clone());
     let timeout = std::time::Duration::from_secs(30);
     let deadline = tokio::time::Instant::now() + timeout;

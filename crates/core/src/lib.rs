@@ -3,6 +3,7 @@
 //! ```text
 //!   karmada   labels, annotations, finalizers and names (Works, bindings, execution
 //!             namespaces) exactly as Karmada spells them
+//!   merged_reads where merged reads are served and how a client reads templates instead
 //!   quantity  Kubernetes quantities <-> integers in a resource's natural unit
 //!   resources ResourceName, Resources and a pod's effective request
 //!             (pod_spec_requests / pod_spec_value_requests)
@@ -13,9 +14,11 @@
 //! its own way, a member could be reported as having room for a pod its scheduler refuses.
 
 pub mod karmada;
+pub mod merged_reads;
 pub mod quantity;
 pub mod resources;
 
+pub use merged_reads::{TEMPLATE_READ_HEADER, TEMPLATE_READ_VALUE};
 pub use resources::{ResourceName, Resources, pod_spec_requests, pod_spec_value_requests};
 
 /// Errors of the shared facts.

@@ -10,6 +10,7 @@
 //!   tokens, as kube-controller-manager's tokens controller does.
 
 pub mod csr_signer;
+pub mod merged_reads;
 pub mod token_controller;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -115,7 +116,10 @@ impl HostOptions {
 /// A running host API server.
 pub struct RunningHost {
     pub addr: SocketAddr,
+    /// The administrator's kubeconfig (`<data-dir>/kubeconfig`).
     pub kubeconfig: PathBuf,
+    /// The components' kubeconfig ([`COMPONENTS_KUBECONFIG`]).
+    pub components_kubeconfig: PathBuf,
     pub server: Arc<ApiServer>,
     handle: ServerHandle,
 }
@@ -228,7 +232,16 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         .local_addr()
         .map_err(|source| HostError::Listen { addr, source })?;
     let kubeconfig = opts.data_dir.join("kubeconfig");
-    write_admin_kubeconfig(&kubeconfig, &https_url(addr), &pki)?;
+    let url = https_url(addr);
+    write_kubeconfig(&kubeconfig, &url, &pki.ca.cert_pem, "admin", &pki.admin)?;
+    let components_kubeconfig = opts.data_dir.join(COMPONENTS_KUBECONFIG);
+    write_kubeconfig(
+        &components_kubeconfig,
+        &url,
+        &pki.ca.cert_pem,
+        "components",
+        &pki.components,
+    )?;
 
     let handle = ServerHandle::spawn(listener, tls, server.router(), trust)
         .map_err(|source| HostError::Listen { addr, source })?;
@@ -236,23 +249,30 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     Ok(RunningHost {
         addr,
         kubeconfig,
+        components_kubeconfig,
         server,
         handle,
     })
 }
 
-fn write_admin_kubeconfig(
+/// `<data-dir>/components.kubeconfig`: the identity of Flotilla's own components
+/// ([`flotilla_pki::COMPONENTS_GROUP`]), which reads the template store past merged reads.
+pub const COMPONENTS_KUBECONFIG: &str = "components.kubeconfig";
+
+fn write_kubeconfig(
     path: &Path,
     url: &str,
-    pki: &flotilla_pki::ServerPki,
+    ca_pem: &str,
+    user: &str,
+    cert: &flotilla_pki::CertFiles,
 ) -> Result<(), HostError> {
     let kc = flotilla_pki::Kubeconfig::new_client_cert(
         url,
         "flotilla",
-        "admin",
-        &pki.ca.cert_pem,
-        &pki.admin.cert_pem,
-        &pki.admin.key_pem,
+        user,
+        ca_pem,
+        &cert.cert_pem,
+        &cert.key_pem,
     );
     kc.write(path)?;
     Ok(())

@@ -28,6 +28,12 @@ pub const ADMIN_USER: &str = "admin";
 pub const ADMIN_GROUP: &str = "system:masters";
 /// User of the front-proxy client certificate.
 pub const FRONT_PROXY_CLIENT_USER: &str = "front-proxy-client";
+/// The user of Flotilla's own components (controller-manager, scheduler, aggregated API
+/// server) when they run in one process with the host (`local-up`).
+pub const COMPONENTS_USER: &str = "system:flotilla:components";
+/// The group of Flotilla's own components: the host serves them its template store (no
+/// merged reads), and they hold every permission (they also carry `system:masters`).
+pub const COMPONENTS_GROUP: &str = "system:flotilla:components";
 
 /// A leaf certificate is reissued when it expires within this many days.
 const RENEW_BEFORE_DAYS: i64 = 30;
@@ -43,6 +49,9 @@ pub struct ServerPki {
     pub apiserver: CertFiles,
     /// `admin.crt` / `admin.key`: CN admin, O system:masters.
     pub admin: CertFiles,
+    /// `components.crt` / `components.key`: CN system:flotilla:components, O system:masters
+    /// and O system:flotilla:components.
+    pub components: CertFiles,
     /// `front-proxy-ca.crt` / `front-proxy-ca.key`.
     pub front_proxy_ca: CertFiles,
     /// `front-proxy-client.crt` / `front-proxy-client.key`: CN front-proxy-client.
@@ -94,6 +103,15 @@ pub fn ensure_server_pki(dir: &Path, hosts: &[String]) -> Result<ServerPki> {
         |cert| has_identity(cert, ADMIN_USER, &admin_groups),
         || ca.issue_client(ADMIN_USER, &admin_groups),
     )?;
+    let components_groups = [ADMIN_GROUP.to_string(), COMPONENTS_GROUP.to_string()];
+    let components = ensure_leaf(
+        &pki_dir,
+        "components",
+        &ca,
+        &mut written,
+        |cert| has_identity(cert, COMPONENTS_USER, &components_groups),
+        || ca.issue_client(COMPONENTS_USER, &components_groups),
+    )?;
     let front_proxy_client = ensure_leaf(
         &pki_dir,
         "front-proxy-client",
@@ -109,6 +127,7 @@ pub fn ensure_server_pki(dir: &Path, hosts: &[String]) -> Result<ServerPki> {
         ca: ca_files,
         apiserver,
         admin,
+        components,
         front_proxy_ca: fp_ca_files,
         front_proxy_client,
         service_account,
@@ -315,6 +334,7 @@ mod tests {
                 "front-proxy-ca",
                 "apiserver",
                 "admin",
+                "components",
                 "front-proxy-client",
                 "sa"
             ]
@@ -330,6 +350,8 @@ mod tests {
                 "apiserver.key",
                 "ca.crt",
                 "ca.key",
+                "components.crt",
+                "components.key",
                 "front-proxy-ca.crt",
                 "front-proxy-ca.key",
                 "front-proxy-client.crt",
@@ -398,7 +420,7 @@ mod tests {
         std::fs::remove_file(&first.ca.cert_path).unwrap();
         std::fs::remove_file(&first.ca.key_path).unwrap();
         let third = ensure_server_pki(dir.path(), &[]).unwrap();
-        assert_eq!(third.written, ["ca", "apiserver", "admin"]);
+        assert_eq!(third.written, ["ca", "apiserver", "admin", "components"]);
     }
 
     #[test]

@@ -89,6 +89,7 @@ impl ControlPlane {
             &client,
             &host_dir.join("pki"),
             dir.path().join("aggregated"),
+            None,
         )
         .await
         .map_err(TestEnvError::Aggregated)?;

@@ -1,0 +1,617 @@
+//! Merged reads: `search.karmada.io/v1alpha1` `proxying/karmada/proxy/{api|apis}/...` answers
+//! GET, LIST and WATCH of the configured workload resources by asking the host's template
+//! store and every Ready member cluster concurrently and merging the answers with
+//! `flotilla_fanout` (one item per namespace/name, status summed, the clusters holding it
+//! named). The host routes its own reads of those resources here (its `MergedReads`), and a
+//! client can point kubectl at the path directly, which also works where the host is a real
+//! kube-apiserver.
+//!
+//! ```text
+//!  request ──► parse the inner path (RequestInfo) ──► authorize the inner request
+//!          ──► clusters: Ready, allowed by a `cluster.karmada.io/name` selector
+//!          ──► template store (host) ┐
+//!              member 1..N (as the   ├─ concurrently, each bounded by the member timeout;
+//!              caller, impersonated) ┘  a failed member becomes a Warning header
+//!          ──► merge (flotilla_fanout) ──► JSON, Table (+CLUSTERS) or a watch stream
+//! ```
+//!
+//! Writes are not served here: they go to the host's template store.
+
+mod sources;
+mod watch;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::response::Response;
+use flotilla_apimachinery::{ApiError, ResourceDef, TableColumn, TablePrinter};
+use flotilla_apiserver::UserInfo;
+use flotilla_apiserver::authz::RequestAttributes;
+use flotilla_apiserver::request::{ListOptions, RequestInfo, ResourcePath, Verb};
+use flotilla_apiserver::response::{Format, add_warnings, error_response, json_value, negotiate};
+use flotilla_apiserver::server::{ApiServer, SubresourceHandler};
+use flotilla_apiserver::table::{self, IncludeObject};
+use flotilla_core::merged_reads;
+use flotilla_fanout::{ClusterFilter, CompositeVersion, ContinueToken, MemberObject, Sources};
+use http::StatusCode;
+use serde_json::{Map, Value, json};
+use tracing::Instrument;
+
+use crate::members::MemberConnections;
+pub use sources::{Endpoint, SourceError, TEMPLATE_READ_HEADER};
+
+/// The resource Karmada serves the search proxy under.
+pub const PROXYING: &str = "proxying";
+
+/// `search.karmada.io/v1alpha1 proxying`: cluster-scoped, with the `proxy` subresource (the
+/// only thing it serves).
+pub fn proxying_resource() -> ResourceDef {
+    let mut def = ResourceDef::new(
+        merged_reads::SEARCH_GROUP,
+        merged_reads::SEARCH_VERSION,
+        "Proxying",
+        PROXYING,
+        false,
+    );
+    def.connect_subresources = vec!["proxy".into()];
+    def
+}
+
+/// Whether `attrs` is a request to the search proxy, whose handler authorizes the request it
+/// carries (the caller needs `get`/`list`/`watch` on the merged resource, not on `proxying`).
+pub fn authorized_by_handler(attrs: &RequestAttributes) -> bool {
+    attrs.resource_request
+        && attrs.api_group == merged_reads::SEARCH_GROUP
+        && attrs.resource == PROXYING
+        && attrs.subresource == "proxy"
+}
+
+/// How merged reads behave.
+#[derive(Debug, Clone)]
+pub struct MergedReadOptions {
+    /// The resources merged, as `plural.group` (`pods` for the core group).
+    pub resources: Vec<String>,
+    /// How long one member may take to answer before the read goes on without it.
+    pub member_timeout: Duration,
+}
+
+impl Default for MergedReadOptions {
+    fn default() -> Self {
+        Self {
+            resources: merged_reads::DEFAULT_RESOURCES
+                .iter()
+                .map(|r| r.to_string())
+                .collect(),
+            member_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What every merged read shares.
+pub(crate) struct Shared {
+    pub members: Arc<MemberConnections>,
+    pub host: kube::Client,
+    /// The merged resources by (group, version, plural), their printers extended with the
+    /// CLUSTERS columns.
+    pub resources: BTreeMap<(String, String, String), Arc<ResourceDef>>,
+    pub member_timeout: Duration,
+}
+
+/// The `proxying/proxy` handler.
+pub struct MergedReads {
+    shared: Arc<Shared>,
+}
+
+impl MergedReads {
+    /// Merged reads of `options.resources` (looked up among the built-in kinds; unknown names
+    /// are reported by [`MergedReads::unknown_resources`]).
+    pub fn new(
+        members: Arc<MemberConnections>,
+        host: kube::Client,
+        options: &MergedReadOptions,
+    ) -> Self {
+        let builtins = flotilla_kinds::builtin_resources();
+        let mut resources = BTreeMap::new();
+        for name in &options.resources {
+            let (group, plural) = merged_reads::parse_resource(name);
+            for def in builtins
+                .iter()
+                .filter(|d| d.group == group && d.plural == plural)
+            {
+                resources.insert(
+                    (def.group.clone(), def.version.clone(), def.plural.clone()),
+                    Arc::new(with_cluster_columns(def)),
+                );
+            }
+        }
+        Self {
+            shared: Arc::new(Shared {
+                members,
+                host,
+                resources,
+                member_timeout: options.member_timeout,
+            }),
+        }
+    }
+
+    /// Names in `resources` that are no built-in resource.
+    pub fn unknown_resources(resources: &[String]) -> Vec<String> {
+        let builtins = flotilla_kinds::builtin_resources();
+        resources
+            .iter()
+            .filter(|name| {
+                let (group, plural) = merged_reads::parse_resource(name);
+                !builtins
+                    .iter()
+                    .any(|d| d.group == group && d.plural == plural)
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+/// The resource's printer with two more columns: CLUSTERS (`member1(3),member2(2)`) and, in
+/// `-o wide`, CLUSTER-READY (`member1(3/3),member2(2/2)`).
+fn with_cluster_columns(def: &ResourceDef) -> ResourceDef {
+    let mut merged = def.clone();
+    let base = table::printer_for(def);
+    let mut columns = base.columns.clone();
+    columns.push(TableColumn {
+        name: "Clusters".into(),
+        column_type: "string".into(),
+        format: String::new(),
+        description: "The member clusters holding the object, with their replicas".into(),
+        priority: 0,
+    });
+    columns.push(TableColumn {
+        name: "Cluster-Ready".into(),
+        column_type: "string".into(),
+        format: String::new(),
+        description: "Ready and desired replicas per member cluster".into(),
+        priority: 1,
+    });
+    let cells = base.cells.clone();
+    merged.printer = Some(TablePrinter {
+        columns,
+        cells: Arc::new(move |obj, now| {
+            let mut row = cells(obj, now);
+            row.push(Value::String(flotilla_fanout::clusters_cell(obj)));
+            row.push(Value::String(flotilla_fanout::clusters_wide_cell(obj)));
+            row
+        }),
+    });
+    merged
+}
+
+#[async_trait::async_trait]
+impl SubresourceHandler for MergedReads {
+    async fn handle(
+        &self,
+        server: &Arc<ApiServer>,
+        _def: &Arc<ResourceDef>,
+        path: &ResourcePath,
+        req: Request,
+        user: &UserInfo,
+    ) -> Response {
+        match self.serve(server, path, req, user).await {
+            Ok(resp) => resp,
+            Err(e) => error_response(&e),
+        }
+    }
+}
+
+/// One parsed merged read.
+pub(crate) struct Read {
+    pub def: Arc<ResourceDef>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub options: ListOptions,
+    pub format: Format,
+    pub include: IncludeObject,
+    pub filter: ClusterFilter,
+    /// The label selector without the cluster part, for the sources.
+    pub selector: Option<String>,
+    pub user: UserInfo,
+}
+
+impl Read {
+    /// The source path of the collection or of the named object.
+    pub fn path(&self, named: bool) -> String {
+        let def = &self.def;
+        let mut p = if def.group.is_empty() {
+            format!("/api/{}", def.version)
+        } else {
+            format!("/apis/{}/{}", def.group, def.version)
+        };
+        if let Some(ns) = &self.namespace {
+            p.push_str(&format!("/namespaces/{ns}"));
+        }
+        p.push('/');
+        p.push_str(&def.plural);
+        if named {
+            if let Some(n) = &self.name {
+                p.push('/');
+                p.push_str(n);
+            }
+        }
+        p
+    }
+
+    /// The query sent to every source: the selectors, plus where to read from.
+    pub fn source_query(&self, extra: &[(&str, &str)]) -> String {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        if let Some(s) = &self.selector {
+            q.append_pair("labelSelector", s);
+        }
+        if let Some(f) = &self.options.field_selector {
+            q.append_pair("fieldSelector", f);
+        }
+        for (k, v) in extra {
+            q.append_pair(k, v);
+        }
+        q.finish()
+    }
+
+    fn render_one(&self, obj: &Value) -> Response {
+        match self.format {
+            Format::Json => json_value(StatusCode::OK, obj),
+            Format::Table => json_value(
+                StatusCode::OK,
+                &table::table(&self.def, std::iter::once(obj), None, None, self.include),
+            ),
+        }
+    }
+}
+
+impl MergedReads {
+    async fn serve(
+        &self,
+        server: &Arc<ApiServer>,
+        path: &ResourcePath,
+        req: Request,
+        user: &UserInfo,
+    ) -> Result<Response, ApiError> {
+        let sub_path = path.sub_path.as_deref().unwrap_or("/");
+        crate::proxy::check_proxy_path(sub_path).map_err(ApiError::bad_request)?;
+        let uri: http::Uri = match req.uri().query() {
+            Some(q) => format!("{sub_path}?{q}"),
+            None => sub_path.to_string(),
+        }
+        .parse()
+        .map_err(|e| ApiError::bad_request(format!("invalid path {sub_path:?}: {e}")))?;
+        let inner = RequestInfo::parse(req.method(), &uri, req.headers());
+        let Some(rp) = inner.resource() else {
+            return Err(ApiError::path_not_found());
+        };
+        let def = self
+            .shared
+            .resources
+            .get(&(rp.group.clone(), rp.version.clone(), rp.resource.clone()))
+            .cloned()
+            .ok_or_else(|| {
+                let resource = if rp.group.is_empty() {
+                    rp.resource.clone()
+                } else {
+                    format!("{}.{}", rp.resource, rp.group)
+                };
+                let mut e = ApiError::path_not_found();
+                e.message = format!(
+                    "the server could not find the requested resource: {resource} ({}) is not a merged resource",
+                    rp.version
+                );
+                e
+            })?;
+        if rp.subresource.is_some() {
+            return Err(ApiError::path_not_found());
+        }
+        if !matches!(inner.verb, Verb::Get | Verb::List | Verb::Watch) {
+            return Err(ApiError::method_not_allowed(format!(
+                "merged reads serve get, list and watch; {} {} is written to the host's template store",
+                inner.verb.as_str(),
+                def.plural
+            )));
+        }
+        if let Some(authz) = &server.authorizer {
+            authz
+                .authorize(user, &RequestAttributes::for_request(&inner))
+                .await?;
+        }
+        let options = inner.options()?.list.clone();
+        let format = negotiate(req.headers())?;
+        let (filter, selector) = flotilla_fanout::split_selector(options.label_selector.as_deref())
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let read = Read {
+            def,
+            namespace: rp.namespace.clone(),
+            name: rp.name.clone(),
+            format,
+            include: IncludeObject::from_query(inner.query.get("includeObject")),
+            options,
+            filter,
+            selector,
+            user: user.clone(),
+        };
+        let span = tracing::debug_span!("merged read", verb = inner.verb.as_str(), resource = %read.def.plural);
+        async {
+            match inner.verb {
+                Verb::Get => self.get(server, &read).await,
+                Verb::Watch => watch::serve(self.shared.clone(), server.clone(), read).await,
+                _ => self.list(server, &read).await,
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn get(&self, server: &Arc<ApiServer>, read: &Read) -> Result<Response, ApiError> {
+        let name = read.name.clone().unwrap_or_default();
+        let (members, mut warnings) = member_endpoints(&self.shared, server, read).await;
+        let path = read.path(true);
+        let timeout = self.shared.member_timeout;
+        let template = Endpoint::Host(self.shared.host.clone());
+        let (template, answers) = futures::join!(
+            template.get_json(&path, "", timeout),
+            futures::future::join_all(members.iter().map(|m| m.get_json(&path, "", timeout)))
+        );
+        let template = match template {
+            Ok(t) => Some(t),
+            Err(SourceError::NotFound) => None,
+            Err(e) => return Err(template_error(e)),
+        };
+        let mut held: Vec<(String, Value)> = Vec::new();
+        for (endpoint, answer) in members.iter().zip(answers) {
+            match answer {
+                Ok(obj) => held.push((cluster_of(endpoint), obj)),
+                Err(SourceError::NotFound) => {}
+                Err(e) => warnings.push(missing(endpoint, &e)),
+            }
+        }
+        if held.is_empty() && (template.is_none() || read.filter.is_restricted()) {
+            return Err(ApiError::not_found(
+                &read.def.group,
+                &read.def.plural,
+                &name,
+            ));
+        }
+        let objects: Vec<MemberObject<'_>> = held
+            .iter()
+            .map(|(cluster, object)| MemberObject { cluster, object })
+            .collect();
+        let merged = flotilla_fanout::merge_item(template.as_ref(), &objects);
+        let mut resp = read.render_one(&merged);
+        add_warnings(&mut resp, &warnings);
+        Ok(resp)
+    }
+
+    async fn list(&self, server: &Arc<ApiServer>, read: &Read) -> Result<Response, ApiError> {
+        let continued = read
+            .options
+            .continue_token
+            .as_deref()
+            .map(ContinueToken::parse)
+            .transpose()
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        check_list_version(&read.options)?;
+        let (members, mut warnings) = member_endpoints(&self.shared, server, read).await;
+        // A continued list reads every source at the positions of its first page, so the
+        // pages are one snapshot; a source that no longer has them ends the list with 410.
+        let at = continued.as_ref().map(|c| &c.version);
+        let timeout = self.shared.member_timeout;
+        let path = read.path(false);
+        let query_at = |position: Option<&String>| match position {
+            Some(rv) => {
+                read.source_query(&[("resourceVersion", rv), ("resourceVersionMatch", "Exact")])
+            }
+            None => read.source_query(&[]),
+        };
+        let template_query = query_at(at.and_then(|v| v.template.as_ref()));
+        let member_queries: Vec<String> = members
+            .iter()
+            .map(|m| query_at(at.and_then(|v| v.members.get(&cluster_of(m)))))
+            .collect();
+        let host = Endpoint::Host(self.shared.host.clone());
+        let (template, answers) = futures::join!(
+            host.get_json(&path, &template_query, timeout),
+            futures::future::join_all(
+                members
+                    .iter()
+                    .zip(&member_queries)
+                    .map(|(m, q)| m.get_json(&path, q, timeout))
+            )
+        );
+        let expired = |e: &SourceError| {
+            ApiError::expired(format!(
+                "the continue token is too old ({e}); list again without it"
+            ))
+        };
+        let template = match template {
+            Ok(t) => t,
+            Err(e @ SourceError::Expired(_)) if continued.is_some() => return Err(expired(&e)),
+            Err(e) => return Err(template_error(e)),
+        };
+        let mut position = CompositeVersion {
+            template: list_version(&template),
+            ..CompositeVersion::default()
+        };
+        let mut sources = Sources {
+            templates: list_items(template),
+            ..Sources::default()
+        };
+        for (endpoint, answer) in members.iter().zip(answers) {
+            let cluster = cluster_of(endpoint);
+            match answer {
+                Ok(list) => {
+                    if let Some(rv) = list_version(&list) {
+                        position.members.insert(cluster.clone(), rv);
+                    }
+                    sources.members.insert(cluster, list_items(list));
+                }
+                Err(e @ SourceError::Expired(_)) if continued.is_some() => {
+                    return Err(expired(&e));
+                }
+                Err(e) => warnings.push(missing(endpoint, &e)),
+            }
+        }
+        let merged = flotilla_fanout::merge_list(&sources, &read.filter);
+        let after = continued
+            .as_ref()
+            .map(|c| (c.namespace.as_str(), c.name.as_str()));
+        let limit = read.options.limit.map(|l| l as usize);
+        let page = flotilla_fanout::page(merged, limit, after);
+        let version = match &continued {
+            Some(c) => c.version.clone(),
+            None => position,
+        };
+        let continue_token = page.last.as_ref().map(|(namespace, name)| {
+            ContinueToken {
+                version: version.clone(),
+                namespace: namespace.clone(),
+                name: name.clone(),
+            }
+            .encode()
+        });
+        let rv = version.encode();
+        let body = match read.format {
+            Format::Table => table::table(
+                &read.def,
+                page.items.iter(),
+                Some(rv),
+                continue_token,
+                read.include,
+            ),
+            Format::Json => {
+                let mut metadata = Map::new();
+                metadata.insert("resourceVersion".into(), Value::String(rv));
+                if let Some(c) = continue_token {
+                    metadata.insert("continue".into(), Value::String(c));
+                    metadata.insert("remainingItemCount".into(), json!(page.remaining));
+                }
+                json!({
+                    "kind": read.def.list_kind,
+                    "apiVersion": read.def.api_version(),
+                    "metadata": metadata,
+                    "items": page.items,
+                })
+            }
+        };
+        let mut resp = json_value(StatusCode::OK, &body);
+        add_warnings(&mut resp, &warnings);
+        Ok(resp)
+    }
+}
+
+/// A list's resourceVersion must be empty, `0` or one this server issued.
+fn check_list_version(options: &ListOptions) -> Result<(), ApiError> {
+    match options.resource_version.as_ref().map(|v| v.as_str()) {
+        None | Some("") | Some("0") => Ok(()),
+        Some(rv) => CompositeVersion::parse(rv)
+            .map(|_| ())
+            .map_err(|e| ApiError::bad_request(e.to_string())),
+    }
+}
+
+fn template_error(e: SourceError) -> ApiError {
+    let mut err =
+        ApiError::service_unavailable(format!("the host's template store did not answer: {e}"));
+    err.retry_after_seconds = Some(1);
+    err
+}
+
+pub(crate) fn missing(endpoint: &Endpoint, e: &SourceError) -> String {
+    format!("{} is missing from this answer: {e}", endpoint.describe())
+}
+
+pub(crate) fn cluster_of(endpoint: &Endpoint) -> String {
+    match endpoint {
+        Endpoint::Member { cluster, .. } => cluster.clone(),
+        Endpoint::Host(_) => String::new(),
+    }
+}
+
+pub(crate) fn list_version(list: &Value) -> Option<String> {
+    list.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+pub(crate) fn list_items(mut list: Value) -> Vec<Value> {
+    match list.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    }
+}
+
+/// The Cluster objects this server stores, by name.
+async fn stored_clusters(server: &ApiServer) -> Vec<(String, Value)> {
+    let def = crate::cluster::cluster_resource();
+    let prefix = flotilla_apiserver::objects::collection_prefix(&def, None);
+    match server.storage.list(&prefix, &Default::default()).await {
+        Ok(listed) => listed
+            .items
+            .iter()
+            .map(|o| {
+                let v = o.value();
+                let name = v
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                (name, (*v).clone())
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, "listing Clusters for a merged read");
+            Vec::new()
+        }
+    }
+}
+
+fn is_ready(cluster: &Value) -> bool {
+    cluster
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Ready")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
+/// The members a read asks: Ready clusters the read's cluster filter allows, each with its
+/// connection; warnings name the allowed clusters left out and why.
+pub(crate) async fn member_endpoints(
+    shared: &Shared,
+    server: &ApiServer,
+    read: &Read,
+) -> (Vec<Endpoint>, Vec<String>) {
+    let mut endpoints = Vec::new();
+    let mut warnings = Vec::new();
+    for (name, obj) in stored_clusters(server).await {
+        if !read.filter.allows(&name) {
+            continue;
+        }
+        if !is_ready(&obj) {
+            warnings.push(format!(
+                "cluster {name:?} is missing from this answer: it is not Ready"
+            ));
+            continue;
+        }
+        match shared.members.upstream(&name, &obj).await {
+            Ok((upstream, token)) => endpoints.push(Endpoint::Member {
+                cluster: name,
+                upstream,
+                token,
+                user: read.user.clone(),
+            }),
+            Err(e) => warnings.push(format!(
+                "cluster {name:?} is missing from this answer: {}",
+                e.message
+            )),
+        }
+    }
+    (endpoints, warnings)
+}

@@ -1,0 +1,456 @@
+//! A merged WATCH: one watch on the template store and one per member cluster, multiplexed
+//! into one `flotilla_fanout::MergedView`; each source event recomputes its merged item and
+//! the change of the merged view is sent as ADDED/MODIFIED/DELETED.
+//!
+//! - Start: without a resourceVersion (or `0`) every source is listed now and the merged
+//!   items are sent as ADDED first; with a composite version every source is listed exactly
+//!   at its position and watched from there, so nothing between is lost. A source that no
+//!   longer has that position ends the stream with one ERROR event (410 Expired), which
+//!   clients answer by listing again.
+//! - A source whose watch breaks (member restart, a timeout, 410) is listed again and its
+//!   difference sent as merged changes, then watched from the new list; members that become
+//!   Ready (or allowed) join the same way and members that leave take their objects with them.
+//! - Every event's object carries the stream's position as its resourceVersion, so a client
+//!   resuming from the last event it saw continues where it left off. BOOKMARKs carry it too.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use flotilla_apimachinery::ApiError;
+use flotilla_apiserver::response::{Format, add_warnings};
+use flotilla_apiserver::server::ApiServer;
+use flotilla_apiserver::table;
+use flotilla_apiserver::tasks::AbortOnDrop;
+use flotilla_fanout::{CompositeVersion, MergedEvent, MergedView, Source, SourceEvent};
+use futures::StreamExt;
+use http::{HeaderValue, StatusCode, header};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::sources::{Endpoint, SourceError, WatchLine};
+use super::{Read, Shared, cluster_of, list_items, list_version, member_endpoints, missing};
+
+/// How often membership (members becoming Ready or leaving) and failed sources are checked.
+const MEMBERSHIP_PERIOD: Duration = Duration::from_secs(1);
+/// How often a watch with bookmarks enabled gets one.
+const BOOKMARK_PERIOD: Duration = Duration::from_secs(10);
+/// A watch's length when the client sets no timeoutSeconds.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// What a source's watcher task reports.
+enum Report {
+    Line(WatchLine),
+    Ended(SourceError),
+}
+
+/// A source being watched: its endpoint and the task reading its watch. Reports carry the
+/// generation they were started in, so a replaced watcher's late reports are ignored.
+struct Active {
+    endpoint: Endpoint,
+    generation: u64,
+    _task: AbortOnDrop,
+}
+
+struct Stream {
+    shared: Arc<Shared>,
+    server: Arc<ApiServer>,
+    read: Read,
+    view: MergedView,
+    active: BTreeMap<Source, Active>,
+    /// Sources to list and watch again at the next membership check.
+    failed: BTreeMap<Source, Endpoint>,
+    generation: u64,
+    reports: mpsc::Sender<(Source, u64, Report)>,
+    out: mpsc::Sender<Bytes>,
+}
+
+pub(super) async fn serve(
+    shared: Arc<Shared>,
+    server: Arc<ApiServer>,
+    read: Read,
+) -> Result<Response, ApiError> {
+    let start = match read.options.resource_version.as_ref().map(|v| v.as_str()) {
+        None | Some("") | Some("0") => None,
+        Some(rv) => {
+            Some(CompositeVersion::parse(rv).map_err(|e| ApiError::bad_request(e.to_string()))?)
+        }
+    };
+    let (members, warnings) = member_endpoints(&shared, &server, &read).await;
+    let (reports_tx, mut reports_rx) = mpsc::channel(1024);
+    let (out_tx, out_rx) = mpsc::channel::<Bytes>(256);
+    let mut stream = Stream {
+        view: MergedView::new(read.filter.clone()),
+        shared,
+        server,
+        read,
+        active: BTreeMap::new(),
+        failed: BTreeMap::new(),
+        generation: 0,
+        reports: reports_tx,
+        out: out_tx,
+    };
+    let host = Endpoint::Host(stream.shared.host.clone());
+    let mut initial = Vec::new();
+    let mut expired = None;
+    let mut loaded = Vec::new();
+    match stream
+        .load(
+            Source::Template,
+            &host,
+            start.as_ref().and_then(|s| s.template.clone()),
+            false,
+        )
+        .await
+    {
+        Ok(_) => loaded.push((Source::Template, host.clone())),
+        Err(SourceError::Expired(m)) => expired = Some(m),
+        Err(e) => return Err(super::template_error(e)),
+    }
+    let mut late = Vec::new();
+    for endpoint in members {
+        let cluster = cluster_of(&endpoint);
+        let at = start
+            .as_ref()
+            .and_then(|s| s.members.get(&cluster).cloned());
+        if start.is_some() && at.is_none() {
+            // Joined after the client's version: its objects arrive as changes.
+            late.push(endpoint);
+            continue;
+        }
+        match stream
+            .load(Source::Member(cluster.clone()), &endpoint, at, false)
+            .await
+        {
+            Ok(_) => loaded.push((Source::Member(cluster), endpoint)),
+            Err(SourceError::Expired(m)) => expired = Some(m),
+            Err(e) => {
+                tracing::debug!(error = %e, "a member is left out of a merged watch for now");
+                stream.failed.insert(Source::Member(cluster), endpoint);
+            }
+        }
+    }
+    if start.is_none() {
+        let position = stream.view.position();
+        initial = stream
+            .view
+            .items()
+            .into_iter()
+            .map(|mut object| {
+                set_version(&mut object, &position);
+                MergedEvent {
+                    kind: flotilla_fanout::EventKind::Added,
+                    object,
+                }
+            })
+            .collect();
+    }
+    let timeout = stream.read.options.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let bookmarks = stream.read.options.allow_bookmarks;
+    let body = Body::from_stream(ReceiverStream::new(out_rx).map(Ok::<Bytes, Infallible>));
+    let mut resp = Response::new(body);
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    add_warnings(&mut resp, &warnings);
+    if let Some(message) = expired {
+        let err = ApiError::expired(format!(
+            "the merged watch cannot resume from that resourceVersion: {message}"
+        ));
+        let _ = stream
+            .out
+            .try_send(line(&json!({"type": "ERROR", "object": err.to_status()})));
+        return Ok(resp);
+    }
+    tokio::spawn(async move {
+        for event in initial {
+            if !stream.send(&event).await {
+                return;
+            }
+        }
+        for endpoint in late {
+            let source = Source::Member(cluster_of(&endpoint));
+            if stream.rejoin(source, endpoint).await.is_err() {
+                return;
+            }
+        }
+        for (source, endpoint) in loaded {
+            stream.watch(source, endpoint);
+        }
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut membership = tokio::time::interval(MEMBERSHIP_PERIOD);
+        let mut bookmark = tokio::time::interval(BOOKMARK_PERIOD);
+        loop {
+            tokio::select! {
+                report = reports_rx.recv() => {
+                    let Some((source, generation, report)) = report else { return };
+                    if stream.on_report(source, generation, report).await.is_err() {
+                        return;
+                    }
+                }
+                _ = membership.tick() => {
+                    if stream.check_membership().await.is_err() {
+                        return;
+                    }
+                }
+                _ = bookmark.tick(), if bookmarks => {
+                    if !stream.bookmark().await {
+                        return;
+                    }
+                }
+                _ = &mut deadline => return,
+                _ = stream.out.closed() => return,
+            }
+        }
+    });
+    Ok(resp)
+}
+
+/// The client went away.
+struct Gone;
+
+impl Stream {
+    /// Lists `source` (exactly at `at` when given) into the view; with `emit`, sends the
+    /// merged changes. Returns the list's version.
+    async fn load(
+        &mut self,
+        source: Source,
+        endpoint: &Endpoint,
+        at: Option<String>,
+        emit: bool,
+    ) -> Result<Vec<MergedEvent>, SourceError> {
+        let query = match &at {
+            Some(rv) => self
+                .read
+                .source_query(&[("resourceVersion", rv), ("resourceVersionMatch", "Exact")]),
+            None => self.read.source_query(&[]),
+        };
+        let list = endpoint
+            .get_json(&self.read.path(false), &query, self.shared.member_timeout)
+            .await?;
+        let rv = at.or_else(|| list_version(&list)).unwrap_or_default();
+        Ok(self.view.replace(source, list_items(list), rv, emit))
+    }
+
+    /// Starts the watcher task of `source` from the view's position for it.
+    fn watch(&mut self, source: Source, endpoint: Endpoint) {
+        self.generation += 1;
+        let generation = self.generation;
+        let position = self.view.position();
+        let rv = match &source {
+            Source::Template => position.template.clone(),
+            Source::Member(c) => position.members.get(c).cloned(),
+        }
+        .unwrap_or_default();
+        let query = self.read.source_query(&[
+            ("watch", "1"),
+            ("allowWatchBookmarks", "true"),
+            ("resourceVersion", &rv),
+        ]);
+        let path = self.read.path(false);
+        let reports = self.reports.clone();
+        let timeout = self.shared.member_timeout;
+        let tagged = source.clone();
+        let task_endpoint = endpoint.clone();
+        let task = tokio::spawn(async move {
+            let ended = match task_endpoint.watch(&path, &query, timeout).await {
+                Ok(mut lines) => loop {
+                    match lines.next().await {
+                        Some(Ok(l)) => {
+                            if reports
+                                .send((tagged.clone(), generation, Report::Line(l)))
+                                .await
+                                .is_err()
+                            {
+                                return;
+                            }
+                        }
+                        Some(Err(e)) => break e,
+                        None => break SourceError::Failed("the watch ended".into()),
+                    }
+                },
+                Err(e) => e,
+            };
+            let _ = reports
+                .send((tagged, generation, Report::Ended(ended)))
+                .await;
+        });
+        self.active.insert(
+            source,
+            Active {
+                endpoint,
+                generation,
+                _task: AbortOnDrop(task),
+            },
+        );
+    }
+
+    async fn on_report(
+        &mut self,
+        source: Source,
+        generation: u64,
+        report: Report,
+    ) -> Result<(), Gone> {
+        if self.active.get(&source).map(|a| a.generation) != Some(generation) {
+            return Ok(());
+        }
+        match report {
+            Report::Line(WatchLine { event_type, object }) => {
+                let rv = object
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let event = match event_type.as_str() {
+                    "ADDED" | "MODIFIED" => SourceEvent::Upsert(object),
+                    "DELETED" => SourceEvent::Deleted(object),
+                    "BOOKMARK" => {
+                        self.view.advance(&source, rv);
+                        return Ok(());
+                    }
+                    _ => return Ok(()),
+                };
+                if let Some(change) = self.view.apply(&source, event, rv) {
+                    if !self.send(&change).await {
+                        return Err(Gone);
+                    }
+                }
+            }
+            Report::Ended(e) => {
+                tracing::debug!(?source, error = %e, "a merged watch's source ended; listing it again");
+                if let Some(active) = self.active.remove(&source) {
+                    self.rejoin(source, active.endpoint).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lists `source` now, sends the difference and watches it from there; a failure leaves
+    /// it for the next membership check.
+    async fn rejoin(&mut self, source: Source, endpoint: Endpoint) -> Result<(), Gone> {
+        match self.load(source.clone(), &endpoint, None, true).await {
+            Ok(changes) => {
+                for change in changes {
+                    if !self.send(&change).await {
+                        return Err(Gone);
+                    }
+                }
+                self.failed.remove(&source);
+                self.watch(source, endpoint);
+            }
+            Err(e) => {
+                tracing::debug!(error = %missing(&endpoint, &e), "merged watch source not available");
+                self.active.remove(&source);
+                self.failed.insert(source, endpoint);
+            }
+        }
+        Ok(())
+    }
+
+    /// Members that became Ready or allowed join; members that left are removed; failed
+    /// sources are tried again.
+    async fn check_membership(&mut self) -> Result<(), Gone> {
+        let (endpoints, _) = member_endpoints(&self.shared, &self.server, &self.read).await;
+        let current: BTreeMap<Source, Endpoint> = endpoints
+            .into_iter()
+            .map(|e| (Source::Member(cluster_of(&e)), e))
+            .collect();
+        let known: Vec<Source> = self
+            .active
+            .keys()
+            .chain(self.failed.keys())
+            .filter(|s| matches!(s, Source::Member(_)))
+            .cloned()
+            .collect();
+        for source in known {
+            if !current.contains_key(&source) {
+                self.active.remove(&source);
+                self.failed.remove(&source);
+                for change in self.view.remove_source(&source) {
+                    if !self.send(&change).await {
+                        return Err(Gone);
+                    }
+                }
+            }
+        }
+        for (source, endpoint) in current {
+            if !self.active.contains_key(&source) {
+                self.rejoin(source, endpoint).await?;
+            }
+        }
+        if let Some(endpoint) = self.failed.remove(&Source::Template) {
+            self.rejoin(Source::Template, endpoint).await?;
+        }
+        Ok(())
+    }
+
+    async fn bookmark(&self) -> bool {
+        let position = self.view.position().encode();
+        let object = json!({
+            "kind": self.read.def.kind,
+            "apiVersion": self.read.def.api_version(),
+            "metadata": {"resourceVersion": position},
+        });
+        self.out
+            .send(line(&json!({"type": "BOOKMARK", "object": object})))
+            .await
+            .is_ok()
+    }
+
+    /// Sends one merged change; false when the client is gone.
+    async fn send(&self, change: &MergedEvent) -> bool {
+        let object = match self.read.format {
+            Format::Json => change.object.clone(),
+            Format::Table => {
+                let rv = change
+                    .object
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                table::table(
+                    &self.read.def,
+                    std::iter::once(&change.object),
+                    rv,
+                    None,
+                    self.read.include,
+                )
+            }
+        };
+        self.out
+            .send(line(
+                &json!({"type": change.kind.as_str(), "object": object}),
+            ))
+            .await
+            .is_ok()
+    }
+}
+
+fn set_version(object: &mut Value, position: &CompositeVersion) {
+    let own = object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|rv| CompositeVersion::parse(rv).ok())
+        .and_then(|v| v.object);
+    let version = CompositeVersion {
+        object: own,
+        ..position.clone()
+    };
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".into(), Value::String(version.encode()));
+    }
+}
+
+fn line(v: &Value) -> Bytes {
+    let mut s = v.to_string();
+    s.push('\n');
+    Bytes::from(s)
+}

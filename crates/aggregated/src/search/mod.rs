@@ -283,7 +283,7 @@ impl MergedReads {
         .map_err(|e| ApiError::bad_request(format!("invalid path {sub_path:?}: {e}")))?;
         let inner = RequestInfo::parse(req.method(), &uri, req.headers());
         let Some(rp) = inner.resource() else {
-            return Err(ApiError::path_not_found());
+            return self.discovery(&inner, &uri, req.headers()).await;
         };
         let def = self
             .shared
@@ -343,6 +343,51 @@ impl MergedReads {
         }
         .instrument(span)
         .await
+    }
+
+    /// Discovery and `/version` under the search path come from the host, so that kubectl
+    /// pointed at the path (`--server .../proxying/karmada/proxy`) finds the resources.
+    async fn discovery(
+        &self,
+        inner: &RequestInfo,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+    ) -> Result<Response, ApiError> {
+        let path = inner.path.as_str();
+        let discovery = path == "/version"
+            || path == "/api"
+            || path == "/apis"
+            || path.starts_with("/api/")
+            || path.starts_with("/apis/");
+        if inner.method != http::Method::GET || !discovery {
+            return Err(ApiError::path_not_found());
+        }
+        let mut builder = http::Request::builder()
+            .method(http::Method::GET)
+            .uri(uri.path_and_query().map(|p| p.as_str()).unwrap_or(path));
+        if let Some(accept) = headers.get(http::header::ACCEPT) {
+            builder = builder.header(http::header::ACCEPT, accept);
+        }
+        let req = builder
+            .body(kube::client::Body::empty())
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let answer = self
+            .shared
+            .host
+            .send(req)
+            .await
+            .map_err(|e| template_error(SourceError::Failed(e.to_string())))?;
+        let (parts, body) = answer.into_parts();
+        let bytes = http_body_util::BodyExt::collect(body)
+            .await
+            .map_err(|e| template_error(SourceError::Failed(e.to_string())))?
+            .to_bytes();
+        let mut resp = Response::new(axum::body::Body::from(bytes));
+        *resp.status_mut() = parts.status;
+        if let Some(ct) = parts.headers.get(http::header::CONTENT_TYPE) {
+            resp.headers_mut().insert(http::header::CONTENT_TYPE, ct.clone());
+        }
+        Ok(resp)
     }
 
     async fn get(&self, server: &Arc<ApiServer>, read: &Read) -> Result<Response, ApiError> {

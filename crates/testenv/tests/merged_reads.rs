@@ -1,0 +1,434 @@
+//! Merged reads in process, driven by kube-rs over TLS: a host with the aggregated server's
+//! merged view installed in memory (as `local-up` wires it) and three simulated members
+//! joined and marked Ready. Deployments are written straight into the members and as
+//! templates on the host; the host's reads must show their merge:
+//!
+//! - a kube-rs reflector on the host's deployments stays equal to the truth computed from
+//!   what was written (which names exist, which clusters hold each, whose copy is shown)
+//!   through 500 random changes, with one member cut off and reconnected midway;
+//! - a watcher with the components' identity sees the templates only;
+//! - a list paged with `limit` walks the whole merged set once, in order.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use flotilla_aggregated::search::MergedReadOptions;
+use flotilla_fanout::CLUSTERS_ANNOTATION;
+use flotilla_host::merged_reads::{MergedReadsConfig, ReadTransport};
+use flotilla_membersim::{MemberOptions, RunningMember};
+use flotilla_testenv::client_for;
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use serde_json::json;
+
+const NAMES: usize = 12;
+const GEN: &str = "test.flotilla.io/gen";
+
+struct Fleet {
+    _dir: tempfile::TempDir,
+    host: flotilla_host::RunningHost,
+    aggregated: flotilla_aggregated::RunningAggregated,
+    admin: kube::Client,
+    components: kube::Client,
+    members: Vec<(String, RunningMember, kube::Client)>,
+}
+
+impl Fleet {
+    async fn start(count: usize) -> Fleet {
+        flotilla_testenv::init_test_logging();
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = flotilla_host::HostOptions::new(dir.path().join("host"));
+        opts.secure_port = 0;
+        let host = flotilla_host::start(opts).await.unwrap();
+        let admin = client_for(&host.kubeconfig, None).await.unwrap();
+        let components = client_for(&host.components_kubeconfig, None).await.unwrap();
+        let aggregated = flotilla_aggregated::start_registered(
+            &components,
+            &dir.path().join("host").join("pki"),
+            dir.path().join("aggregated"),
+            Some(MergedReadOptions {
+                member_timeout: Duration::from_secs(2),
+                ..MergedReadOptions::default()
+            }),
+        )
+        .await
+        .unwrap();
+        let unknown = flotilla_host::merged_reads::install(
+            &host.server,
+            ReadTransport::InProcess(aggregated.server.router()),
+            &MergedReadsConfig::default(),
+        );
+        assert!(unknown.is_empty(), "{unknown:?}");
+        let mut members = Vec::new();
+        for i in 1..=count {
+            let name = format!("member{i}");
+            let mut mo = MemberOptions::new(&name, dir.path().join(&name));
+            mo.secure_port = 0;
+            mo.nodes = 1;
+            let member = flotilla_membersim::start(mo).await.unwrap();
+            let join = flotilla_membership::Member::new(
+                &name,
+                member.url(),
+                flotilla_membership::MemberCredentials::token(&member.token, &member.ca_pem),
+            );
+            flotilla_membership::join(&components, &join).await.unwrap();
+            mark_ready(&components, &name).await;
+            let client = client_for(&member.kubeconfig, None).await.unwrap();
+            members.push((name, member, client));
+        }
+        Fleet {
+            _dir: dir,
+            host,
+            aggregated,
+            admin,
+            components,
+            members,
+        }
+    }
+
+    async fn stop(self) {
+        for (_, m, _) in self.members {
+            m.stop().await;
+        }
+        self.aggregated.stop().await;
+        self.host.stop().await;
+    }
+}
+
+/// Marks a Cluster Ready (no cluster controller runs here).
+async fn mark_ready(client: &kube::Client, name: &str) {
+    let clusters: Api<flotilla_api::Cluster> = Api::all(client.clone());
+    let status = json!({"status": {"conditions": [{
+        "type": "Ready", "status": "True", "reason": "ClusterReady",
+        "message": "marked by the test", "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }]}});
+    clusters
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+}
+
+fn deployment(name: &str, generation: u64) -> Deployment {
+    serde_json::from_value(json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default", "annotations": {GEN: generation.to_string()}},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }))
+    .unwrap()
+}
+
+/// What was written: per name, the template's generation and each member's.
+#[derive(Default, Debug)]
+struct Truth {
+    templates: BTreeMap<String, u64>,
+    members: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+/// What a merged item must look like: the clusters holding it and the generation shown
+/// (the template's, else the first cluster's copy).
+type Expected = BTreeMap<String, (BTreeSet<String>, u64)>;
+
+impl Truth {
+    fn expected(&self) -> Expected {
+        let mut names: BTreeSet<&String> = self.templates.keys().collect();
+        for held in self.members.values() {
+            names.extend(held.keys());
+        }
+        names
+            .into_iter()
+            .map(|name| {
+                let holders: BTreeMap<&String, u64> = self
+                    .members
+                    .iter()
+                    .filter_map(|(c, held)| held.get(name).map(|g| (c, *g)))
+                    .collect();
+                let shown = match self.templates.get(name) {
+                    Some(g) => *g,
+                    None => *holders.values().next().unwrap(),
+                };
+                (
+                    name.clone(),
+                    (holders.keys().map(|c| c.to_string()).collect(), shown),
+                )
+            })
+            .collect()
+    }
+}
+
+fn observed(items: &[std::sync::Arc<Deployment>]) -> Expected {
+    items
+        .iter()
+        .map(|d| {
+            let annotations = d.metadata.annotations.clone().unwrap_or_default();
+            let clusters = annotations
+                .get(CLUSTERS_ANNOTATION)
+                .map(|v| {
+                    v.split(',')
+                        .map(|c| c.split('(').next().unwrap_or_default().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let generation = annotations
+                .get(GEN)
+                .and_then(|g| g.parse().ok())
+                .unwrap_or(u64::MAX);
+            (d.metadata.name.clone().unwrap(), (clusters, generation))
+        })
+        .collect()
+}
+
+/// A small deterministic generator (no dependency needed for this).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// Waits (bounded) until the reflector's store shows `want`.
+async fn converge(store: &reflector::Store<Deployment>, want: &Expected, step: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = observed(&store.state());
+        if &got == want {
+            return;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("after step {step} the merged view differs:\n want {want:?}\n got  {got:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reflector_on_merged_deployments_follows_500_random_changes_and_a_member_cut_off() {
+    let fleet = Fleet::start(3).await;
+    let host: Api<Deployment> = Api::namespaced(fleet.admin.clone(), "default");
+    let (store, writer) = reflector::store();
+    let stream = reflector(writer, watcher(host.clone(), watcher::Config::default()))
+        .applied_objects()
+        .for_each(|_| async {});
+    let reflecting = tokio::spawn(stream);
+
+    let mut truth = Truth::default();
+    for (name, _, _) in &fleet.members {
+        truth.members.insert(name.clone(), BTreeMap::new());
+    }
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut generation = 0u64;
+    for step in 1..=500 {
+        generation += 1;
+        let name = format!("d{}", rng.next(NAMES));
+        let target = rng.next(fleet.members.len() + 1);
+        let (api, held) = if target == fleet.members.len() {
+            (host.clone(), &mut truth.templates)
+        } else {
+            let (cluster, _, client) = &fleet.members[target];
+            (
+                Api::<Deployment>::namespaced(client.clone(), "default"),
+                truth.members.get_mut(cluster).unwrap(),
+            )
+        };
+        if held.contains_key(&name) && rng.next(3) == 0 {
+            api.delete(&name, &DeleteParams::default()).await.unwrap();
+            held.remove(&name);
+        } else if held.contains_key(&name) {
+            let patch = json!({"metadata": {"annotations": {GEN: generation.to_string()}}});
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .unwrap();
+            held.insert(name, generation);
+        } else {
+            api.create(&PostParams::default(), &deployment(&name, generation))
+                .await
+                .unwrap();
+            held.insert(name, generation);
+        }
+        if step == 250 {
+            // member2 drops off the network (every watch on it breaks): the merged watch goes
+            // on with the others, keeps member2's objects (it is still Ready), and picks up
+            // member2's changes once it is back, without the client relisting.
+            converge(&store, &truth.expected(), step).await;
+            let (_, member, _) = &fleet.members[1];
+            member.set_reachable(false).await.unwrap();
+            generation += 1;
+            let (cluster, _, client) = &fleet.members[0];
+            let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+            let name = "away".to_string();
+            api.create(&PostParams::default(), &deployment(&name, generation))
+                .await
+                .unwrap();
+            truth
+                .members
+                .get_mut(cluster)
+                .unwrap()
+                .insert(name, generation);
+            converge(&store, &truth.expected(), step).await;
+            member.set_reachable(true).await.unwrap();
+            let (cluster, _, client) = &fleet.members[1];
+            let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+            generation += 1;
+            let name = "back".to_string();
+            api.create(&PostParams::default(), &deployment(&name, generation))
+                .await
+                .unwrap();
+            truth
+                .members
+                .get_mut(cluster)
+                .unwrap()
+                .insert(name, generation);
+            converge(&store, &truth.expected(), step).await;
+        }
+        if step % 50 == 0 {
+            converge(&store, &truth.expected(), step).await;
+        }
+    }
+    converge(&store, &truth.expected(), 500).await;
+    reflecting.abort();
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn components_read_templates_and_limit_pages_walk_the_merged_set() {
+    let fleet = Fleet::start(2).await;
+    let templates: Api<Deployment> = Api::namespaced(fleet.admin.clone(), "default");
+    templates
+        .create(&PostParams::default(), &deployment("shared", 1))
+        .await
+        .unwrap();
+    for (i, (_, _, client)) in fleet.members.iter().enumerate() {
+        let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+        api.create(&PostParams::default(), &deployment("shared", 2))
+            .await
+            .unwrap();
+        for j in 0..3 {
+            api.create(
+                &PostParams::default(),
+                &deployment(&format!("only-m{}-{j}", i + 1), 3),
+            )
+            .await
+            .unwrap();
+        }
+    }
+    // The merged set: shared + 3 member-only objects per member.
+    let mut names = Vec::new();
+    let mut params = ListParams::default().limit(2);
+    loop {
+        let page = templates.list(&params).await.unwrap();
+        names.extend(page.items.iter().map(|d| d.metadata.name.clone().unwrap()));
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(c) => params = params.continue_token(&c),
+            None => break,
+        }
+    }
+    let mut want = vec!["shared".to_string()];
+    for m in 1..=2 {
+        for j in 0..3 {
+            want.push(format!("only-m{m}-{j}"));
+        }
+    }
+    want.sort();
+    assert_eq!(names, want, "pages of 2 walk the merged set once, in order");
+
+    // The components' identity reads the template store: one object, a plain version.
+    let as_component: Api<Deployment> = Api::namespaced(fleet.components.clone(), "default");
+    let listed = as_component.list(&ListParams::default()).await.unwrap();
+    let listed_names: Vec<_> = listed
+        .items
+        .iter()
+        .map(|d| d.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(listed_names, ["shared"]);
+    let template = &listed.items[0];
+    assert!(
+        template
+            .metadata
+            .annotations
+            .as_ref()
+            .is_none_or(|a| !a.contains_key(CLUSTERS_ANNOTATION))
+    );
+    let rv = template.metadata.resource_version.clone().unwrap();
+    assert!(rv.parse::<u64>().is_ok(), "a template's own version: {rv}");
+    let mut events = as_component
+        .watch(&kube::api::WatchParams::default(), &listed.metadata.resource_version.unwrap())
+        .await
+        .unwrap()
+        .boxed();
+    templates
+        .patch(
+            "shared",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"seen": "yes"}}})),
+        )
+        .await
+        .unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    match event {
+        kube::api::WatchEvent::Modified(d) => {
+            assert_eq!(d.metadata.name.as_deref(), Some("shared"));
+            assert!(
+                d.metadata
+                    .annotations
+                    .as_ref()
+                    .is_none_or(|a| !a.contains_key(CLUSTERS_ANNOTATION)),
+                "a component's watch carries templates, not merged objects"
+            );
+        }
+        other => panic!("expected the template's change, got {other:?}"),
+    }
+
+    // A merged object read and written back reaches the template only.
+    let merged = templates.get("shared").await.unwrap();
+    assert!(
+        merged
+            .metadata
+            .resource_version
+            .as_deref()
+            .is_some_and(|rv| rv.starts_with("f1."))
+    );
+    let mut edited = merged.clone();
+    edited
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("edited".into(), "yes".into());
+    templates
+        .replace("shared", &PostParams::default(), &edited)
+        .await
+        .unwrap();
+    let stored = as_component.get("shared").await.unwrap();
+    assert_eq!(
+        stored.metadata.labels.unwrap().get("edited").map(String::as_str),
+        Some("yes")
+    );
+    assert!(
+        stored
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .get(CLUSTERS_ANNOTATION)
+            .is_none(),
+        "the merge's annotation never lands in the template"
+    );
+    fleet.stop().await;
+}

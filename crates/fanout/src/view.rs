@@ -114,8 +114,12 @@ impl MergedView {
             }
         }
         self.objects.insert(source.clone(), state);
+        // The batch's events carry the position before it, but the last carries the one
+        // after: a client resuming from inside the batch goes back to before it (and gets it
+        // again, or a 410) instead of skipping its rest.
+        let mut events = self.refresh(touched);
         self.positions.insert(source, rv);
-        let events = self.refresh(touched);
+        self.restamp_last(&mut events);
         if emit { events } else { Vec::new() }
     }
 
@@ -151,11 +155,37 @@ impl MergedView {
     /// A source leaving (a member cluster removed): its contributions go; returns the merged
     /// changes in key order.
     pub fn remove_source(&mut self, source: &Source) -> Vec<MergedEvent> {
-        self.positions.remove(source);
         let Some(state) = self.objects.remove(source) else {
+            self.positions.remove(source);
             return Vec::new();
         };
-        self.refresh(state.into_keys().collect())
+        // As in `replace`: only the batch's last event carries the position after it.
+        let mut events = self.refresh(state.into_keys().collect());
+        self.positions.remove(source);
+        self.restamp_last(&mut events);
+        events
+    }
+
+    /// Gives the last event of a batch the current position (keeping its template revision).
+    fn restamp_last(&self, events: &mut [MergedEvent]) {
+        let Some(last) = events.last_mut() else {
+            return;
+        };
+        let own = last
+            .object
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .and_then(|rv| CompositeVersion::parse(rv).ok())
+            .and_then(|v| v.object);
+        let mut version = self.position();
+        version.object = own;
+        if let Some(meta) = last
+            .object
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+        {
+            meta.insert("resourceVersion".into(), Value::String(version.encode()));
+        }
     }
 
     /// Records a source's position without a change (bookmarks).

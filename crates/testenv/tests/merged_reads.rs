@@ -366,7 +366,10 @@ async fn components_read_templates_and_limit_pages_walk_the_merged_set() {
     let rv = template.metadata.resource_version.clone().unwrap();
     assert!(rv.parse::<u64>().is_ok(), "a template's own version: {rv}");
     let mut events = as_component
-        .watch(&kube::api::WatchParams::default(), &listed.metadata.resource_version.unwrap())
+        .watch(
+            &kube::api::WatchParams::default(),
+            &listed.metadata.resource_version.unwrap(),
+        )
         .await
         .unwrap()
         .boxed();
@@ -418,7 +421,12 @@ async fn components_read_templates_and_limit_pages_walk_the_merged_set() {
         .unwrap();
     let stored = as_component.get("shared").await.unwrap();
     assert_eq!(
-        stored.metadata.labels.unwrap().get("edited").map(String::as_str),
+        stored
+            .metadata
+            .labels
+            .unwrap()
+            .get("edited")
+            .map(String::as_str),
         Some("yes")
     );
     assert!(

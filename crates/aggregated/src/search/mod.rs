@@ -385,7 +385,8 @@ impl MergedReads {
         let mut resp = Response::new(axum::body::Body::from(bytes));
         *resp.status_mut() = parts.status;
         if let Some(ct) = parts.headers.get(http::header::CONTENT_TYPE) {
-            resp.headers_mut().insert(http::header::CONTENT_TYPE, ct.clone());
+            resp.headers_mut()
+                .insert(http::header::CONTENT_TYPE, ct.clone());
         }
         Ok(resp)
     }

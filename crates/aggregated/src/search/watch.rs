@@ -82,6 +82,20 @@ pub(super) async fn serve(
         }
     };
     let (members, warnings) = member_endpoints(&shared, &server, &read).await;
+    if let Some(start) = &start {
+        // Resuming needs every member the client's state came from: one that is no longer
+        // served (left, not Ready) cannot replay its deletions, so the client lists again.
+        let served: std::collections::BTreeSet<String> = members.iter().map(cluster_of).collect();
+        if let Some(gone) = start
+            .members
+            .keys()
+            .find(|c| read.filter.allows(c) && !served.contains(*c))
+        {
+            return Ok(expired_response(format!(
+                "cluster {gone:?} is no longer part of the merged view"
+            )));
+        }
+    }
     let (reports_tx, mut reports_rx) = mpsc::channel(1024);
     let (out_tx, out_rx) = mpsc::channel::<Bytes>(256);
     let mut stream = Stream {
@@ -129,6 +143,8 @@ pub(super) async fn serve(
         {
             Ok(_) => loaded.push((Source::Member(cluster), endpoint)),
             Err(SourceError::Expired(m)) => expired = Some(m),
+            // Resuming without one of the client's members would lose its changes.
+            Err(e) if start.is_some() => expired = Some(missing(&endpoint, &e)),
             Err(e) => {
                 tracing::debug!(error = %e, "a member is left out of a merged watch for now");
                 stream.failed.insert(Source::Member(cluster), endpoint);
@@ -136,13 +152,20 @@ pub(super) async fn serve(
         }
     }
     if start.is_none() {
+        // Only the last initial event carries the stream's position; the others carry none,
+        // so a client resuming from inside the initial state gets all of it again.
         let position = stream.view.position();
-        initial = stream
-            .view
-            .items()
+        let items = stream.view.items();
+        let count = items.len();
+        initial = items
             .into_iter()
-            .map(|mut object| {
-                set_version(&mut object, &position);
+            .enumerate()
+            .map(|(i, mut object)| {
+                if i + 1 == count {
+                    set_version(&mut object, &position);
+                } else {
+                    set_version(&mut object, &CompositeVersion::default());
+                }
                 MergedEvent {
                     kind: flotilla_fanout::EventKind::Added,
                     object,
@@ -432,6 +455,21 @@ impl Stream {
             .await
             .is_ok()
     }
+}
+
+/// A watch that cannot resume: one ERROR event (410 Expired), which clients answer by
+/// listing again.
+fn expired_response(message: String) -> Response {
+    let err = ApiError::expired(format!(
+        "the merged watch cannot resume from that resourceVersion: {message}"
+    ));
+    let event = line(&json!({"type": "ERROR", "object": err.to_status()}));
+    let mut resp = Response::new(Body::from(event));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
 }
 
 fn set_version(object: &mut Value, position: &CompositeVersion) {

@@ -26,7 +26,7 @@ use std::time::Duration;
 use serde_json::Value;
 use support::{
     ApiserverProcess, Kubectl, Streaming, curl, eventually, kubectl_binary,
-    start_aggregated_apiserver, start_apiserver, start_apiserver_with_args, start_local_up,
+    start_aggregated_apiserver, start_apiserver, start_apiserver_with_args, start_local_up, table,
     write_token_kubeconfig,
 };
 
@@ -35,45 +35,6 @@ const CLUSTERS: &str = "/apis/cluster.karmada.io/v1alpha1/clusters";
 const SERVED_WAIT: Duration = Duration::from_secs(45);
 const WATCH_WAIT: Duration = Duration::from_secs(30);
 const MEMBER_TOKEN: &str = "membertoken";
-
-/// Rows of a kubectl table, cut at the header's column starts (cells may be empty).
-fn table(text: &str) -> (Vec<String>, Vec<HashMap<String, String>>) {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let header = lines
-        .next()
-        .unwrap_or_else(|| panic!("no table in {text:?}"));
-    let mut starts = Vec::new();
-    let mut names = Vec::new();
-    let mut prev_space = true;
-    for (i, c) in header.char_indices() {
-        if c != ' ' && prev_space {
-            starts.push(i);
-        }
-        prev_space = c == ' ';
-    }
-    for (n, &s) in starts.iter().enumerate() {
-        let end = starts.get(n + 1).copied().unwrap_or(header.len());
-        names.push(header[s..end].trim().to_string());
-    }
-    let rows = lines
-        .map(|line| {
-            names
-                .iter()
-                .enumerate()
-                .map(|(n, name)| {
-                    let s = starts[n].min(line.len());
-                    let e = if n + 1 < starts.len() {
-                        starts[n + 1].min(line.len())
-                    } else {
-                        line.len()
-                    };
-                    (name.clone(), line[s..e].trim().to_string())
-                })
-                .collect()
-        })
-        .collect();
-    (names, rows)
-}
 
 fn row<'a>(rows: &'a [HashMap<String, String>], name: &str) -> &'a HashMap<String, String> {
     rows.iter()

@@ -8,6 +8,7 @@
 // Each test file uses only part of this; panicking is how a test harness reports failure.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -625,4 +626,43 @@ pub fn start_member_sim_with(name: &str, data_dir: &Path, args: &[&str]) -> Apis
         kubeconfig,
         log,
     }
+}
+
+/// Rows of a kubectl table, cut at the header's column starts (cells may be empty).
+pub fn table(text: &str) -> (Vec<String>, Vec<HashMap<String, String>>) {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header = lines
+        .next()
+        .unwrap_or_else(|| panic!("no table in {text:?}"));
+    let mut starts = Vec::new();
+    let mut names = Vec::new();
+    let mut prev_space = true;
+    for (i, c) in header.char_indices() {
+        if c != ' ' && prev_space {
+            starts.push(i);
+        }
+        prev_space = c == ' ';
+    }
+    for (n, &s) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(header.len());
+        names.push(header[s..end].trim().to_string());
+    }
+    let rows = lines
+        .map(|line| {
+            names
+                .iter()
+                .enumerate()
+                .map(|(n, name)| {
+                    let s = starts[n].min(line.len());
+                    let e = if n + 1 < starts.len() {
+                        starts[n + 1].min(line.len())
+                    } else {
+                        line.len()
+                    };
+                    (name.clone(), line[s..e].trim().to_string())
+                })
+                .collect()
+        })
+        .collect();
+    (names, rows)
 }

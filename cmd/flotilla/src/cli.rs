@@ -127,7 +127,7 @@ struct AggregatedArgs {
     #[command(flatten)]
     merged: crate::components::MergedReadFlags,
     #[command(flatten)]
-    member_timeout: crate::components::MemberTimeoutFlag,
+    merged_server: crate::components::MergedReadServerFlags,
 }
 
 #[derive(Args, Debug)]
@@ -326,7 +326,7 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     opts.secure_port = args.secure_port;
     opts.bind_address = args.bind_address;
     opts.front_proxy_names = names;
-    opts.merged_reads = args.merged.aggregated_options(&args.member_timeout)?;
+    opts.merged_reads = args.merged.aggregated_options(&args.merged_server)?;
     if let (Some(c), Some(k)) = (&args.tls_cert_file, &args.tls_private_key_file) {
         opts.serving = Some((crate::process::read_file(c)?, crate::process::read_file(k)?));
     }

@@ -373,13 +373,19 @@ pub struct MergedReadFlags {
     pub merged_reads_bypass_groups: Vec<String>,
 }
 
-/// The aggregated server's merged-read flag (`aggregated-apiserver`, `local-up`).
+/// The aggregated server's merged-read flags (`aggregated-apiserver`, `local-up`).
 #[derive(Args, Debug, Clone)]
-pub struct MemberTimeoutFlag {
+pub struct MergedReadServerFlags {
     /// How long one member cluster may take to answer a merged read before the answer goes
     /// on without it (with a warning naming it).
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub member_timeout: Duration,
+    /// Per-cluster watch caches of the merged resources (merged LIST and GET read memory).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub member_cache: bool,
+    /// The per-cluster caches hold at most this many objects in all.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub member_cache_max_objects: usize,
 }
 
 impl MergedReadFlags {
@@ -412,13 +418,15 @@ impl MergedReadFlags {
     /// The aggregated server's side; `None` when merged reads are off.
     pub fn aggregated_options(
         &self,
-        timeout: &MemberTimeoutFlag,
+        server: &MergedReadServerFlags,
     ) -> anyhow::Result<Option<flotilla_aggregated::search::MergedReadOptions>> {
         let resources = self.resources()?;
         Ok(
             (!resources.is_empty()).then(|| flotilla_aggregated::search::MergedReadOptions {
                 resources,
-                member_timeout: timeout.member_timeout,
+                member_timeout: server.member_timeout,
+                cache: server.member_cache,
+                cache_max_objects: server.member_cache_max_objects,
             }),
         )
     }

@@ -32,7 +32,7 @@ pub struct LocalUpArgs {
     #[command(flatten)]
     merged: crate::components::MergedReadFlags,
     #[command(flatten)]
-    member_timeout: crate::components::MemberTimeoutFlag,
+    merged_server: crate::components::MergedReadServerFlags,
 }
 
 /// `flotilla local-up`.
@@ -45,7 +45,7 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
         propagation: args.propagation.options(),
         scheduler: args.scheduler.options(),
         merged_host: args.merged.host_config()?,
-        merged_aggregated: args.merged.aggregated_options(&args.member_timeout)?,
+        merged_aggregated: args.merged.aggregated_options(&args.merged_server)?,
     };
     serve_local_up(opts, args.members, components).await
 }

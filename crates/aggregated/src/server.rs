@@ -201,7 +201,12 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
             merged_reads::SEARCH_GROUP,
             search::PROXYING,
             "proxy",
-            Arc::new(MergedReads::new(members, opts.host.clone(), merged)),
+            Arc::new(MergedReads::new(
+                &server,
+                members,
+                opts.host.clone(),
+                merged,
+            )),
         );
     }
     server.start_background().await?;

@@ -136,6 +136,16 @@ impl Metrics {
         }
     }
 
+    /// Adds another component's metric to this server's `/metrics`.
+    pub fn register(
+        &self,
+        name: &str,
+        help: &str,
+        metric: impl prometheus_client::registry::Metric,
+    ) {
+        self.registry.lock().register(name, help, metric);
+    }
+
     /// The admission webhook metrics (handles onto the same series).
     pub fn webhooks(&self) -> WebhookMetrics {
         self.webhooks.clone()

@@ -440,3 +440,136 @@ async fn components_read_templates_and_limit_pages_walk_the_merged_set() {
     );
     fleet.stop().await;
 }
+
+/// The aggregated server's `/metrics` text.
+async fn metrics(fleet: &Fleet) -> String {
+    use http_body_util::BodyExt;
+    let resp = fleet.aggregated.server.metrics.render();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+fn gauge(text: &str, name: &str) -> Option<i64> {
+    text.lines()
+        .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_lists_follow_the_members_and_are_reported_in_metrics() {
+    let fleet = Fleet::start(2).await;
+    let host: Api<Deployment> = Api::all(fleet.admin.clone());
+    let mut want = BTreeMap::new();
+    for (cluster, _, client) in &fleet.members {
+        let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+        for j in 0..5 {
+            let name = format!("{cluster}-{j}");
+            api.create(&PostParams::default(), &deployment(&name, 1))
+                .await
+                .unwrap();
+            want.insert(name, cluster.clone());
+        }
+    }
+    let names = |list: &kube::core::ObjectList<Deployment>| -> BTreeMap<String, String> {
+        list.items
+            .iter()
+            .map(|d| {
+                let labels = d.metadata.labels.clone().unwrap_or_default();
+                (
+                    d.metadata.name.clone().unwrap(),
+                    labels
+                        .get(flotilla_core::karmada::CLUSTER_NAME_LABEL)
+                        .cloned()
+                        .unwrap_or_default(),
+                )
+            })
+            .collect()
+    };
+    // The first read starts one cache per member; wait until both hold their objects.
+    assert_eq!(
+        names(&host.list(&ListParams::default()).await.unwrap()),
+        want
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = metrics(&fleet).await;
+        if gauge(&text, "flotilla_merged_read_caches") == Some(2)
+            && gauge(&text, "flotilla_merged_read_cache_objects") == Some(10)
+        {
+            assert!(gauge(&text, "flotilla_merged_read_cache_bytes").unwrap_or(0) > 0);
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the caches never filled:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Served from the caches now: the same answer, and changes in a member show up.
+    assert_eq!(
+        names(&host.list(&ListParams::default()).await.unwrap()),
+        want
+    );
+    let (cluster, _, client) = &fleet.members[0];
+    let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    api.delete(&format!("{cluster}-0"), &DeleteParams::default())
+        .await
+        .unwrap();
+    api.create(&PostParams::default(), &deployment("late", 1))
+        .await
+        .unwrap();
+    want.remove(&format!("{cluster}-0"));
+    want.insert("late".into(), cluster.clone());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = names(&host.list(&ListParams::default()).await.unwrap());
+        if got == want {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cached list never showed the member's changes: {got:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A selector and a GET through the caches.
+    let only = host
+        .list(&ListParams::default().labels(&format!(
+            "{}={cluster}",
+            flotilla_core::karmada::CLUSTER_NAME_LABEL
+        )))
+        .await
+        .unwrap();
+    assert_eq!(only.items.len(), 5);
+    let one: Api<Deployment> = Api::namespaced(fleet.admin.clone(), "default");
+    assert!(one.get("late").await.is_ok());
+    assert!(one.get(&format!("{cluster}-0")).await.is_err());
+    // A cluster that is no longer Ready loses its cache.
+    let clusters: Api<flotilla_api::Cluster> = Api::all(fleet.components.clone());
+    clusters
+        .patch_status(
+            cluster,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"conditions": [{
+                "type": "Ready", "status": "False", "reason": "ClusterNotReachable",
+                "message": "marked by the test", "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }]}})),
+        )
+        .await
+        .unwrap();
+    let listed = host.list(&ListParams::default()).await.unwrap();
+    assert!(names(&listed).values().all(|c| c != cluster));
+    let text = metrics(&fleet).await;
+    assert_eq!(
+        gauge(&text, "flotilla_merged_read_caches"),
+        Some(1),
+        "{text}"
+    );
+    assert_eq!(
+        gauge(&text, "flotilla_merged_read_cache_objects"),
+        Some(5),
+        "{text}"
+    );
+    fleet.stop().await;
+}

@@ -17,6 +17,7 @@
 //!
 //! Writes are not served here: they go to the host's template store.
 
+mod cache;
 mod sources;
 mod watch;
 
@@ -29,6 +30,7 @@ use axum::response::Response;
 use flotilla_apimachinery::{ApiError, ResourceDef, TableColumn, TablePrinter};
 use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::authz::RequestAttributes;
+use flotilla_apiserver::filter::Selection;
 use flotilla_apiserver::request::{ListOptions, RequestInfo, ResourcePath, Verb};
 use flotilla_apiserver::response::{Format, add_warnings, error_response, json_value, negotiate};
 use flotilla_apiserver::server::{ApiServer, SubresourceHandler};
@@ -75,6 +77,10 @@ pub struct MergedReadOptions {
     pub resources: Vec<String>,
     /// How long one member may take to answer before the read goes on without it.
     pub member_timeout: Duration,
+    /// Per-cluster watch caches of the merged resources (LIST and GET read memory).
+    pub cache: bool,
+    /// The caches hold at most this many objects in all; reads past it stay uncached.
+    pub cache_max_objects: usize,
 }
 
 impl Default for MergedReadOptions {
@@ -85,6 +91,8 @@ impl Default for MergedReadOptions {
                 .map(|r| r.to_string())
                 .collect(),
             member_timeout: Duration::from_secs(5),
+            cache: true,
+            cache_max_objects: 1_000_000,
         }
     }
 }
@@ -97,6 +105,7 @@ pub(crate) struct Shared {
     /// CLUSTERS columns.
     pub resources: BTreeMap<(String, String, String), Arc<ResourceDef>>,
     pub member_timeout: Duration,
+    pub caches: Option<cache::MemberCaches>,
 }
 
 /// The `proxying/proxy` handler.
@@ -108,6 +117,7 @@ impl MergedReads {
     /// Merged reads of `options.resources` (looked up among the built-in kinds; unknown names
     /// are reported by [`MergedReads::unknown_resources`]).
     pub fn new(
+        server: &ApiServer,
         members: Arc<MemberConnections>,
         host: kube::Client,
         options: &MergedReadOptions,
@@ -132,6 +142,13 @@ impl MergedReads {
                 host,
                 resources,
                 member_timeout: options.member_timeout,
+                caches: options.cache.then(|| {
+                    cache::MemberCaches::new(
+                        server,
+                        options.cache_max_objects,
+                        options.member_timeout,
+                    )
+                }),
             }),
         }
     }
@@ -345,6 +362,41 @@ impl MergedReads {
         .await
     }
 
+    /// One member's part of a list: from its cache when that can answer, else asked.
+    async fn member_list(
+        &self,
+        server: &Arc<ApiServer>,
+        read: &Read,
+        selection: Option<&Selection>,
+        member: &Endpoint,
+        path: &str,
+        query: &str,
+    ) -> Result<Value, SourceError> {
+        if let (Some(caches), Some(selection)) = (&self.shared.caches, selection) {
+            let cached = caches
+                .list(
+                    member,
+                    &read.def,
+                    read.namespace.as_deref(),
+                    selection,
+                    &read.user,
+                    server,
+                    &self.shared.members,
+                )
+                .await;
+            match cached {
+                Some(Ok((items, rv))) => {
+                    return Ok(json!({"metadata": {"resourceVersion": rv}, "items": items}));
+                }
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+        }
+        member
+            .get_json(path, query, self.shared.member_timeout)
+            .await
+    }
+
     /// Discovery and `/version` under the search path come from the host, so that kubectl
     /// pointed at the path (`--server .../proxying/karmada/proxy`) finds the resources.
     async fn discovery(
@@ -397,9 +449,35 @@ impl MergedReads {
         let path = read.path(true);
         let timeout = self.shared.member_timeout;
         let template = Endpoint::Host(self.shared.host.clone());
+        let (name, path) = (name.as_str(), path.as_str());
+        let member_get = |m: &Endpoint| {
+            let m = m.clone();
+            async move {
+                if let Some(caches) = &self.shared.caches {
+                    let cached = caches
+                        .get(
+                            &m,
+                            &read.def,
+                            read.namespace.as_deref(),
+                            name,
+                            &read.user,
+                            server,
+                            &self.shared.members,
+                        )
+                        .await;
+                    match cached {
+                        Some(Ok(Some(obj))) => return Ok(obj),
+                        Some(Ok(None)) => return Err(SourceError::NotFound),
+                        Some(Err(e)) => return Err(e),
+                        None => {}
+                    }
+                }
+                m.get_json(path, "", timeout).await
+            }
+        };
         let (template, answers) = futures::join!(
-            template.get_json(&path, "", timeout),
-            futures::future::join_all(members.iter().map(|m| m.get_json(&path, "", timeout)))
+            template.get_json(path, "", timeout),
+            futures::future::join_all(members.iter().map(member_get))
         );
         let template = match template {
             Ok(t) => Some(t),
@@ -458,13 +536,25 @@ impl MergedReads {
             .map(|m| query_at(at.and_then(|v| v.members.get(&cluster_of(m)))))
             .collect();
         let host = Endpoint::Host(self.shared.host.clone());
+        // Reads at an exact position (continued lists) go to the members themselves.
+        let selection = match (&self.shared.caches, &continued) {
+            (Some(_), None) => {
+                let options = ListOptions {
+                    label_selector: read.selector.clone().filter(|s| !s.is_empty()),
+                    ..read.options.clone()
+                };
+                Some(Selection::from_options(&read.def, &options)?)
+            }
+            _ => None,
+        };
+        let path = path.as_str();
         let (template, answers) = futures::join!(
-            host.get_json(&path, &template_query, timeout),
+            host.get_json(path, &template_query, timeout),
             futures::future::join_all(
                 members
                     .iter()
                     .zip(&member_queries)
-                    .map(|(m, q)| m.get_json(&path, q, timeout))
+                    .map(|(m, q)| self.member_list(server, read, selection.as_ref(), m, path, q))
             )
         );
         let expired = |e: &SourceError| {
@@ -636,7 +726,16 @@ pub(crate) async fn member_endpoints(
 ) -> (Vec<Endpoint>, Vec<String>) {
     let mut endpoints = Vec::new();
     let mut warnings = Vec::new();
-    for (name, obj) in stored_clusters(server).await {
+    let clusters = stored_clusters(server).await;
+    if let Some(caches) = &shared.caches {
+        let served: Vec<String> = clusters
+            .iter()
+            .filter(|(_, obj)| is_ready(obj))
+            .map(|(name, _)| name.clone())
+            .collect();
+        caches.retain_clusters(&served);
+    }
+    for (name, obj) in clusters {
         if !read.filter.allows(&name) {
             continue;
         }
@@ -651,7 +750,7 @@ pub(crate) async fn member_endpoints(
                 cluster: name,
                 upstream,
                 token,
-                user: read.user.clone(),
+                user: Some(read.user.clone()),
             }),
             Err(e) => warnings.push(format!(
                 "cluster {name:?} is missing from this answer: {}",

@@ -59,7 +59,9 @@ pub enum Endpoint {
         cluster: String,
         upstream: Arc<Upstream>,
         token: Option<String>,
-        user: UserInfo,
+        /// The caller, impersonated; `None` asks as the member's own credentials (the
+        /// per-cluster caches, which serve every caller).
+        user: Option<UserInfo>,
     },
 }
 
@@ -90,7 +92,7 @@ impl Endpoint {
                         .map_err(kube_error)?
                 }
                 Endpoint::Member { .. } => {
-                    let resp = self.send_member(path, query).await?;
+                    let resp = self.send_member(Method::GET, path, query, None).await?;
                     let status = resp.status();
                     let body = resp
                         .into_body()
@@ -128,7 +130,7 @@ impl Endpoint {
                     Box::pin(reader.lines())
                 }
                 Endpoint::Member { .. } => {
-                    let resp = self.send_member(path, query).await?;
+                    let resp = self.send_member(Method::GET, path, query, None).await?;
                     let status = resp.status();
                     if !status.is_success() {
                         let body = resp
@@ -161,10 +163,41 @@ impl Endpoint {
         })))
     }
 
-    async fn send_member(
+    /// POSTs `body` to a member (as its own credentials or the caller), within `timeout`.
+    pub async fn post_json(
         &self,
         path: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> Result<Value, SourceError> {
+        let work = async {
+            let resp = self
+                .send_member(Method::POST, path, "", Some(body.to_string()))
+                .await?;
+            let status = resp.status();
+            let bytes = resp
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| SourceError::Failed(format!("reading the answer: {e}")))?
+                .to_bytes();
+            if !status.is_success() {
+                return Err(status_error(status.as_u16(), &bytes));
+            }
+            serde_json::from_slice(&bytes)
+                .map_err(|e| SourceError::Failed(format!("the answer is not JSON: {e}")))
+        };
+        tokio::time::timeout(timeout, work)
+            .await
+            .unwrap_or_else(|_| Err(SourceError::Failed(format!("no answer within {timeout:?}"))))
+    }
+
+    async fn send_member(
+        &self,
+        method: Method,
+        path: &str,
         query: &str,
+        body: Option<String>,
     ) -> Result<http::Response<hyper::body::Incoming>, SourceError> {
         let Endpoint::Member {
             upstream,
@@ -179,11 +212,16 @@ impl Endpoint {
             .uri(path, (!query.is_empty()).then_some(query))
             .map_err(SourceError::Failed)?;
         let mut builder = http::Request::builder()
-            .method(Method::GET)
+            .method(method)
             .uri(uri)
             .header(header::ACCEPT, "application/json");
-        for (name, value) in impersonation_headers(user) {
-            builder = builder.header(name, value);
+        if body.is_some() {
+            builder = builder.header(header::CONTENT_TYPE, "application/json");
+        }
+        if let Some(user) = user {
+            for (name, value) in impersonation_headers(user) {
+                builder = builder.header(name, value);
+            }
         }
         if let Some(t) = token {
             if let Ok(v) = HeaderValue::from_str(&format!("Bearer {t}")) {
@@ -191,7 +229,7 @@ impl Endpoint {
             }
         }
         let req = builder
-            .body(Body::empty())
+            .body(body.map(Body::from).unwrap_or_else(Body::empty))
             .map_err(|e| SourceError::Failed(e.to_string()))?;
         upstream.send(req).await.map_err(SourceError::Failed)
     }

@@ -422,7 +422,7 @@ impl MergedReadFlags {
     ) -> anyhow::Result<Option<flotilla_aggregated::search::MergedReadOptions>> {
         let resources = self.resources()?;
         Ok(
-            (!resources.is_empty()).then(|| flotilla_aggregated::search::MergedReadOptions {
+            (!resources.is_empty()).then_some(flotilla_aggregated::search::MergedReadOptions {
                 resources,
                 member_timeout: server.member_timeout,
                 cache: server.member_cache,

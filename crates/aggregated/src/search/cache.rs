@@ -70,11 +70,12 @@ pub struct MemberCaches {
     max_objects: i64,
     objects: Arc<AtomicI64>,
     counters: Counters,
-    access: Mutex<HashMap<(String, UserInfoKey, String), (Instant, Option<bool>)>>,
+    access: Mutex<HashMap<AccessKey, (Instant, Option<bool>)>>,
     timeout: Duration,
 }
 
-type UserInfoKey = (String, Vec<String>);
+/// (cluster, (user, groups), "verb group/resource in namespace").
+type AccessKey = (String, (String, Vec<String>), String);
 
 impl MemberCaches {
     pub fn new(server: &ApiServer, max_objects: usize, timeout: Duration) -> Self {
@@ -176,9 +177,8 @@ impl MemberCaches {
         if !state.read().synced {
             return None;
         }
-        match self.allowed(member, user, "list", def, namespace).await? {
-            false => return Some(Err(forbidden(cluster, "list", def))),
-            true => {}
+        if !self.allowed(member, user, "list", def, namespace).await? {
+            return Some(Err(forbidden(cluster, "list", def)));
         }
         let state = state.read();
         if !state.synced {
@@ -213,9 +213,8 @@ impl MemberCaches {
         if !state.read().synced {
             return None;
         }
-        match self.allowed(member, user, "get", def, namespace).await? {
-            false => return Some(Err(forbidden(cluster, "get", def))),
-            true => {}
+        if !self.allowed(member, user, "get", def, namespace).await? {
+            return Some(Err(forbidden(cluster, "get", def)));
         }
         let state = state.read();
         if !state.synced {

@@ -493,11 +493,7 @@ impl MergedReads {
             }
         }
         if held.is_empty() && (template.is_none() || read.filter.is_restricted()) {
-            return Err(ApiError::not_found(
-                &read.def.group,
-                &read.def.plural,
-                &name,
-            ));
+            return Err(ApiError::not_found(&read.def.group, &read.def.plural, name));
         }
         let objects: Vec<MemberObject<'_>> = held
             .iter()

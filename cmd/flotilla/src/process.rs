@@ -19,6 +19,9 @@ pub(crate) fn init_logging(filter: &str, json: bool) {
     }
 }
 
+/// A client for the host as Flotilla's components use it: every read asks for the template
+/// store (`X-Flotilla-Read-From: templates`), so the controllers, the scheduler and the
+/// aggregated server never see merged reads, whatever identity their kubeconfig carries.
 pub(crate) async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
     let kc = kube::config::Kubeconfig::read_from(kubeconfig)
         .with_context(|| format!("reading the kubeconfig {}", kubeconfig.display()))?;
@@ -26,6 +29,14 @@ pub(crate) async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<
         kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
             .await
             .with_context(|| format!("using the kubeconfig {}", kubeconfig.display()))?;
+    component_client(config)
+}
+
+fn component_client(mut config: kube::Config) -> anyhow::Result<kube::Client> {
+    config.headers.push((
+        http::HeaderName::from_static(flotilla_core::TEMPLATE_READ_HEADER),
+        http::HeaderValue::from_static(flotilla_core::TEMPLATE_READ_VALUE),
+    ));
     kube::Client::try_from(config).context("building a client for the host")
 }
 
@@ -38,7 +49,7 @@ pub(crate) async fn connect_host(
         None => {
             let config = kube::Config::incluster()
                 .context("no --kubeconfig and not running in a cluster")?;
-            kube::Client::try_from(config).context("building a client for the host")
+            component_client(config)
         }
     }
 }

@@ -15,8 +15,10 @@
 //!   cluster → no resources, exit 0;
 //! - a member that stops answering while still Ready (a `flotilla member-sim` joined with
 //!   kubectl, then killed): lists keep the others' items with a `Warning:` naming it;
-//! - kubectl with the search prefix as its `--server` (needs discovery under the prefix, not
-//!   served yet at ebeef03: that test fails there, see its comment).
+//! - kubectl with the search prefix as its `--server`;
+//! - the host and the aggregated server as separate processes (`flotilla apiserver` +
+//!   `flotilla aggregated-apiserver`): the host's reads go over the authenticated aggregation
+//!   path to the `v1alpha1.search.karmada.io` APIService, with the caller's identity.
 //!
 //! Needs the binary: `cargo build --bin flotilla` (or `FLOTILLA_BIN`).
 
@@ -30,8 +32,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::{
-    ApiserverProcess, Kubectl, Streaming, eventually, kubectl_binary, start_local_up,
-    start_member_sim_with, table, write_script, write_token_kubeconfig,
+    ApiserverProcess, Kubectl, Streaming, eventually, kubectl_binary, start_aggregated_apiserver,
+    start_apiserver, start_local_up, start_member_sim_with, table, write_script,
+    write_token_kubeconfig,
 };
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -724,9 +727,7 @@ fn a_stopped_member_is_named_in_a_warning() {
 }
 
 /// kubectl pointed at the search prefix as its server (`--server <host>/apis/search.../proxy`):
-/// needs discovery under the prefix, which another change is adding. On the base commit of
-/// this test (ebeef03) this FAILS: kubectl's discovery under the prefix gets 404 ("couldn't get
-/// current server API group list: the server could not find the requested resource").
+/// its discovery under the prefix comes from the host, its reads are merged.
 #[test]
 fn kubectl_with_the_search_prefix_as_its_server() {
     let dir = tempfile::tempdir().unwrap();
@@ -773,4 +774,94 @@ fn kubectl_with_the_search_prefix_as_its_server() {
     assert_eq!(got, want, "{}", out.stdout);
     let row = find_row(&rows, "NAME", "in-member1").unwrap();
     assert_eq!(row["CLUSTERS"], "member1(1)", "{}", out.stdout);
+}
+
+/// The host and the aggregated server as two processes: merged reads take the aggregation
+/// path (the host's aggregator, front-proxy certificate, `X-Remote-*`), and the member is asked
+/// as the caller.
+#[test]
+fn merged_reads_over_the_apiservice_between_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let host_data = dir.join("host");
+    let host_proc = start_apiserver(&host_data);
+    let host = kubectl(&host_proc.kubeconfig, &dir.join("cache-host"));
+    // Before an aggregated server registers the merged view, the template store answers.
+    write_apply(
+        &host,
+        dir,
+        "tpl.yaml",
+        &deployment_yaml("web", 2, "nginx:1"),
+    );
+    let before = host.get_json(&["deploy", "web"]);
+    assert!(
+        before["metadata"]["resourceVersion"]
+            .as_str()
+            .is_some_and(|rv| rv.parse::<u64>().is_ok()),
+        "{before}"
+    );
+    let _aggregated = start_aggregated_apiserver(&host_data, &dir.join("aggregated"));
+    let edge_data = dir.join("edge");
+    let edge = start_member_sim_with("edge", &edge_data, &["--nodes", "1"]);
+    let edge_k = kubectl(&edge.kubeconfig, &dir.join("cache-edge"));
+    join_with_kubectl(&host, dir, "edge", &edge, &edge_data);
+    // No controller-manager runs here: mark the Cluster Ready by hand.
+    eventually(WAIT, "the Cluster served", || {
+        let out = host.run(&[
+            "patch",
+            "cluster",
+            "edge",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"conditions":[{"type":"Ready","status":"True","reason":"ClusterReady","message":"marked by the test","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}"#,
+        ]);
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(out.stderr)
+        }
+    });
+    write_apply(
+        &edge_k,
+        dir,
+        "web-edge.yaml",
+        &deployment_yaml("web", 2, "nginx:1"),
+    );
+    write_apply(
+        &edge_k,
+        dir,
+        "only.yaml",
+        &deployment_yaml("only-edge", 1, "nginx:1"),
+    );
+    eventually(WAIT, "the merged view over the APIService", || {
+        let text = host.ok(&["get", "deploy"]);
+        let (_, rows) = table(&text);
+        match (
+            find_row(&rows, "NAME", "web"),
+            find_row(&rows, "NAME", "only-edge"),
+        ) {
+            (Some(w), Some(o)) if w["CLUSTERS"] == "edge(2)" && o["CLUSTERS"] == "edge(1)" => {
+                Ok(())
+            }
+            _ => Err(text),
+        }
+    });
+    let merged = host.get_json(&["deploy", "web"]);
+    assert!(
+        merged["metadata"]["resourceVersion"]
+            .as_str()
+            .is_some_and(|rv| rv.starts_with("f1.")),
+        "{merged}"
+    );
+    // A write after the merged read reaches the template.
+    host.ok(&["scale", "deploy", "web", "--replicas=3"]);
+    let raw = host.ok(&[
+        "get",
+        "--raw",
+        "/apis/apps/v1/namespaces/default/deployments/web",
+    ]);
+    let obj: Value = serde_json::from_str(&raw).unwrap();
+    assert_eq!(obj["spec"]["replicas"], 3, "{raw}");
+    drop(edge);
 }

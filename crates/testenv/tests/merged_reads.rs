@@ -7,7 +7,11 @@
 //!   what was written (which names exist, which clusters hold each, whose copy is shown)
 //!   through 500 random changes, with one member cut off and reconnected midway;
 //! - a watcher with the components' identity sees the templates only;
-//! - a list paged with `limit` walks the whole merged set once, in order.
+//! - a list paged with `limit` walks the whole merged set once, in order;
+//! - per-cluster caches answer like the members, follow their changes, go with their
+//!   cluster, and are counted on `/metrics`;
+//! - a member that accepts connections and never answers is left out after the member
+//!   timeout, named in a `Warning`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -572,5 +576,70 @@ async fn cached_lists_follow_the_members_and_are_reported_in_metrics() {
         Some(5),
         "{text}"
     );
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_never_answers_is_left_out_within_the_timeout_with_a_warning() {
+    let fleet = Fleet::start(1).await;
+    // A "member" that accepts connections and never says a word (not even TLS).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let (_, member, client) = &fleet.members[0];
+    let join = flotilla_membership::Member::new(
+        "silent",
+        format!("https://{addr}"),
+        flotilla_membership::MemberCredentials::token(&member.token, &member.ca_pem),
+    );
+    flotilla_membership::join(&fleet.components, &join)
+        .await
+        .unwrap();
+    mark_ready(&fleet.components, "silent").await;
+    let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &deployment("here", 1))
+        .await
+        .unwrap();
+
+    let req = http::Request::get("/apis/apps/v1/deployments")
+        .body(Vec::new())
+        .unwrap();
+    // Without the member timeout this would wait for the silent member forever.
+    let resp = tokio::time::timeout(
+        Duration::from_secs(60),
+        fleet.admin.send(req.map(kube::client::Body::from)),
+    )
+    .await
+    .expect("the list waited for a member that never answers")
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+    let warnings: Vec<String> = resp
+        .headers()
+        .get_all(http::header::WARNING)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("silent") && w.contains("missing from this answer")),
+        "{warnings:?}"
+    );
+    use http_body_util::BodyExt;
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    let list: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["here"], "the other member's items are there");
+    silent.abort();
     fleet.stop().await;
 }

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::{
-    ApiserverProcess, Kubectl, Streaming, curl, eventually, kubectl_binary,
+    ApiserverProcess, Kubectl, Streaming, curl, eventually, kubectl_binary, push_cluster_yaml,
     start_aggregated_apiserver, start_apiserver, start_apiserver_with_args, start_local_up, table,
     write_token_kubeconfig,
 };
@@ -60,35 +60,12 @@ fn wait_served(k: &Kubectl) {
 
 /// The member's credentials: `karmada-cluster/<name>` with `token` and `caBundle`.
 fn create_member_secret(k: &Kubectl, name: &str, member_data: &Path) {
-    let ca = member_data.join("pki").join("ca.crt");
-    let _ = k.run(&["create", "namespace", "karmada-cluster"]);
-    k.ok(&[
-        "-n",
-        "karmada-cluster",
-        "create",
-        "secret",
-        "generic",
+    support::create_member_secret(
+        k,
         name,
-        &format!("--from-literal=token={MEMBER_TOKEN}"),
-        &format!("--from-file=caBundle={}", ca.display()),
-    ]);
-}
-
-/// A Push-mode Cluster `name` at `endpoint` with credentials in `karmada-cluster/<secret>`.
-fn push_cluster(name: &str, endpoint: &str, secret: &str) -> String {
-    format!(
-        "apiVersion: cluster.karmada.io/v1alpha1
-kind: Cluster
-metadata:
-  name: {name}
-spec:
-  syncMode: Push
-  apiEndpoint: {endpoint}
-  secretRef:
-    namespace: karmada-cluster
-    name: {secret}
-"
-    )
+        MEMBER_TOKEN,
+        &member_data.join("pki").join("ca.crt"),
+    );
 }
 
 fn apply(k: &Kubectl, dir: &Path, file: &str, yaml: &str) -> String {
@@ -367,7 +344,7 @@ fn cluster_proxy_with_local_up_and_a_member() {
         &k,
         dir.path(),
         "member1.yaml",
-        &push_cluster("member1", &member.url, "member1"),
+        &push_cluster_yaml("member1", &member.url, "member1"),
     );
 
     // The member's namespaces, through the host.
@@ -680,9 +657,9 @@ fn bad_cluster_specs_credentials_and_proxy_paths() {
         "--from-literal=caBundle=this is not a certificate",
     ]);
     let manifests = [
-        push_cluster("member1", &member.url, "member1"),
-        push_cluster("no-secret", &member.url, "does-not-exist"),
-        push_cluster("bad-ca", &member.url, "bad-ca"),
+        push_cluster_yaml("member1", &member.url, "member1"),
+        push_cluster_yaml("no-secret", &member.url, "does-not-exist"),
+        push_cluster_yaml("bad-ca", &member.url, "bad-ca"),
     ]
     .join("---\n");
     apply(&k, dir.path(), "clusters.yaml", &manifests);

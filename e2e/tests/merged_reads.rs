@@ -53,53 +53,9 @@ fn write_apply(k: &Kubectl, dir: &Path, file: &str, yaml: &str) -> String {
     k.ok(&["apply", "-f", path.to_str().unwrap()])
 }
 
+/// A Deployment in `default` whose pods request 100m CPU.
 fn deployment_yaml(name: &str, replicas: i64, image: &str) -> String {
-    format!(
-        r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-  namespace: default
-  labels: {{app: {name}}}
-spec:
-  replicas: {replicas}
-  selector:
-    matchLabels: {{app: {name}}}
-  template:
-    metadata:
-      labels: {{app: {name}}}
-    spec:
-      containers:
-      - name: {name}
-        image: {image}
-        resources:
-          requests: {{cpu: "100m"}}
-"#
-    )
-}
-
-fn policy_yaml(name: &str) -> String {
-    format!(
-        r#"apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: {name}
-  namespace: default
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: {name}
-  placement:
-    clusterAffinity:
-      clusterNames: [member1, member2, member3]
-    replicaScheduling:
-      replicaSchedulingType: Divided
-      replicaDivisionPreference: Weighted
-      weightPreference:
-        dynamicWeight: AvailableReplicas
-"#
-    )
+    support::deployment_yaml("default", name, replicas, "100m", image)
 }
 
 /// `member1(3),member2(2)` → {member1: 3, member2: 2}; a part without counts maps to -1.
@@ -250,7 +206,12 @@ fn merged_reads_with_kubectl() {
     });
 
     // 1. A 6-replica Deployment divided over the three members.
-    write_apply(&host, dir, "web-pp.yaml", &policy_yaml("web"));
+    write_apply(
+        &host,
+        dir,
+        "web-pp.yaml",
+        &support::dynamic_policy_yaml("default", "web"),
+    );
     write_apply(
         &host,
         dir,
@@ -597,29 +558,30 @@ fn join_with_kubectl(
     sim_data: &Path,
 ) {
     let token = std::fs::read_to_string(sim_data.join("flotilla-token")).unwrap();
-    let _ = host.run(&["create", "namespace", "karmada-cluster"]);
-    host.ok(&[
-        "-n",
-        "karmada-cluster",
-        "create",
-        "secret",
-        "generic",
+    support::create_member_secret(
+        host,
         name,
-        &format!("--from-literal=token={}", token.trim()),
-        &format!(
-            "--from-file=caBundle={}",
-            sim_data.join("pki").join("ca.crt").display()
-        ),
-    ]);
+        token.trim(),
+        &sim_data.join("pki").join("ca.crt"),
+    );
     write_apply(
         host,
         dir,
         &format!("{name}-cluster.yaml"),
-        &format!(
-            "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: {name}\nspec:\n  syncMode: Push\n  apiEndpoint: {}\n  secretRef:\n    namespace: karmada-cluster\n    name: {name}\n",
-            sim.url
-        ),
+        &support::push_cluster_yaml(name, &sim.url, name),
     );
+}
+
+/// Waits until `kubectl get deploy` on the host shows each (name, CLUSTERS cell).
+fn wait_for_clusters(host: &Kubectl, what: &str, want: &[(&str, &str)]) {
+    eventually(WAIT, what, || {
+        let text = host.ok(&["get", "deploy"]);
+        let (_, rows) = table(&text);
+        let all = want.iter().all(|(name, clusters)| {
+            find_row(&rows, "NAME", name).is_some_and(|r| r["CLUSTERS"] == *clusters)
+        });
+        if all { Ok(()) } else { Err(text) }
+    });
 }
 
 fn cluster_ready(host: &Kubectl, name: &str) -> String {
@@ -675,19 +637,11 @@ fn a_stopped_member_is_named_in_a_warning() {
         "inedge.yaml",
         &deployment_yaml("in-edge", 1, "nginx:1"),
     );
-    eventually(WAIT, "both Deployments on the host", || {
-        let text = host.ok(&["get", "deploy"]);
-        let (_, rows) = table(&text);
-        match (
-            find_row(&rows, "NAME", "in-member1"),
-            find_row(&rows, "NAME", "in-edge"),
-        ) {
-            (Some(a), Some(b)) if a["CLUSTERS"] == "member1(1)" && b["CLUSTERS"] == "edge(1)" => {
-                Ok(())
-            }
-            _ => Err(text),
-        }
-    });
+    wait_for_clusters(
+        &host,
+        "both Deployments on the host",
+        &[("in-member1", "member1(1)"), ("in-edge", "edge(1)")],
+    );
 
     drop(edge);
     for args in [vec!["get", "deploy"], vec!["get", "pods", "-A"]] {
@@ -834,19 +788,11 @@ fn merged_reads_over_the_apiservice_between_processes() {
         "only.yaml",
         &deployment_yaml("only-edge", 1, "nginx:1"),
     );
-    eventually(WAIT, "the merged view over the APIService", || {
-        let text = host.ok(&["get", "deploy"]);
-        let (_, rows) = table(&text);
-        match (
-            find_row(&rows, "NAME", "web"),
-            find_row(&rows, "NAME", "only-edge"),
-        ) {
-            (Some(w), Some(o)) if w["CLUSTERS"] == "edge(2)" && o["CLUSTERS"] == "edge(1)" => {
-                Ok(())
-            }
-            _ => Err(text),
-        }
-    });
+    wait_for_clusters(
+        &host,
+        "the merged view over the APIService",
+        &[("web", "edge(2)"), ("only-edge", "edge(1)")],
+    );
     let merged = host.get_json(&["deploy", "web"]);
     assert!(
         merged["metadata"]["resourceVersion"]

@@ -27,7 +27,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{ApiserverProcess, Kubectl, eventually, kubectl_binary, start_local_up};
+use support::{
+    ApiserverProcess, Kubectl, deployment_yaml, dynamic_policy_yaml, eventually, kubectl_binary,
+    start_local_up,
+};
 
 const WAIT: Duration = Duration::from_secs(60);
 const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
@@ -249,55 +252,6 @@ fn work_applied(
             work["metadata"]["name"], work["status"]
         )
     })
-}
-
-fn deployment_yaml(ns: &str, name: &str, replicas: i64, cpu: &str, image: &str) -> String {
-    format!(
-        r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-  namespace: {ns}
-  labels: {{app: {name}}}
-spec:
-  replicas: {replicas}
-  selector:
-    matchLabels: {{app: {name}}}
-  template:
-    metadata:
-      labels: {{app: {name}}}
-    spec:
-      containers:
-      - name: {name}
-        image: {image}
-        resources:
-          requests: {{cpu: "{cpu}"}}
-"#
-    )
-}
-
-fn dynamic_policy_yaml(ns: &str, name: &str) -> String {
-    format!(
-        r#"apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: {name}
-  namespace: {ns}
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: {name}
-  placement:
-    clusterAffinity:
-      clusterNames: [member1, member2, member3]
-    replicaScheduling:
-      replicaSchedulingType: Divided
-      replicaDivisionPreference: Weighted
-      weightPreference:
-        dynamicWeight: AvailableReplicas
-"#
-    )
 }
 
 /// Waits until the host's `kubectl get deploy` shows READY `want` for NS/NAME.

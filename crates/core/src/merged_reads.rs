@@ -26,6 +26,11 @@ pub const DEFAULT_RESOURCES: &[&str] = &[
     "services",
 ];
 
+/// [`DEFAULT_RESOURCES`] as owned strings (the default of every merged-resources setting).
+pub fn default_resources() -> Vec<String> {
+    DEFAULT_RESOURCES.iter().map(|r| r.to_string()).collect()
+}
+
 /// `plural.group` -> (group, plural); `pods` -> ("", "pods").
 pub fn parse_resource(text: &str) -> (String, String) {
     match text.split_once('.') {

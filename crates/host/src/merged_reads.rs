@@ -55,10 +55,7 @@ pub struct MergedReadsConfig {
 impl Default for MergedReadsConfig {
     fn default() -> Self {
         Self {
-            resources: merged_reads::DEFAULT_RESOURCES
-                .iter()
-                .map(|r| r.to_string())
-                .collect(),
+            resources: merged_reads::default_resources(),
             bypass_groups: vec![flotilla_pki::COMPONENTS_GROUP.to_string()],
         }
     }

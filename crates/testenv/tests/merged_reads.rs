@@ -5,7 +5,8 @@
 //!
 //! - a kube-rs reflector on the host's deployments stays equal to the truth computed from
 //!   what was written (which names exist, which clusters hold each, whose copy is shown)
-//!   through 500 random changes, with one member cut off and reconnected midway;
+//!   through 500 random changes, with one member cut off and reconnected and another
+//!   restarted midway;
 //! - a watcher with the components' identity sees the templates only;
 //! - a list paged with `limit` walks the whole merged set once, in order;
 //! - per-cluster caches answer like the members, follow their changes, go with their
@@ -33,7 +34,7 @@ const NAMES: usize = 12;
 const GEN: &str = "test.flotilla.io/gen";
 
 struct Fleet {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     host: flotilla_host::RunningHost,
     aggregated: flotilla_aggregated::RunningAggregated,
     admin: kube::Client,
@@ -85,7 +86,7 @@ impl Fleet {
             members.push((name, member, client));
         }
         Fleet {
-            _dir: dir,
+            dir,
             host,
             aggregated,
             admin,
@@ -205,6 +206,20 @@ impl Rng {
     }
 }
 
+/// Creates Deployment `name` in member `index` and records it.
+async fn create_in(fleet: &Fleet, truth: &mut Truth, index: usize, name: &str, generation: u64) {
+    let (cluster, _, client) = &fleet.members[index];
+    let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &deployment(name, generation))
+        .await
+        .unwrap();
+    truth
+        .members
+        .get_mut(cluster)
+        .unwrap()
+        .insert(name.to_string(), generation);
+}
+
 /// Waits (bounded) until the reflector's store shows `want`.
 async fn converge(store: &reflector::Store<Deployment>, want: &Expected, step: usize) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
@@ -222,7 +237,7 @@ async fn converge(store: &reflector::Store<Deployment>, want: &Expected, step: u
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reflector_on_merged_deployments_follows_500_random_changes_and_a_member_cut_off() {
-    let fleet = Fleet::start(3).await;
+    let mut fleet = Fleet::start(3).await;
     let host: Api<Deployment> = Api::namespaced(fleet.admin.clone(), "default");
     let (store, writer) = reflector::store();
     let stream = reflector(writer, watcher(host.clone(), watcher::Config::default()))
@@ -274,31 +289,25 @@ async fn a_reflector_on_merged_deployments_follows_500_random_changes_and_a_memb
             let (_, member, _) = &fleet.members[1];
             member.set_reachable(false).await.unwrap();
             generation += 1;
-            let (cluster, _, client) = &fleet.members[0];
-            let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
-            let name = "away".to_string();
-            api.create(&PostParams::default(), &deployment(&name, generation))
-                .await
-                .unwrap();
-            truth
-                .members
-                .get_mut(cluster)
-                .unwrap()
-                .insert(name, generation);
+            create_in(&fleet, &mut truth, 0, "away", generation).await;
             converge(&store, &truth.expected(), step).await;
-            member.set_reachable(true).await.unwrap();
-            let (cluster, _, client) = &fleet.members[1];
-            let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+            fleet.members[1].1.set_reachable(true).await.unwrap();
             generation += 1;
-            let name = "back".to_string();
-            api.create(&PostParams::default(), &deployment(&name, generation))
-                .await
-                .unwrap();
-            truth
-                .members
-                .get_mut(cluster)
-                .unwrap()
-                .insert(name, generation);
+            create_in(&fleet, &mut truth, 1, "back", generation).await;
+            converge(&store, &truth.expected(), step).await;
+            // member3 restarts: stopped, then started again on its data directory and port;
+            // its objects and versions survive, and its watches are opened again.
+            let (name, member, _) = fleet.members.remove(2);
+            let port = member.addr.port();
+            member.stop().await;
+            let mut mo = MemberOptions::new(&name, fleet.dir.path().join(&name));
+            mo.secure_port = port;
+            mo.nodes = 1;
+            let member = flotilla_membersim::start(mo).await.unwrap();
+            let client = client_for(&member.kubeconfig, None).await.unwrap();
+            fleet.members.insert(2, (name, member, client));
+            generation += 1;
+            create_in(&fleet, &mut truth, 2, "restarted", generation).await;
             converge(&store, &truth.expected(), step).await;
         }
         if step % 50 == 0 {

@@ -666,3 +666,88 @@ pub fn table(text: &str) -> (Vec<String>, Vec<HashMap<String, String>>) {
         .collect();
     (names, rows)
 }
+
+/// A Deployment manifest: `replicas` pods of `image`, each requesting `cpu`.
+pub fn deployment_yaml(ns: &str, name: &str, replicas: i64, cpu: &str, image: &str) -> String {
+    format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: {ns}
+  labels: {{app: {name}}}
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+      - name: {name}
+        image: {image}
+        resources:
+          requests: {{cpu: "{cpu}"}}
+"#
+    )
+}
+
+/// A member's credentials on the host: `karmada-cluster/<name>` with `token` and the
+/// `caBundle` from `ca_file`.
+pub fn create_member_secret(k: &Kubectl, name: &str, token: &str, ca_file: &Path) {
+    let _ = k.run(&["create", "namespace", "karmada-cluster"]);
+    k.ok(&[
+        "-n",
+        "karmada-cluster",
+        "create",
+        "secret",
+        "generic",
+        name,
+        &format!("--from-literal=token={token}"),
+        &format!("--from-file=caBundle={}", ca_file.display()),
+    ]);
+}
+
+/// A Push-mode Cluster `name` at `endpoint` with credentials in `karmada-cluster/<secret>`.
+pub fn push_cluster_yaml(name: &str, endpoint: &str, secret: &str) -> String {
+    format!(
+        "apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata:
+  name: {name}
+spec:
+  syncMode: Push
+  apiEndpoint: {endpoint}
+  secretRef:
+    namespace: karmada-cluster
+    name: {secret}
+"
+    )
+}
+
+/// A PropagationPolicy dividing Deployment `name` over member1..3 by free capacity
+/// (`dynamicWeight: AvailableReplicas`).
+pub fn dynamic_policy_yaml(ns: &str, name: &str) -> String {
+    format!(
+        r#"apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: {name}
+  namespace: {ns}
+spec:
+  resourceSelectors:
+  - apiVersion: apps/v1
+    kind: Deployment
+    name: {name}
+  placement:
+    clusterAffinity:
+      clusterNames: [member1, member2, member3]
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        dynamicWeight: AvailableReplicas
+"#
+    )
+}

@@ -86,10 +86,7 @@ pub struct MergedReadOptions {
 impl Default for MergedReadOptions {
     fn default() -> Self {
         Self {
-            resources: merged_reads::DEFAULT_RESOURCES
-                .iter()
-                .map(|r| r.to_string())
-                .collect(),
+            resources: merged_reads::default_resources(),
             member_timeout: Duration::from_secs(5),
             cache: true,
             cache_max_objects: 1_000_000,

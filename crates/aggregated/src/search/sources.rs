@@ -81,7 +81,7 @@ impl Endpoint {
         query: &str,
         timeout: Duration,
     ) -> Result<Value, SourceError> {
-        let work = async {
+        bounded(timeout, async {
             let bytes = match self {
                 Endpoint::Host(client) => {
                     let req = host_request(path, query)?;
@@ -92,26 +92,12 @@ impl Endpoint {
                         .map_err(kube_error)?
                 }
                 Endpoint::Member { .. } => {
-                    let resp = self.send_member(Method::GET, path, query, None).await?;
-                    let status = resp.status();
-                    let body = resp
-                        .into_body()
-                        .collect()
-                        .await
-                        .map_err(|e| SourceError::Failed(format!("reading the answer: {e}")))?
-                        .to_bytes();
-                    if !status.is_success() {
-                        return Err(status_error(status.as_u16(), &body));
-                    }
-                    body.to_vec()
+                    self.member_bytes(Method::GET, path, query, None).await?
                 }
             };
-            serde_json::from_slice(&bytes)
-                .map_err(|e| SourceError::Failed(format!("the answer is not JSON: {e}")))
-        };
-        tokio::time::timeout(timeout, work)
-            .await
-            .unwrap_or_else(|_| Err(SourceError::Failed(format!("no answer within {timeout:?}"))))
+            parse_json(&bytes)
+        })
+        .await
     }
 
     /// A watch of `path?query` (the query carries `watch=1` and where to start); opening it
@@ -170,26 +156,35 @@ impl Endpoint {
         body: &Value,
         timeout: Duration,
     ) -> Result<Value, SourceError> {
-        let work = async {
-            let resp = self
-                .send_member(Method::POST, path, "", Some(body.to_string()))
+        bounded(timeout, async {
+            let bytes = self
+                .member_bytes(Method::POST, path, "", Some(body.to_string()))
                 .await?;
-            let status = resp.status();
-            let bytes = resp
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| SourceError::Failed(format!("reading the answer: {e}")))?
-                .to_bytes();
-            if !status.is_success() {
-                return Err(status_error(status.as_u16(), &bytes));
-            }
-            serde_json::from_slice(&bytes)
-                .map_err(|e| SourceError::Failed(format!("the answer is not JSON: {e}")))
-        };
-        tokio::time::timeout(timeout, work)
+            parse_json(&bytes)
+        })
+        .await
+    }
+
+    /// A member's answer body; a non-2xx answer is the error its `Status` says.
+    async fn member_bytes(
+        &self,
+        method: Method,
+        path: &str,
+        query: &str,
+        body: Option<String>,
+    ) -> Result<Vec<u8>, SourceError> {
+        let resp = self.send_member(method, path, query, body).await?;
+        let status = resp.status();
+        let bytes = resp
+            .into_body()
+            .collect()
             .await
-            .unwrap_or_else(|_| Err(SourceError::Failed(format!("no answer within {timeout:?}"))))
+            .map_err(|e| SourceError::Failed(format!("reading the answer: {e}")))?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(status_error(status.as_u16(), &bytes));
+        }
+        Ok(bytes.to_vec())
     }
 
     async fn send_member(
@@ -233,6 +228,21 @@ impl Endpoint {
             .map_err(|e| SourceError::Failed(e.to_string()))?;
         upstream.send(req).await.map_err(SourceError::Failed)
     }
+}
+
+/// `work`, or a failure naming `timeout` when it takes longer.
+async fn bounded<T>(
+    timeout: Duration,
+    work: impl std::future::Future<Output = Result<T, SourceError>>,
+) -> Result<T, SourceError> {
+    tokio::time::timeout(timeout, work)
+        .await
+        .unwrap_or_else(|_| Err(SourceError::Failed(format!("no answer within {timeout:?}"))))
+}
+
+fn parse_json(bytes: &[u8]) -> Result<Value, SourceError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| SourceError::Failed(format!("the answer is not JSON: {e}")))
 }
 
 fn host_request(path: &str, query: &str) -> Result<http::Request<Vec<u8>>, SourceError> {

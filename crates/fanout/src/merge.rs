@@ -7,7 +7,7 @@
 
 use flotilla_api::binding::AggregatedStatusItem;
 use flotilla_core::karmada::CLUSTER_NAME_LABEL;
-use flotilla_interpreter::{aggregate_status, applied_item};
+use flotilla_interpreter::{aggregate_status, applied_item, get_replicas, revise_replicas};
 use serde_json::{Map, Value};
 
 use crate::CLUSTERS_ANNOTATION;
@@ -44,6 +44,9 @@ pub fn merge_item(template: Option<&Value>, members: &[MemberObject<'_>]) -> Val
         (None, Some(first)) => first.object.clone(),
         (None, None) => return Value::Null,
     };
+    if template.is_none() && members.len() > 1 {
+        sum_replicas(&mut merged, &members);
+    }
     if template.is_some() || members.len() > 1 {
         if !members.is_empty() {
             let items: Vec<AggregatedStatusItem> = members
@@ -83,6 +86,24 @@ pub fn merge_item(template: Option<&Value>, members: &[MemberObject<'_>]) -> Val
     set_clusters_annotation(meta, &members);
     meta.insert("resourceVersion".into(), Value::String(version.encode()));
     merged
+}
+
+/// Without a template, an object several members hold asks for what they ask together: its
+/// replicas (the interpreter's rule per kind) are the members' sum, so its desired count
+/// matches its summed status (a ReplicaSet in three members reads DESIRED 6, CURRENT 6).
+fn sum_replicas(merged: &mut Value, members: &[MemberObject<'_>]) {
+    let total: i64 = members
+        .iter()
+        .filter_map(|m| get_replicas(m.object).ok().flatten())
+        .map(|r| i64::from(r.replicas))
+        .sum();
+    let Ok(total) = i32::try_from(total) else {
+        return;
+    };
+    if get_replicas(merged).ok().flatten().is_some() {
+        // A kind without a replica rule is left as the first member's copy.
+        let _ = revise_replicas(merged, total, total);
+    }
 }
 
 /// `(ready, replicas)` of a member object whose status has `replicas`.
@@ -365,6 +386,25 @@ mod tests {
         assert_eq!(got["spec"], template["spec"]);
         assert_eq!(got["metadata"]["labels"], json!({"app": "web"}));
         assert_eq!(got["status"]["replicas"], 5);
+    }
+
+    #[test]
+    fn without_a_template_the_members_desired_replicas_add_up() {
+        let mut a = deploy("1", 1, member_status(4, Some(4)));
+        a["spec"]["replicas"] = json!(4);
+        let mut b = deploy("2", 1, member_status(2, Some(2)));
+        b["spec"]["replicas"] = json!(2);
+        let mo = |cluster, object| MemberObject { cluster, object };
+        let got = merge_item(None, &[mo("m2", &b), mo("m1", &a)]);
+        assert_eq!(got["spec"]["replicas"], 6, "desired: 4 + 2");
+        assert_eq!(got["status"]["replicas"], 6, "status summed too");
+        // One member: its own copy, unchanged.
+        let got = merge_item(None, &[mo("m1", &a)]);
+        assert_eq!(got["spec"]["replicas"], 4);
+        // With a template, the template's spec stands.
+        let template = deploy("9", 1, json!({}));
+        let got = merge_item(Some(&template), &[mo("m1", &a), mo("m2", &b)]);
+        assert_eq!(got["spec"]["replicas"], 3);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! - the controller-manager's CPU (over a steady minute) and RSS (target <= 300 MiB).
 //!
 //! Run: `cargo build --release --bin flotilla && cargo bench -p flotilla-e2e --bench clusters`
-//! (FLOTILLA_BIN overrides the binary; FLOTILLA_BENCH_CLUSTERS / _NODES the sizes).
+//! (FLOTILLA_BIN overrides the binary, else the release build under `$CARGO_TARGET_DIR` or
+//! `target/`; FLOTILLA_BENCH_CLUSTERS / _NODES the sizes).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -16,15 +17,17 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::PostParams;
+use support::{
+    Proc, join_member_sims, kube_client, percentile, ready_name_url, release_bin, spawn_ready_lines,
+};
 
 fn env_or(name: &str, default: u32) -> u32 {
     std::env::var(name)
@@ -33,89 +36,11 @@ fn env_or(name: &str, default: u32) -> u32 {
         .unwrap_or(default)
 }
 
-fn binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("FLOTILLA_BIN") {
-        return PathBuf::from(p);
-    }
-    let release = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/flotilla");
-    assert!(
-        release.is_file(),
-        "build the release binary first: cargo build --release --bin flotilla"
-    );
-    release
-}
-
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Spawns `args`, logs to `log`, and returns it with the first `lines` "ready at URL" lines.
+/// `support::spawn_ready_lines` with the release binary, as `(name, url)` pairs.
 fn spawn_ready(args: &[&str], log: &Path, lines: usize) -> (Proc, Vec<(String, String)>) {
-    let log_file = std::fs::File::create(log).unwrap();
-    let mut child = Command::new(binary())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(log_file))
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some((before, after)) = line.split_once(" ready at ") {
-                let name = before
-                    .split_whitespace()
-                    .last()
-                    .unwrap_or_default()
-                    .to_string();
-                let url = after
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-                let _ = tx.send((name, url));
-            }
-        }
-    });
-    let mut ready = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while ready.len() < lines {
-        match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(r) => ready.push(r),
-            Err(_) if Instant::now() > deadline => panic!(
-                "{args:?} not ready; log:\n{}",
-                std::fs::read_to_string(log).unwrap_or_default()
-            ),
-            Err(_) => {
-                if let Ok(Some(status)) = child.try_wait() {
-                    panic!(
-                        "{args:?} exited {status}; log:\n{}",
-                        std::fs::read_to_string(log).unwrap_or_default()
-                    );
-                }
-            }
-        }
-    }
-    (Proc(child), ready)
-}
-
-async fn client(kubeconfig: &Path, context: Option<&str>) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    let opts = kube::config::KubeConfigOptions {
-        context: context.map(str::to_string),
-        ..Default::default()
-    };
-    let config = kube::Config::from_custom_kubeconfig(kc, &opts)
-        .await
-        .unwrap();
-    kube::Client::try_from(config).unwrap()
+    let (proc, ready) =
+        spawn_ready_lines(&release_bin(), args, log, lines, Duration::from_secs(300));
+    (proc, ready.iter().map(|l| ready_name_url(l)).collect())
 }
 
 fn ready_and_pods(c: &flotilla_api::Cluster) -> (bool, i64) {
@@ -137,14 +62,6 @@ fn ready_and_pods(c: &flotilla_api::Cluster) -> (bool, i64) {
         })
         .unwrap_or(0);
     (ready, pods)
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
 }
 
 #[tokio::main]
@@ -211,30 +128,9 @@ async fn main() {
         sims_rss / 1024
     );
 
-    let host = client(&kubeconfig, None).await;
+    let host = kube_client(&kubeconfig, None).await;
     let joined = Instant::now();
-    futures::stream::iter(urls.iter().cloned())
-        .map(|(name, url)| {
-            let host = host.clone();
-            let member_kc = members_dir.join(&name).join("kubeconfig");
-            async move {
-                let kc = flotilla_pki::Kubeconfig::load(&member_kc).unwrap();
-                let ctx = kc.context(Some(&format!("{name}-flotilla"))).unwrap();
-                let member = flotilla_membership::Member {
-                    name: name.clone(),
-                    api_endpoint: url,
-                    credentials: flotilla_membership::MemberCredentials::from_context(&ctx),
-                    labels: Default::default(),
-                    region: None,
-                    zone: None,
-                    provider: None,
-                };
-                flotilla_membership::join(&host, &member).await.unwrap();
-            }
-        })
-        .buffer_unordered(16)
-        .collect::<Vec<_>>()
-        .await;
+    join_member_sims(&host, &members_dir, &urls, 16).await;
     println!(
         "joined {count} clusters in {:.1} s",
         joined.elapsed().as_secs_f64()
@@ -242,7 +138,7 @@ async fn main() {
 
     let cm_started = Instant::now();
     let cm_log = d.join("controller-manager.log");
-    let cm = Command::new(binary())
+    let cm = Command::new(release_bin())
         .args([
             "controller-manager",
             "--kubeconfig",
@@ -297,7 +193,7 @@ async fn main() {
         .map(|(name, _)| {
             let kc = members_dir.join(&name).join("kubeconfig");
             async move {
-                let member = client(&kc, Some(&format!("{name}-flotilla"))).await;
+                let member = kube_client(&kc, Some(&format!("{name}-flotilla"))).await;
                 let pods: Api<Pod> = Api::namespaced(member, "default");
                 let pod: Pod = serde_json::from_value(serde_json::json!({
                     "apiVersion": "v1", "kind": "Pod",

@@ -751,3 +751,148 @@ spec:
 "#
     )
 }
+
+/// A child process that is killed (and reaped) when dropped.
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The `flotilla` binary the benches run: `$FLOTILLA_BIN`, else the release build under
+/// `$CARGO_TARGET_DIR` (or `<workspace>/target`). Panics when it is missing.
+pub fn release_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("FLOTILLA_BIN") {
+        return PathBuf::from(p);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let release = target.join("release/flotilla");
+    assert!(
+        release.is_file(),
+        "build the release binary first: cargo build --release --bin flotilla (looked for {})",
+        release.display()
+    );
+    release
+}
+
+/// Spawns `bin args` (stderr to `log`) and returns it with the first `lines` stdout lines
+/// that contain ` ready at ` (whole lines; see [`ready_name_url`]). Stdout keeps being drained
+/// afterwards. Panics if the process exits first or `timeout` passes.
+pub fn spawn_ready_lines(
+    bin: &Path,
+    args: &[&str],
+    log: &Path,
+    lines: usize,
+    timeout: Duration,
+) -> (Proc, Vec<String>) {
+    let log_file = File::create(log).unwrap();
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log_file))
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.contains(" ready at ") {
+                let _ = tx.send(line);
+            }
+        }
+    });
+    let mut ready = Vec::new();
+    let deadline = Instant::now() + timeout;
+    while ready.len() < lines {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(r) => ready.push(r),
+            Err(_) if Instant::now() > deadline => panic!(
+                "{args:?} not ready; log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            ),
+            Err(_) => {
+                if let Ok(Some(status)) = child.try_wait() {
+                    panic!(
+                        "{args:?} exited {status}; log:\n{}",
+                        std::fs::read_to_string(log).unwrap_or_default()
+                    );
+                }
+            }
+        }
+    }
+    (Proc(child), ready)
+}
+
+/// `(NAME, URL)` of a `... NAME ready at URL ...` line.
+pub fn ready_name_url(line: &str) -> (String, String) {
+    let (before, after) = line.split_once(" ready at ").unwrap_or_default();
+    let name = before.split_whitespace().last().unwrap_or_default();
+    let url = after.split_whitespace().next().unwrap_or_default();
+    (name.to_string(), url.to_string())
+}
+
+/// A kube client from `kubeconfig` (its `context`, else the current one).
+pub async fn kube_client(kubeconfig: &Path, context: Option<&str>) -> kube::Client {
+    kube::Client::try_from(kube_config(kubeconfig, context).await).unwrap()
+}
+
+/// The kube client configuration of `kubeconfig` (its `context`, else the current one).
+pub async fn kube_config(kubeconfig: &Path, context: Option<&str>) -> kube::Config {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+    let opts = kube::config::KubeConfigOptions {
+        context: context.map(str::to_string),
+        ..Default::default()
+    };
+    kube::Config::from_custom_kubeconfig(kc, &opts)
+        .await
+        .unwrap()
+}
+
+/// The `p` quantile (0..=1) of `sorted` (nearest rank); NaN when empty.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+/// Joins the member-sims of one `flotilla member-sim --clusters K --data-dir members_dir`
+/// process (`(name, url)` each) to `host`, `concurrency` at a time, with their bearer-token
+/// contexts (`NAME-flotilla`).
+pub async fn join_member_sims(
+    host: &kube::Client,
+    members_dir: &Path,
+    urls: &[(String, String)],
+    concurrency: usize,
+) {
+    use futures::StreamExt;
+    futures::stream::iter(urls.iter().cloned())
+        .map(|(name, url)| {
+            let member_kc = members_dir.join(&name).join("kubeconfig");
+            async move {
+                let kc = flotilla_pki::Kubeconfig::load(&member_kc).unwrap();
+                let ctx = kc.context(Some(&format!("{name}-flotilla"))).unwrap();
+                let member = flotilla_membership::Member {
+                    name: name.clone(),
+                    api_endpoint: url,
+                    credentials: flotilla_membership::MemberCredentials::from_context(&ctx),
+                    labels: Default::default(),
+                    region: None,
+                    zone: None,
+                    provider: None,
+                };
+                flotilla_membership::join(host, &member).await.unwrap();
+            }
+        })
+        .buffer_unordered(concurrency)
+        .collect::<Vec<_>>()
+        .await;
+}

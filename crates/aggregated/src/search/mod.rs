@@ -217,6 +217,7 @@ impl SubresourceHandler for MergedReads {
 }
 
 /// One parsed merged read.
+#[derive(Clone)]
 pub(crate) struct Read {
     pub def: Arc<ResourceDef>,
     pub namespace: Option<String>,
@@ -728,6 +729,7 @@ pub(crate) async fn member_endpoints(
             .collect();
         caches.retain_clusters(&served);
     }
+    let mut asked = Vec::new();
     for (name, obj) in clusters {
         if !read.filter.allows(&name) {
             continue;
@@ -738,7 +740,18 @@ pub(crate) async fn member_endpoints(
             ));
             continue;
         }
-        match shared.members.upstream(&name, &obj).await {
+        asked.push((name, obj));
+    }
+    // Concurrently: a connection whose credentials are due to be read again costs a round
+    // trip to the host, and a hundred of those in a row would hold the read up.
+    let connections = futures::future::join_all(
+        asked
+            .iter()
+            .map(|(name, obj)| shared.members.upstream(name, obj)),
+    )
+    .await;
+    for ((name, _), connection) in asked.into_iter().zip(connections) {
+        match connection {
             Ok((upstream, token)) => endpoints.push(Endpoint::Member {
                 cluster: name,
                 upstream,

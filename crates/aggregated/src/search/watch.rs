@@ -43,10 +43,12 @@ const BOOKMARK_PERIOD: Duration = Duration::from_secs(10);
 /// A watch's length when the client sets no timeoutSeconds.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
-/// What a source's watcher task reports.
+/// What a source's task reports: a watch's lines and its end, or a (re)list's answer.
 enum Report {
     Line(WatchLine),
     Ended(SourceError),
+    Listed { objects: Vec<Value>, rv: String },
+    ListFailed(SourceError),
 }
 
 /// A source being watched: its endpoint and the task reading its watch. Reports carry the
@@ -67,6 +69,9 @@ struct Stream {
     failed: BTreeMap<Source, Endpoint>,
     generation: u64,
     reports: mpsc::Sender<(Source, u64, Report)>,
+    /// The members a membership check found; one check at a time.
+    members: mpsc::Sender<Vec<Endpoint>>,
+    checking: bool,
     out: mpsc::Sender<Bytes>,
 }
 
@@ -97,6 +102,7 @@ pub(super) async fn serve(
         }
     }
     let (reports_tx, mut reports_rx) = mpsc::channel(1024);
+    let (members_tx, mut members_rx) = mpsc::channel(1);
     let (out_tx, out_rx) = mpsc::channel::<Bytes>(256);
     let mut stream = Stream {
         view: MergedView::new(read.filter.clone()),
@@ -107,6 +113,8 @@ pub(super) async fn serve(
         failed: BTreeMap::new(),
         generation: 0,
         reports: reports_tx,
+        members: members_tx,
+        checking: false,
         out: out_tx,
     };
     let host = Endpoint::Host(stream.shared.host.clone());
@@ -200,9 +208,7 @@ pub(super) async fn serve(
         }
         for endpoint in late {
             let source = Source::Member(cluster_of(&endpoint));
-            if stream.rejoin(source, endpoint).await.is_err() {
-                return;
-            }
+            stream.rejoin(source, endpoint);
         }
         for (source, endpoint) in loaded {
             stream.watch(source, endpoint);
@@ -219,11 +225,13 @@ pub(super) async fn serve(
                         return;
                     }
                 }
-                _ = membership.tick() => {
-                    if stream.check_membership().await.is_err() {
+                found = members_rx.recv() => {
+                    let Some(found) = found else { return };
+                    if stream.on_members(found).await.is_err() {
                         return;
                     }
                 }
+                _ = membership.tick() => stream.check_membership(),
                 _ = bookmark.tick(), if bookmarks => {
                     if !stream.bookmark().await {
                         return;
@@ -350,39 +358,86 @@ impl Stream {
             Report::Ended(e) => {
                 tracing::debug!(?source, error = %e, "a merged watch's source ended; listing it again");
                 if let Some(active) = self.active.remove(&source) {
-                    self.rejoin(source, active.endpoint).await?;
+                    self.rejoin(source, active.endpoint);
                 }
             }
-        }
-        Ok(())
-    }
-
-    /// Lists `source` now, sends the difference and watches it from there; a failure leaves
-    /// it for the next membership check.
-    async fn rejoin(&mut self, source: Source, endpoint: Endpoint) -> Result<(), Gone> {
-        match self.load(source.clone(), &endpoint, None, true).await {
-            Ok(changes) => {
-                for change in changes {
+            Report::Listed { objects, rv } => {
+                for change in self.view.replace(source.clone(), objects, rv, true) {
                     if !self.send(&change).await {
                         return Err(Gone);
                     }
                 }
                 self.failed.remove(&source);
-                self.watch(source, endpoint);
+                if let Some(active) = self.active.remove(&source) {
+                    self.watch(source, active.endpoint);
+                }
             }
-            Err(e) => {
-                tracing::debug!(error = %missing(&endpoint, &e), "merged watch source not available");
-                self.active.remove(&source);
-                self.failed.insert(source, endpoint);
+            Report::ListFailed(e) => {
+                if let Some(active) = self.active.remove(&source) {
+                    tracing::debug!(error = %missing(&active.endpoint, &e), "merged watch source not available");
+                    self.failed.insert(source, active.endpoint);
+                }
             }
         }
         Ok(())
     }
 
+    /// Lists `source` now in a task of its own (events of the other sources keep flowing);
+    /// its answer's difference is sent and it is watched from there, or, when it fails, it
+    /// is left for the next membership check.
+    fn rejoin(&mut self, source: Source, endpoint: Endpoint) {
+        self.generation += 1;
+        let generation = self.generation;
+        let path = self.read.path(false);
+        let query = self.read.source_query(&[]);
+        let timeout = self.shared.member_timeout;
+        let reports = self.reports.clone();
+        let tagged = source.clone();
+        let task_endpoint = endpoint.clone();
+        let task = tokio::spawn(async move {
+            let report = match task_endpoint.get_json(&path, &query, timeout).await {
+                Ok(list) => Report::Listed {
+                    rv: list_version(&list).unwrap_or_default(),
+                    objects: list_items(list),
+                },
+                Err(e) => Report::ListFailed(e),
+            };
+            let _ = reports.send((tagged, generation, report)).await;
+        });
+        self.failed.remove(&source);
+        self.active.insert(
+            source,
+            Active {
+                endpoint,
+                generation,
+                _task: AbortOnDrop(task),
+            },
+        );
+    }
+
+    /// Finds the members to follow now, in a task of its own (resolving connections may ask
+    /// the host for credentials); the answer arrives as [`Stream::on_members`].
+    fn check_membership(&mut self) {
+        if self.checking {
+            return;
+        }
+        self.checking = true;
+        let (shared, server, read, found) = (
+            self.shared.clone(),
+            self.server.clone(),
+            self.read.clone(),
+            self.members.clone(),
+        );
+        tokio::spawn(async move {
+            let (endpoints, _) = member_endpoints(&shared, &server, &read).await;
+            let _ = found.send(endpoints).await;
+        });
+    }
+
     /// Members that became Ready or allowed join; members that left are removed; failed
     /// sources are tried again.
-    async fn check_membership(&mut self) -> Result<(), Gone> {
-        let (endpoints, _) = member_endpoints(&self.shared, &self.server, &self.read).await;
+    async fn on_members(&mut self, endpoints: Vec<Endpoint>) -> Result<(), Gone> {
+        self.checking = false;
         let current: BTreeMap<Source, Endpoint> = endpoints
             .into_iter()
             .map(|e| (Source::Member(cluster_of(&e)), e))
@@ -407,11 +462,11 @@ impl Stream {
         }
         for (source, endpoint) in current {
             if !self.active.contains_key(&source) {
-                self.rejoin(source, endpoint).await?;
+                self.rejoin(source, endpoint);
             }
         }
         if let Some(endpoint) = self.failed.remove(&Source::Template) {
-            self.rejoin(Source::Template, endpoint).await?;
+            self.rejoin(Source::Template, endpoint);
         }
         Ok(())
     }

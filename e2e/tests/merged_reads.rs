@@ -811,3 +811,58 @@ fn merged_reads_over_the_apiservice_between_processes() {
     assert_eq!(obj["spec"]["replicas"], 3, "{raw}");
     drop(edge);
 }
+
+/// `--merged-resources` chooses what is merged: with only pods, `get deploy` reads the
+/// template store (no CLUSTERS column) while `get pods` is merged; a name that is no built-in
+/// resource stops local-up before it starts anything, with a message naming it.
+#[test]
+fn merged_resources_are_configurable_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let bad = std::process::Command::new(support::flotilla_bin())
+        .args(["local-up", "--port", "0", "--members", "0", "--data-dir"])
+        .arg(dir.join("bad"))
+        .args(["--merged-resources", "deployments.apps,widgets.example.com"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("widgets.example.com") && stderr.contains("--merged-resources"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.join("bad").join("kubeconfig").exists(),
+        "nothing was started"
+    );
+
+    let data = dir.join("flotilla");
+    let up = start_local_up(&data, &["--members", "1", "--merged-resources", "pods"]);
+    let host = kubectl(&up.kubeconfig, &dir.join("cache-host"));
+    let member1 = kubectl(
+        &data.join("members").join("member1.kubeconfig"),
+        &dir.join("cache-member1"),
+    );
+    write_apply(
+        &member1,
+        dir,
+        "in1.yaml",
+        &deployment_yaml("in-member1", 1, "nginx:1"),
+    );
+    eventually(WAIT, "member1's pod merged on the host", || {
+        let text = host.ok(&["get", "pods", "-A"]);
+        let (header, rows) = table(&text);
+        if header.iter().any(|h| h == "CLUSTERS") && rows.iter().any(|r| r["CLUSTERS"] == "member1")
+        {
+            Ok(())
+        } else {
+            Err(text)
+        }
+    });
+    let text = host.ok(&["get", "deploy", "-A"]);
+    assert!(
+        !text.contains("CLUSTERS"),
+        "deployments are not merged:\n{text}"
+    );
+    assert!(!text.contains("in-member1"), "{text}");
+}

@@ -440,11 +440,9 @@ async fn endpoint_of(
     members: &MemberConnections,
 ) -> Option<Endpoint> {
     let server = server.upgrade()?;
-    let obj = super::stored_clusters(&server)
-        .await
-        .into_iter()
-        .find(|(name, _)| name == cluster)?
-        .1;
+    let def = crate::cluster::cluster_resource();
+    let key = flotilla_apiserver::objects::object_key(&def, None, cluster);
+    let obj = server.storage.get(&key).await.ok()??.value();
     let (upstream, token) = members.upstream(cluster, &obj).await.ok()?;
     Some(Endpoint::Member {
         cluster: cluster.to_string(),

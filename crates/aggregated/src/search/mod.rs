@@ -103,6 +103,7 @@ pub(crate) struct Shared {
     pub resources: BTreeMap<(String, String, String), Arc<ResourceDef>>,
     pub member_timeout: Duration,
     pub caches: Option<cache::MemberCaches>,
+    pub clusters: ClusterIndex,
 }
 
 /// The `proxying/proxy` handler.
@@ -139,6 +140,7 @@ impl MergedReads {
                 host,
                 resources,
                 member_timeout: options.member_timeout,
+                clusters: ClusterIndex::default(),
                 caches: options.cache.then(|| {
                     cache::MemberCaches::new(
                         server,
@@ -674,28 +676,59 @@ pub(crate) fn list_items(mut list: Value) -> Vec<Value> {
     }
 }
 
-/// The Cluster objects this server stores, by name.
-async fn stored_clusters(server: &ApiServer) -> Vec<(String, Value)> {
-    let def = crate::cluster::cluster_resource();
-    let prefix = flotilla_apiserver::objects::collection_prefix(&def, None);
-    match server.storage.list(&prefix, &Default::default()).await {
-        Ok(listed) => listed
-            .items
-            .iter()
-            .map(|o| {
-                let v = o.value();
-                let name = v
+/// What a merged read needs of one stored Cluster: its name, whether it is Ready, and its
+/// connection fields (`{"spec": ...}`, as [`MemberConnections::upstream`] reads them).
+pub(crate) struct IndexedCluster {
+    pub name: String,
+    pub ready: bool,
+    pub connection: Value,
+}
+
+/// The stored Clusters, each parsed once per version. Every merged read asks which members
+/// to read; parsing every Cluster for that (statuses of tens of KB each) cost more than the
+/// read itself with a hundred members.
+#[derive(Default)]
+pub(crate) struct ClusterIndex {
+    entries: parking_lot::Mutex<std::collections::HashMap<String, (u64, Arc<IndexedCluster>)>>,
+}
+
+impl ClusterIndex {
+    pub async fn current(&self, server: &ApiServer) -> Vec<Arc<IndexedCluster>> {
+        let def = crate::cluster::cluster_resource();
+        let prefix = flotilla_apiserver::objects::collection_prefix(&def, None);
+        let listed = match server.storage.list(&prefix, &Default::default()).await {
+            Ok(listed) => listed,
+            Err(e) => {
+                tracing::warn!(error = %e, "listing Clusters for a merged read");
+                return Vec::new();
+            }
+        };
+        let mut entries = self.entries.lock();
+        let mut current = Vec::with_capacity(listed.items.len());
+        let mut seen = std::collections::HashSet::with_capacity(listed.items.len());
+        for stored in &listed.items {
+            seen.insert(stored.key.clone());
+            if let Some((revision, c)) = entries.get(&stored.key) {
+                if *revision == stored.revision {
+                    current.push(c.clone());
+                    continue;
+                }
+            }
+            let v = stored.value();
+            let indexed = Arc::new(IndexedCluster {
+                name: v
                     .pointer("/metadata/name")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
-                    .to_string();
-                (name, (*v).clone())
-            })
-            .collect(),
-        Err(e) => {
-            tracing::warn!(error = %e, "listing Clusters for a merged read");
-            Vec::new()
+                    .to_string(),
+                ready: is_ready(&v),
+                connection: json!({"spec": v.get("spec").cloned().unwrap_or(Value::Null)}),
+            });
+            entries.insert(stored.key.clone(), (stored.revision, indexed.clone()));
+            current.push(indexed);
         }
+        entries.retain(|key, _| seen.contains(key));
+        current
     }
 }
 
@@ -720,34 +753,35 @@ pub(crate) async fn member_endpoints(
 ) -> (Vec<Endpoint>, Vec<String>) {
     let mut endpoints = Vec::new();
     let mut warnings = Vec::new();
-    let clusters = stored_clusters(server).await;
+    let clusters = shared.clusters.current(server).await;
     if let Some(caches) = &shared.caches {
         let served: Vec<String> = clusters
             .iter()
-            .filter(|(_, obj)| is_ready(obj))
-            .map(|(name, _)| name.clone())
+            .filter(|c| c.ready)
+            .map(|c| c.name.clone())
             .collect();
         caches.retain_clusters(&served);
     }
     let mut asked = Vec::new();
-    for (name, obj) in clusters {
+    for cluster in clusters {
+        let name = cluster.name.clone();
         if !read.filter.allows(&name) {
             continue;
         }
-        if !is_ready(&obj) {
+        if !cluster.ready {
             warnings.push(format!(
                 "cluster {name:?} is missing from this answer: it is not Ready"
             ));
             continue;
         }
-        asked.push((name, obj));
+        asked.push((name, cluster));
     }
     // Concurrently: a connection whose credentials are due to be read again costs a round
     // trip to the host, and a hundred of those in a row would hold the read up.
     let connections = futures::future::join_all(
         asked
             .iter()
-            .map(|(name, obj)| shared.members.upstream(name, obj)),
+            .map(|(name, c)| shared.members.upstream(name, &c.connection)),
     )
     .await;
     for ((name, _), connection) in asked.into_iter().zip(connections) {

@@ -1,6 +1,7 @@
 //! A merged list: templates and every selected member's items joined by (namespace, name),
 //! each key merged by [`merge_item`], in key order; and cutting it into pages.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -19,23 +20,34 @@ pub fn key_of(object: &Value) -> Option<Key> {
     Some((namespace.to_string(), name.to_string()))
 }
 
-/// What a merged list is made of.
-#[derive(Clone, Debug, Default)]
-pub struct Sources {
+/// What a merged list is made of: owned objects, or shared ones (`Arc<Value>` from a
+/// cache, so that a list does not copy every member's objects).
+#[derive(Clone, Debug)]
+pub struct Sources<T = Value> {
     /// From the template store (already filtered by selectors).
-    pub templates: Vec<Value>,
+    pub templates: Vec<T>,
     /// Cluster -> its items (already filtered).
-    pub members: BTreeMap<String, Vec<Value>>,
+    pub members: BTreeMap<String, Vec<T>>,
+}
+
+impl<T> Default for Sources<T> {
+    fn default() -> Self {
+        Self {
+            templates: Vec::new(),
+            members: BTreeMap::new(),
+        }
+    }
 }
 
 /// Merged items sorted by (namespace, name). With a restricted filter, an item appears only
 /// when a selected member holds it (templates alone do not appear); members the filter does
 /// not allow are ignored. Objects without a name are skipped; a key given twice by one source
 /// counts once (the first).
-pub fn merge_list(sources: &Sources, filter: &ClusterFilter) -> Vec<Value> {
+pub fn merge_list<T: Borrow<Value>>(sources: &Sources<T>, filter: &ClusterFilter) -> Vec<Value> {
     type Entry<'a> = (Option<&'a Value>, Vec<MemberObject<'a>>);
     let mut joined: BTreeMap<Key, Entry<'_>> = BTreeMap::new();
     for template in &sources.templates {
+        let template: &Value = template.borrow();
         if let Some(key) = key_of(template) {
             let entry = joined.entry(key).or_default();
             entry.0.get_or_insert(template);
@@ -46,6 +58,7 @@ pub fn merge_list(sources: &Sources, filter: &ClusterFilter) -> Vec<Value> {
             continue;
         }
         for object in items {
+            let object: &Value = object.borrow();
             if let Some(key) = key_of(object) {
                 joined
                     .entry(key)

@@ -46,7 +46,7 @@ struct State {
     closed: bool,
     synced: bool,
     rv: String,
-    objects: BTreeMap<Key, (Value, usize)>,
+    objects: BTreeMap<Key, (Arc<Value>, usize)>,
 }
 
 struct Entry {
@@ -169,7 +169,7 @@ impl MemberCaches {
         user: &UserInfo,
         server: &Arc<ApiServer>,
         members: &Arc<MemberConnections>,
-    ) -> Option<Result<(Vec<Value>, String), SourceError>> {
+    ) -> Option<Result<(Vec<Arc<Value>>, String), SourceError>> {
         let Endpoint::Member { cluster, .. } = member else {
             return None;
         };
@@ -189,7 +189,7 @@ impl MemberCaches {
             .iter()
             .filter(|((ns, _), _)| namespace.is_none_or(|n| n == ns))
             .filter(|(_, (obj, _))| selection.matches(obj))
-            .map(|(_, (obj, _))| obj.clone())
+            .map(|(_, (obj, _))| Arc::clone(obj))
             .collect();
         Some(Ok((items, state.rv.clone())))
     }
@@ -221,7 +221,7 @@ impl MemberCaches {
             return None;
         }
         let key = (namespace.unwrap_or_default().to_string(), name.to_string());
-        Some(Ok(state.objects.get(&key).map(|(o, _)| o.clone())))
+        Some(Ok(state.objects.get(&key).map(|(o, _)| Value::clone(o))))
     }
 
     /// Whether the member lets `user` `verb` the resource (its SubjectAccessReview, asked as
@@ -344,12 +344,19 @@ async fn follow(
         if state.closed {
             return;
         }
+        // managedFields are most of a member object and no merged read needs them.
+        let new = new.map(|mut v| {
+            if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("managedFields");
+            }
+            v
+        });
         let (new_count, size) = match &new {
             Some(v) => (1, size_of(v)),
             None => (0, 0),
         };
         let old = match new {
-            Some(v) => state.objects.insert(key, (v, size)),
+            Some(v) => state.objects.insert(key, (Arc::new(v), size)),
             None => state.objects.remove(&key),
         };
         let (old_count, old_size) = old.map(|(_, s)| (1, s)).unwrap_or((0, 0));

@@ -362,7 +362,8 @@ impl MergedReads {
         .await
     }
 
-    /// One member's part of a list: from its cache when that can answer, else asked.
+    /// One member's part of a list, with its version: from its cache when that can answer,
+    /// else asked.
     async fn member_list(
         &self,
         server: &Arc<ApiServer>,
@@ -371,7 +372,7 @@ impl MergedReads {
         member: &Endpoint,
         path: &str,
         query: &str,
-    ) -> Result<Value, SourceError> {
+    ) -> Result<(Vec<Arc<Value>>, Option<String>), SourceError> {
         if let (Some(caches), Some(selection)) = (&self.shared.caches, selection) {
             let cached = caches
                 .list(
@@ -385,16 +386,16 @@ impl MergedReads {
                 )
                 .await;
             match cached {
-                Some(Ok((items, rv))) => {
-                    return Ok(json!({"metadata": {"resourceVersion": rv}, "items": items}));
-                }
+                Some(Ok((items, rv))) => return Ok((items, Some(rv))),
                 Some(Err(e)) => return Err(e),
                 None => {}
             }
         }
-        member
+        let list = member
             .get_json(path, query, self.shared.member_timeout)
-            .await
+            .await?;
+        let rv = list_version(&list);
+        Ok((list_items(list).into_iter().map(Arc::new).collect(), rv))
     }
 
     /// Discovery and `/version` under the search path come from the host, so that kubectl
@@ -567,18 +568,18 @@ impl MergedReads {
             template: list_version(&template),
             ..CompositeVersion::default()
         };
-        let mut sources = Sources {
-            templates: list_items(template),
+        let mut sources: Sources<Arc<Value>> = Sources {
+            templates: list_items(template).into_iter().map(Arc::new).collect(),
             ..Sources::default()
         };
         for (endpoint, answer) in members.iter().zip(answers) {
             let cluster = cluster_of(endpoint);
             match answer {
-                Ok(list) => {
-                    if let Some(rv) = list_version(&list) {
+                Ok((items, rv)) => {
+                    if let Some(rv) = rv {
                         position.members.insert(cluster.clone(), rv);
                     }
-                    sources.members.insert(cluster, list_items(list));
+                    sources.members.insert(cluster, items);
                 }
                 Err(e @ SourceError::Expired(_)) if continued.is_some() => {
                     return Err(expired(&e));

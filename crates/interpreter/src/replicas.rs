@@ -29,7 +29,7 @@ pub fn has_replicas(api_version: &str, kind: &str) -> bool {
 
 /// An `int32` field: absent is `None`, a non-integer or out-of-range value is an error.
 fn int32_field(obj: &Value, path: &'static str) -> Result<Option<i32>, InterpretError> {
-    let Some(v) = obj.pointer(path) else {
+    let Some(v) = crate::fields::at(obj, path) else {
         return Ok(None);
     };
     if v.is_null() {

@@ -140,7 +140,7 @@ impl MergedReads {
                 host,
                 resources,
                 member_timeout: options.member_timeout,
-                clusters: ClusterIndex::default(),
+                clusters: ClusterIndex::new(),
                 caches: options.cache.then(|| {
                     cache::MemberCaches::new(
                         server,
@@ -688,16 +688,25 @@ pub(crate) struct IndexedCluster {
 /// The stored Clusters, each parsed once per version. Every merged read asks which members
 /// to read; parsing every Cluster for that (statuses of tens of KB each) cost more than the
 /// read itself with a hundred members.
-#[derive(Default)]
 pub(crate) struct ClusterIndex {
+    /// The storage prefix of Clusters (building the Cluster definition generates its schema).
+    prefix: String,
     entries: parking_lot::Mutex<std::collections::HashMap<String, (u64, Arc<IndexedCluster>)>>,
 }
 
 impl ClusterIndex {
+    fn new() -> Self {
+        Self {
+            prefix: flotilla_apiserver::objects::collection_prefix(
+                &crate::cluster::cluster_resource(),
+                None,
+            ),
+            entries: Default::default(),
+        }
+    }
+
     pub async fn current(&self, server: &ApiServer) -> Vec<Arc<IndexedCluster>> {
-        let def = crate::cluster::cluster_resource();
-        let prefix = flotilla_apiserver::objects::collection_prefix(&def, None);
-        let listed = match server.storage.list(&prefix, &Default::default()).await {
+        let listed = match server.storage.list(&self.prefix, &Default::default()).await {
             Ok(listed) => listed,
             Err(e) => {
                 tracing::warn!(error = %e, "listing Clusters for a merged read");

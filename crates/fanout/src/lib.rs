@@ -25,7 +25,7 @@ pub mod version;
 pub mod view;
 
 pub use clusters::{ClusterFilter, split_selector};
-pub use list::{Page, Sources, merge_list, page};
+pub use list::{Page, SourceObject, Sources, merge_list, page};
 pub use merge::{MemberObject, cluster_replicas, clusters_cell, clusters_wide_cell, merge_item};
 pub use version::{CompositeVersion, ContinueToken};
 pub use view::{EventKind, MergedEvent, MergedView, Source, SourceEvent};

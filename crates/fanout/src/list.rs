@@ -1,8 +1,10 @@
 //! A merged list: templates and every selected member's items joined by (namespace, name),
 //! each key merged by [`merge_item`], in key order; and cutting it into pages.
 
-use std::borrow::Borrow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use flotilla_api::binding::AggregatedStatusItem;
 
 use serde_json::Value;
 
@@ -20,12 +22,37 @@ pub fn key_of(object: &Value) -> Option<Key> {
     Some((namespace.to_string(), name.to_string()))
 }
 
-/// What a merged list is made of: owned objects, or shared ones (`Arc<Value>` from a
-/// cache, so that a list does not copy every member's objects).
+/// A member's object as a merged list reads it: owned, shared (`Arc`, from a cache, so a list
+/// does not copy every member's objects), and possibly with the interpreter's reading of it
+/// kept from when it was stored.
+pub trait SourceObject {
+    fn object(&self) -> &Value;
+    /// The object's reflected status and health, when kept (see [`MemberObject::applied`]).
+    fn applied(&self) -> Option<&AggregatedStatusItem> {
+        None
+    }
+}
+
+impl SourceObject for Value {
+    fn object(&self) -> &Value {
+        self
+    }
+}
+
+impl<T: SourceObject + ?Sized> SourceObject for Arc<T> {
+    fn object(&self) -> &Value {
+        T::object(self)
+    }
+    fn applied(&self) -> Option<&AggregatedStatusItem> {
+        T::applied(self)
+    }
+}
+
+/// What a merged list is made of.
 #[derive(Clone, Debug)]
 pub struct Sources<T = Value> {
     /// From the template store (already filtered by selectors).
-    pub templates: Vec<T>,
+    pub templates: Vec<Value>,
     /// Cluster -> its items (already filtered).
     pub members: BTreeMap<String, Vec<T>>,
 }
@@ -43,11 +70,10 @@ impl<T> Default for Sources<T> {
 /// when a selected member holds it (templates alone do not appear); members the filter does
 /// not allow are ignored. Objects without a name are skipped; a key given twice by one source
 /// counts once (the first).
-pub fn merge_list<T: Borrow<Value>>(sources: &Sources<T>, filter: &ClusterFilter) -> Vec<Value> {
+pub fn merge_list<T: SourceObject>(sources: &Sources<T>, filter: &ClusterFilter) -> Vec<Value> {
     type Entry<'a> = (Option<&'a Value>, Vec<MemberObject<'a>>);
     let mut joined: BTreeMap<Key, Entry<'_>> = BTreeMap::new();
     for template in &sources.templates {
-        let template: &Value = template.borrow();
         if let Some(key) = key_of(template) {
             let entry = joined.entry(key).or_default();
             entry.0.get_or_insert(template);
@@ -57,14 +83,14 @@ pub fn merge_list<T: Borrow<Value>>(sources: &Sources<T>, filter: &ClusterFilter
         if !filter.allows(cluster) {
             continue;
         }
-        for object in items {
-            let object: &Value = object.borrow();
+        for item in items {
+            let object = item.object();
             if let Some(key) = key_of(object) {
-                joined
-                    .entry(key)
-                    .or_default()
-                    .1
-                    .push(MemberObject { cluster, object });
+                joined.entry(key).or_default().1.push(MemberObject {
+                    cluster,
+                    object,
+                    applied: item.applied(),
+                });
             }
         }
     }
@@ -214,14 +240,8 @@ mod tests {
         let both = merge_item(
             Some(&s.templates[1]),
             &[
-                MemberObject {
-                    cluster: "m1",
-                    object: &s.members["m1"][0],
-                },
-                MemberObject {
-                    cluster: "m2",
-                    object: &s.members["m2"][0],
-                },
+                MemberObject::new("m1", &s.members["m1"][0]),
+                MemberObject::new("m2", &s.members["m2"][0]),
             ],
         );
         assert_eq!(items[1], both);

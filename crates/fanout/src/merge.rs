@@ -18,6 +18,19 @@ use crate::version::CompositeVersion;
 pub struct MemberObject<'a> {
     pub cluster: &'a str,
     pub object: &'a Value,
+    /// The interpreter's reading of `object` (its reflected status and health), when the
+    /// caller kept it (a cache computes it once per object version); else it is computed.
+    pub applied: Option<&'a AggregatedStatusItem>,
+}
+
+impl<'a> MemberObject<'a> {
+    pub fn new(cluster: &'a str, object: &'a Value) -> Self {
+        Self {
+            cluster,
+            object,
+            applied: None,
+        }
+    }
 }
 
 /// One merged item for (namespace, name): the template when present, else the object of the
@@ -51,7 +64,10 @@ pub fn merge_item(template: Option<&Value>, members: &[MemberObject<'_>]) -> Val
         if !members.is_empty() {
             let items: Vec<AggregatedStatusItem> = members
                 .iter()
-                .map(|m| applied_item(m.cluster, m.object))
+                .map(|m| match m.applied {
+                    Some(item) => item.clone(),
+                    None => applied_item(m.cluster, m.object),
+                })
                 .collect();
             if let Some(status) = aggregate_status(&merged, &items) {
                 if let Value::Object(obj) = &mut merged {
@@ -256,7 +272,7 @@ mod tests {
                    "data": {"k": data}})
         };
         let (c1, c2) = (cm("5", "one"), cm("6", "two"));
-        let mo = |cluster, object| MemberObject { cluster, object };
+        let mo = |cluster, object| MemberObject::new(cluster, object);
         struct Case<'a> {
             name: &'a str,
             template: Option<&'a Value>,
@@ -376,13 +392,7 @@ mod tests {
         let mut template = deploy("10", 1, json!({"replicas": 9}));
         template["spec"]["replicas"] = json!(5);
         let member = deploy("7", 1, member_status(5, Some(5)));
-        let got = merge_item(
-            Some(&template),
-            &[MemberObject {
-                cluster: "m",
-                object: &member,
-            }],
-        );
+        let got = merge_item(Some(&template), &[MemberObject::new("m", &member)]);
         assert_eq!(got["spec"], template["spec"]);
         assert_eq!(got["metadata"]["labels"], json!({"app": "web"}));
         assert_eq!(got["status"]["replicas"], 5);
@@ -394,7 +404,7 @@ mod tests {
         a["spec"]["replicas"] = json!(4);
         let mut b = deploy("2", 1, member_status(2, Some(2)));
         b["spec"]["replicas"] = json!(2);
-        let mo = |cluster, object| MemberObject { cluster, object };
+        let mo = |cluster, object| MemberObject::new(cluster, object);
         let got = merge_item(None, &[mo("m2", &b), mo("m1", &a)]);
         assert_eq!(got["spec"]["replicas"], 6, "desired: 4 + 2");
         assert_eq!(got["status"]["replicas"], 6, "status summed too");
@@ -424,21 +434,9 @@ mod tests {
             json!({"status": {"replicas": "x"}}),
         ];
         for o in &odd {
-            let got = merge_item(
-                None,
-                &[MemberObject {
-                    cluster: "m",
-                    object: o,
-                }],
-            );
+            let got = merge_item(None, &[MemberObject::new("m", o)]);
             assert!(got == *o || got.is_object(), "{o}");
-            let _ = merge_item(
-                Some(o),
-                &[MemberObject {
-                    cluster: "m",
-                    object: o,
-                }],
-            );
+            let _ = merge_item(Some(o), &[MemberObject::new("m", o)]);
         }
     }
 
@@ -473,13 +471,7 @@ mod tests {
         }
         // Round trip through merge_item.
         let m = deploy("1", 1, member_status(4, Some(3)));
-        let merged = merge_item(
-            None,
-            &[MemberObject {
-                cluster: "east",
-                object: &m,
-            }],
-        );
+        let merged = merge_item(None, &[MemberObject::new("east", &m)]);
         assert_eq!(clusters_wide_cell(&merged), "east(3/4)");
     }
 }

@@ -264,10 +264,7 @@ impl MergedView {
             .objects
             .iter()
             .filter_map(|(source, objects)| match source {
-                Source::Member(cluster) => Some(MemberObject {
-                    cluster,
-                    object: objects.get(key)?,
-                }),
+                Source::Member(cluster) => Some(MemberObject::new(cluster, objects.get(key)?)),
                 Source::Template => None,
             })
             .collect();

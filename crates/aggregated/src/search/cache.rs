@@ -18,11 +18,13 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use flotilla_api::binding::AggregatedStatusItem;
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::filter::Selection;
 use flotilla_apiserver::server::ApiServer;
 use flotilla_apiserver::tasks::AbortOnDrop;
+use flotilla_fanout::SourceObject;
 use futures::StreamExt;
 use parking_lot::{Mutex, RwLock};
 use prometheus_client::metrics::gauge::Gauge;
@@ -39,6 +41,22 @@ const RETRY: Duration = Duration::from_secs(1);
 type Key = (String, String);
 type EntryKey = (String, String, String);
 
+/// One cached member object with the interpreter's reading of it (reflected status, health),
+/// computed once per version: a merged list reads every member's copy of every item.
+pub struct CachedObject {
+    object: Value,
+    applied: AggregatedStatusItem,
+}
+
+impl SourceObject for CachedObject {
+    fn object(&self) -> &Value {
+        &self.object
+    }
+    fn applied(&self) -> Option<&AggregatedStatusItem> {
+        Some(&self.applied)
+    }
+}
+
 /// One cache's contents.
 #[derive(Default)]
 struct State {
@@ -46,7 +64,7 @@ struct State {
     closed: bool,
     synced: bool,
     rv: String,
-    objects: BTreeMap<Key, (Arc<Value>, usize)>,
+    objects: BTreeMap<Key, (Arc<CachedObject>, usize)>,
 }
 
 struct Entry {
@@ -169,7 +187,7 @@ impl MemberCaches {
         user: &UserInfo,
         server: &Arc<ApiServer>,
         members: &Arc<MemberConnections>,
-    ) -> Option<Result<(Vec<Arc<Value>>, String), SourceError>> {
+    ) -> Option<Result<(Vec<Arc<CachedObject>>, String), SourceError>> {
         let Endpoint::Member { cluster, .. } = member else {
             return None;
         };
@@ -188,7 +206,7 @@ impl MemberCaches {
             .objects
             .iter()
             .filter(|((ns, _), _)| namespace.is_none_or(|n| n == ns))
-            .filter(|(_, (obj, _))| selection.matches(obj))
+            .filter(|(_, (obj, _))| selection.matches(&obj.object))
             .map(|(_, (obj, _))| Arc::clone(obj))
             .collect();
         Some(Ok((items, state.rv.clone())))
@@ -221,7 +239,7 @@ impl MemberCaches {
             return None;
         }
         let key = (namespace.unwrap_or_default().to_string(), name.to_string());
-        Some(Ok(state.objects.get(&key).map(|(o, _)| Value::clone(o))))
+        Some(Ok(state.objects.get(&key).map(|(o, _)| o.object.clone())))
     }
 
     /// Whether the member lets `user` `verb` the resource (its SubjectAccessReview, asked as
@@ -356,7 +374,11 @@ async fn follow(
             None => (0, 0),
         };
         let old = match new {
-            Some(v) => state.objects.insert(key, (Arc::new(v), size)),
+            Some(v) => {
+                let applied = flotilla_interpreter::applied_item(&cluster, &v);
+                let cached = CachedObject { object: v, applied };
+                state.objects.insert(key, (Arc::new(cached), size))
+            }
             None => state.objects.remove(&key),
         };
         let (old_count, old_size) = old.map(|(_, s)| (1, s)).unwrap_or((0, 0));

@@ -36,7 +36,9 @@ use flotilla_apiserver::response::{Format, add_warnings, error_response, json_va
 use flotilla_apiserver::server::{ApiServer, SubresourceHandler};
 use flotilla_apiserver::table::{self, IncludeObject};
 use flotilla_core::merged_reads;
-use flotilla_fanout::{ClusterFilter, CompositeVersion, ContinueToken, MemberObject, Sources};
+use flotilla_fanout::{
+    ClusterFilter, CompositeVersion, ContinueToken, MemberObject, SourceObject, Sources,
+};
 use http::StatusCode;
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
@@ -372,7 +374,7 @@ impl MergedReads {
         member: &Endpoint,
         path: &str,
         query: &str,
-    ) -> Result<(Vec<Arc<Value>>, Option<String>), SourceError> {
+    ) -> Result<(Vec<Arc<dyn SourceObject + Send + Sync>>, Option<String>), SourceError> {
         if let (Some(caches), Some(selection)) = (&self.shared.caches, selection) {
             let cached = caches
                 .list(
@@ -386,7 +388,13 @@ impl MergedReads {
                 )
                 .await;
             match cached {
-                Some(Ok((items, rv))) => return Ok((items, Some(rv))),
+                Some(Ok((items, rv))) => {
+                    let items = items
+                        .into_iter()
+                        .map(|o| o as Arc<dyn SourceObject + Send + Sync>)
+                        .collect();
+                    return Ok((items, Some(rv)));
+                }
                 Some(Err(e)) => return Err(e),
                 None => {}
             }
@@ -395,7 +403,11 @@ impl MergedReads {
             .get_json(path, query, self.shared.member_timeout)
             .await?;
         let rv = list_version(&list);
-        Ok((list_items(list).into_iter().map(Arc::new).collect(), rv))
+        let items = list_items(list)
+            .into_iter()
+            .map(|o| Arc::new(o) as Arc<dyn SourceObject + Send + Sync>)
+            .collect();
+        Ok((items, rv))
     }
 
     /// Discovery and `/version` under the search path come from the host, so that kubectl
@@ -498,7 +510,7 @@ impl MergedReads {
         }
         let objects: Vec<MemberObject<'_>> = held
             .iter()
-            .map(|(cluster, object)| MemberObject { cluster, object })
+            .map(|(cluster, object)| MemberObject::new(cluster, object))
             .collect();
         let merged = flotilla_fanout::merge_item(template.as_ref(), &objects);
         let mut resp = read.render_one(&merged);
@@ -568,8 +580,8 @@ impl MergedReads {
             template: list_version(&template),
             ..CompositeVersion::default()
         };
-        let mut sources: Sources<Arc<Value>> = Sources {
-            templates: list_items(template).into_iter().map(Arc::new).collect(),
+        let mut sources: Sources<Arc<dyn SourceObject + Send + Sync>> = Sources {
+            templates: list_items(template),
             ..Sources::default()
         };
         for (endpoint, answer) in members.iter().zip(answers) {

@@ -166,7 +166,8 @@ mod tests {
     }
 
     fn clusters(item: &Value) -> String {
-        item.pointer("/metadata/annotations")
+        item.get("metadata")
+            .and_then(|m| m.get("annotations"))
             .and_then(|a| a.get(CLUSTERS_ANNOTATION))
             .and_then(Value::as_str)
             .unwrap_or("-")

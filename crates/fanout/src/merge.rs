@@ -62,12 +62,16 @@ pub fn merge_item(template: Option<&Value>, members: &[MemberObject<'_>]) -> Val
     }
     if template.is_some() || members.len() > 1 {
         if !members.is_empty() {
-            let items: Vec<AggregatedStatusItem> = members
+            // Kept readings are borrowed; the others are made here.
+            let made: Vec<AggregatedStatusItem> = members
                 .iter()
-                .map(|m| match m.applied {
-                    Some(item) => item.clone(),
-                    None => applied_item(m.cluster, m.object),
-                })
+                .filter(|m| m.applied.is_none())
+                .map(|m| applied_item(m.cluster, m.object))
+                .collect();
+            let mut made = made.iter();
+            let items: Vec<&AggregatedStatusItem> = members
+                .iter()
+                .filter_map(|m| m.applied.or_else(|| made.next()))
                 .collect();
             if let Some(status) = aggregate_status(&merged, &items) {
                 if let Value::Object(obj) = &mut merged {
@@ -154,7 +158,10 @@ fn set_clusters_annotation(meta: &mut Map<String, Value>, members: &[MemberObjec
 }
 
 fn resource_version(object: &Value) -> Option<&str> {
-    object.pointer("/metadata/resourceVersion")?.as_str()
+    object
+        .get("metadata")
+        .and_then(|m| m.get("resourceVersion"))?
+        .as_str()
 }
 
 /// The object's metadata map, created when absent; None when the value is not an object (or
@@ -182,7 +189,8 @@ fn insert_into(meta: &mut Map<String, Value>, key: &str, name: &str, value: Stri
 /// the annotation's order; empty without the annotation.
 pub fn cluster_replicas(item: &Value) -> Vec<(String, Option<(i64, i64)>)> {
     let Some(text) = item
-        .pointer("/metadata/annotations")
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
         .and_then(|a| a.get(CLUSTERS_ANNOTATION))
         .and_then(Value::as_str)
     else {
@@ -252,7 +260,8 @@ mod tests {
     }
 
     fn annotation(v: &Value) -> Option<&str> {
-        v.pointer("/metadata/annotations")?
+        v.get("metadata")
+            .and_then(|m| m.get("annotations"))?
             .get(CLUSTERS_ANNOTATION)?
             .as_str()
     }
@@ -363,7 +372,8 @@ mod tests {
             assert_eq!(got.get("status").cloned(), case.status, "{}", case.name);
             assert_eq!(annotation(&got), case.annotation, "{}", case.name);
             assert_eq!(
-                got.pointer("/metadata/labels")
+                got.get("metadata")
+                    .and_then(|m| m.get("labels"))
                     .and_then(|l| l.get(CLUSTER_NAME_LABEL))
                     .and_then(Value::as_str),
                 case.label,

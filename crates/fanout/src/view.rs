@@ -173,7 +173,8 @@ impl MergedView {
         };
         let own = last
             .object
-            .pointer("/metadata/resourceVersion")
+            .get("metadata")
+            .and_then(|m| m.get("resourceVersion"))
             .and_then(Value::as_str)
             .and_then(|rv| CompositeVersion::parse(rv).ok())
             .and_then(|v| v.object);
@@ -277,7 +278,7 @@ impl MergedView {
         Some(Shown {
             merged: merge_item(template, &members),
             template_rv: template
-                .and_then(|t| t.pointer("/metadata/resourceVersion"))
+                .and_then(|t| t.get("metadata").and_then(|m| m.get("resourceVersion")))
                 .and_then(Value::as_str)
                 .map(str::to_string),
         })

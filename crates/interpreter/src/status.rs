@@ -133,7 +133,15 @@ pub fn applied_item(cluster: &str, member: &Value) -> AggregatedStatusItem {
 
 /// The template's new `.status` from the binding's aggregatedStatus items; None: leave the
 /// template's status alone (nothing changed, or nothing to aggregate).
-pub fn aggregate_status(template: &Value, items: &[AggregatedStatusItem]) -> Option<Value> {
+///
+/// Items may be owned or borrowed (merged reads keep each member object's item and aggregate
+/// without copying them).
+pub fn aggregate_status<I: std::borrow::Borrow<AggregatedStatusItem>>(
+    template: &Value,
+    items: &[I],
+) -> Option<Value> {
+    let items: Vec<&AggregatedStatusItem> = items.iter().map(|i| i.borrow()).collect();
+    let items = items.as_slice();
     let old = status(template).cloned().unwrap_or_default();
     let kind = Kind::of(template);
     let new = if let Some(fields) = counters(kind) {
@@ -152,7 +160,9 @@ pub fn aggregate_status(template: &Value, items: &[AggregatedStatusItem]) -> Opt
 }
 
 /// Items that carry a status object, with their cluster.
-fn reported(items: &[AggregatedStatusItem]) -> impl Iterator<Item = (&str, &Value)> {
+fn reported<'a>(
+    items: &'a [&'a AggregatedStatusItem],
+) -> impl Iterator<Item = (&'a str, &'a Value)> {
     items.iter().filter_map(|i| {
         i.status
             .as_ref()
@@ -164,7 +174,7 @@ fn reported(items: &[AggregatedStatusItem]) -> impl Iterator<Item = (&str, &Valu
 fn aggregate_counters(
     template: &Value,
     old: &Map<String, Value>,
-    items: &[AggregatedStatusItem],
+    items: &[&AggregatedStatusItem],
     fields: &[Counter],
 ) -> Map<String, Value> {
     let template_generation = generation(template);
@@ -225,7 +235,7 @@ fn job_condition(type_: &str, time: Option<&str>, reason: &str, message: &str) -
 
 fn aggregate_job(
     old: &Map<String, Value>,
-    items: &[AggregatedStatusItem],
+    items: &[&AggregatedStatusItem],
 ) -> Option<Map<String, Value>> {
     let old_value = Value::Object(old.clone());
     // A finished Job's status is final.
@@ -312,7 +322,7 @@ fn aggregate_job(
 
 fn aggregate_cronjob(
     old: &Map<String, Value>,
-    items: &[AggregatedStatusItem],
+    items: &[&AggregatedStatusItem],
 ) -> Map<String, Value> {
     let mut active = Vec::new();
     let (mut scheduled, mut successful) = (None, None);
@@ -337,7 +347,7 @@ fn aggregate_cronjob(
     new
 }
 
-fn aggregate_pod(items: &[AggregatedStatusItem]) -> Option<Map<String, Value>> {
+fn aggregate_pod(items: &[&AggregatedStatusItem]) -> Option<Map<String, Value>> {
     if items.is_empty() {
         return None;
     }
@@ -387,7 +397,7 @@ fn aggregate_pod(items: &[AggregatedStatusItem]) -> Option<Map<String, Value>> {
 
 fn aggregate_service(
     template: &Value,
-    items: &[AggregatedStatusItem],
+    items: &[&AggregatedStatusItem],
 ) -> Option<Map<String, Value>> {
     if str_at(template, "/spec/type") != "LoadBalancer" {
         return None;
@@ -419,7 +429,7 @@ fn aggregate_service(
     Some(new)
 }
 
-fn aggregate_pvc(items: &[AggregatedStatusItem]) -> Map<String, Value> {
+fn aggregate_pvc(items: &[&AggregatedStatusItem]) -> Map<String, Value> {
     let mut phase = "Bound";
     for (_, st) in reported(items) {
         match str_at(st, "/phase") {
@@ -849,7 +859,7 @@ mod tests {
             let got = aggregate_status(&pod, &items).unwrap();
             assert_eq!(got.get("phase").and_then(Value::as_str), want, "{items:?}");
         }
-        assert_eq!(aggregate_status(&pod, &[]), None);
+        assert_eq!(aggregate_status::<AggregatedStatusItem>(&pod, &[]), None);
         let got = aggregate_status(
             &pod,
             &[item(

@@ -253,28 +253,56 @@ fn template_body(ctx: &RequestContext, body: &Bytes) -> Result<Bytes, ApiError> 
             changed |= annotations.remove(*key).is_some();
         }
     }
-    let composite = meta
-        .get("resourceVersion")
-        .and_then(Value::as_str)
-        .filter(|rv| CompositeVersion::is_composite(rv))
-        .map(CompositeVersion::parse);
-    if let Some(version) = composite {
-        let version = version.map_err(|e| ApiError::bad_request(e.to_string()))?;
-        match version.template_object() {
-            Some(own) => {
-                meta.insert("resourceVersion".into(), Value::String(own.to_string()));
-            }
-            None => {
-                let clusters: Vec<String> = version.members.keys().cloned().collect();
-                return Err(member_only(ctx, &clusters));
-            }
-        }
-        changed = true;
-    }
+    changed |= to_template_version(ctx, meta)?;
     if !changed {
         return Ok(body.clone());
     }
     serde_json::to_vec(&obj)
+        .map(Bytes::from)
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// Replaces a composite `resourceVersion` in `fields` (an object's metadata, DeleteOptions'
+/// preconditions) with the template's own revision; an error when there is no template (the
+/// object exists only in members). True when it changed something.
+fn to_template_version(
+    ctx: &RequestContext,
+    fields: &mut serde_json::Map<String, Value>,
+) -> Result<bool, ApiError> {
+    let Some(composite) = fields
+        .get("resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|rv| CompositeVersion::is_composite(rv))
+        .map(CompositeVersion::parse)
+    else {
+        return Ok(false);
+    };
+    let version = composite.map_err(|e| ApiError::bad_request(e.to_string()))?;
+    match version.template_object() {
+        Some(own) => {
+            fields.insert("resourceVersion".into(), Value::String(own.to_string()));
+            Ok(true)
+        }
+        None => {
+            let clusters: Vec<String> = version.members.keys().cloned().collect();
+            Err(member_only(ctx, &clusters))
+        }
+    }
+}
+
+/// DeleteOptions whose `preconditions.resourceVersion` came from a merged read, checked
+/// against the template's own revision.
+fn template_delete_options(ctx: &RequestContext, body: &Bytes) -> Result<Bytes, ApiError> {
+    let Ok(Value::Object(mut options)) = serde_json::from_slice::<Value>(body) else {
+        return Ok(body.clone());
+    };
+    let Some(Value::Object(preconditions)) = options.get_mut("preconditions") else {
+        return Ok(body.clone());
+    };
+    if !to_template_version(ctx, preconditions)? {
+        return Ok(body.clone());
+    }
+    serde_json::to_vec(&options)
         .map(Bytes::from)
         .map_err(|e| ApiError::internal(e.to_string()))
 }
@@ -315,7 +343,8 @@ impl RestStorage for MergedReads {
     }
 
     async fn delete(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-        let result = handlers::delete(ctx, body).await;
+        let body = template_delete_options(ctx, body)?;
+        let result = handlers::delete(ctx, &body).await;
         self.write(ctx, result).await
     }
 }

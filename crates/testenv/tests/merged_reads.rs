@@ -452,6 +452,32 @@ async fn components_read_templates_and_limit_pages_walk_the_merged_set() {
             .contains_key(CLUSTERS_ANNOTATION),
         "the merge's annotation never lands in the template"
     );
+
+    // A delete whose precondition is a merged read's version is checked against the
+    // template's own revision: a stale one conflicts, the current one deletes.
+    let stale = merged.metadata.resource_version.clone().unwrap();
+    let stale_delete = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            resource_version: Some(stale),
+            uid: None,
+        }),
+        ..DeleteParams::default()
+    };
+    let refused = templates.delete("shared", &stale_delete).await.unwrap_err();
+    assert!(
+        matches!(&refused, kube::Error::Api(s) if s.code == 409),
+        "{refused:?}"
+    );
+    let current = templates.get("shared").await.unwrap();
+    let delete = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            resource_version: current.metadata.resource_version.clone(),
+            uid: None,
+        }),
+        ..DeleteParams::default()
+    };
+    templates.delete("shared", &delete).await.unwrap();
+    assert!(as_component.get_opt("shared").await.unwrap().is_none());
     fleet.stop().await;
 }
 

@@ -14,12 +14,17 @@ use crate::merge::{MemberObject, merge_item};
 /// (namespace or "", name): the key items are joined and ordered by.
 pub type Key = (String, String);
 
-/// The key of an object; None without a (non-empty, string) name.
-pub fn key_of(object: &Value) -> Option<Key> {
+/// The key of an object, borrowed from it; None without a (non-empty, string) name.
+fn key_ref(object: &Value) -> Option<(&str, &str)> {
     let meta = object.get("metadata")?;
     let name = meta.get("name")?.as_str().filter(|n| !n.is_empty())?;
     let namespace = meta.get("namespace").and_then(Value::as_str).unwrap_or("");
-    Some((namespace.to_string(), name.to_string()))
+    Some((namespace, name))
+}
+
+/// The key of an object; None without a (non-empty, string) name.
+pub fn key_of(object: &Value) -> Option<Key> {
+    key_ref(object).map(|(namespace, name)| (namespace.to_string(), name.to_string()))
 }
 
 /// A member's object as a merged list reads it: owned, shared (`Arc`, from a cache, so a list
@@ -72,9 +77,10 @@ impl<T> Default for Sources<T> {
 /// counts once (the first).
 pub fn merge_list<T: SourceObject>(sources: &Sources<T>, filter: &ClusterFilter) -> Vec<Value> {
     type Entry<'a> = (Option<&'a Value>, Vec<MemberObject<'a>>);
-    let mut joined: BTreeMap<Key, Entry<'_>> = BTreeMap::new();
+    // Keys borrowed from the objects: a list joins every member's copy of every item.
+    let mut joined: BTreeMap<(&str, &str), Entry<'_>> = BTreeMap::new();
     for template in &sources.templates {
-        if let Some(key) = key_of(template) {
+        if let Some(key) = key_ref(template) {
             let entry = joined.entry(key).or_default();
             entry.0.get_or_insert(template);
         }
@@ -85,7 +91,7 @@ pub fn merge_list<T: SourceObject>(sources: &Sources<T>, filter: &ClusterFilter)
         }
         for item in items {
             let object = item.object();
-            if let Some(key) = key_of(object) {
+            if let Some(key) = key_ref(object) {
                 joined.entry(key).or_default().1.push(MemberObject {
                     cluster,
                     object,

@@ -90,13 +90,19 @@ pub struct MemberCaches {
     counters: Counters,
     access: Mutex<HashMap<AccessKey, (Instant, Option<bool>)>>,
     timeout: Duration,
+    members: Arc<MemberConnections>,
 }
 
 /// (cluster, (user, groups), "verb group/resource in namespace").
 type AccessKey = (String, (String, Vec<String>), String);
 
 impl MemberCaches {
-    pub fn new(server: &ApiServer, max_objects: usize, timeout: Duration) -> Self {
+    pub fn new(
+        server: &ApiServer,
+        members: Arc<MemberConnections>,
+        max_objects: usize,
+        timeout: Duration,
+    ) -> Self {
         let counters = Counters::default();
         server.metrics.register(
             "flotilla_merged_read_cache_objects",
@@ -120,6 +126,7 @@ impl MemberCaches {
             counters,
             access: Mutex::new(HashMap::new()),
             timeout,
+            members,
         }
     }
 
@@ -140,7 +147,6 @@ impl MemberCaches {
         cluster: &str,
         def: &Arc<ResourceDef>,
         server: &Arc<ApiServer>,
-        members: &Arc<MemberConnections>,
     ) -> Option<Arc<RwLock<State>>> {
         let key = (cluster.to_string(), def.group.clone(), def.plural.clone());
         let mut entries = self.entries.lock();
@@ -155,7 +161,7 @@ impl MemberCaches {
             cluster.to_string(),
             def.clone(),
             Arc::downgrade(server),
-            members.clone(),
+            self.members.clone(),
             state.clone(),
             self.objects.clone(),
             self.counters.clone(),
@@ -174,10 +180,33 @@ impl MemberCaches {
         Some(state)
     }
 
-    /// `cluster`'s objects of the read from memory, with the cache's version; `None` when the
-    /// cache cannot answer (not synced yet, over the limit, or the caller's access there is
-    /// unknown), and `Some(Err)` when the member forbids the caller.
-    #[allow(clippy::too_many_arguments)]
+    /// `member`'s cache of `def` when it can answer `user`'s `verb` now: synced, and the
+    /// member allows the caller. `None` when it cannot say (not synced yet, over the limit,
+    /// access unknown), `Some(Err)` when the member forbids the caller.
+    async fn answering(
+        &self,
+        member: &Endpoint,
+        def: &Arc<ResourceDef>,
+        namespace: Option<&str>,
+        user: &UserInfo,
+        verb: &str,
+        server: &Arc<ApiServer>,
+    ) -> Option<Result<Arc<RwLock<State>>, SourceError>> {
+        let Endpoint::Member { cluster, .. } = member else {
+            return None;
+        };
+        let state = self.state(cluster, def, server)?;
+        if !state.read().synced {
+            return None;
+        }
+        if !self.allowed(member, user, verb, def, namespace).await? {
+            return Some(Err(forbidden(cluster, verb, def)));
+        }
+        Some(Ok(state))
+    }
+
+    /// `member`'s objects of the read from memory, with the cache's version (see
+    /// [`MemberCaches::answering`] for when it answers).
     pub async fn list(
         &self,
         member: &Endpoint,
@@ -186,18 +215,14 @@ impl MemberCaches {
         selection: &Selection,
         user: &UserInfo,
         server: &Arc<ApiServer>,
-        members: &Arc<MemberConnections>,
     ) -> Option<Result<(Vec<Arc<CachedObject>>, String), SourceError>> {
-        let Endpoint::Member { cluster, .. } = member else {
-            return None;
+        let state = match self
+            .answering(member, def, namespace, user, "list", server)
+            .await?
+        {
+            Ok(state) => state,
+            Err(e) => return Some(Err(e)),
         };
-        let state = self.state(cluster, def, server, members)?;
-        if !state.read().synced {
-            return None;
-        }
-        if !self.allowed(member, user, "list", def, namespace).await? {
-            return Some(Err(forbidden(cluster, "list", def)));
-        }
         let state = state.read();
         if !state.synced {
             return None;
@@ -213,7 +238,6 @@ impl MemberCaches {
     }
 
     /// One object from memory: `Some(Ok(None))` when the synced cache does not hold it.
-    #[allow(clippy::too_many_arguments)]
     pub async fn get(
         &self,
         member: &Endpoint,
@@ -222,18 +246,14 @@ impl MemberCaches {
         name: &str,
         user: &UserInfo,
         server: &Arc<ApiServer>,
-        members: &Arc<MemberConnections>,
     ) -> Option<Result<Option<Value>, SourceError>> {
-        let Endpoint::Member { cluster, .. } = member else {
-            return None;
+        let state = match self
+            .answering(member, def, namespace, user, "get", server)
+            .await?
+        {
+            Ok(state) => state,
+            Err(e) => return Some(Err(e)),
         };
-        let state = self.state(cluster, def, server, members)?;
-        if !state.read().synced {
-            return None;
-        }
-        if !self.allowed(member, user, "get", def, namespace).await? {
-            return Some(Err(forbidden(cluster, "get", def)));
-        }
         let state = state.read();
         if !state.synced {
             return None;
@@ -352,11 +372,7 @@ async fn follow(
     counters: Counters,
     timeout: Duration,
 ) {
-    let path = if def.group.is_empty() {
-        format!("/api/{}/{}", def.version, def.plural)
-    } else {
-        format!("/apis/{}/{}/{}", def.group, def.version, def.plural)
-    };
+    let path = super::resource_path(&def, None, None);
     // Keeps the counters in step with what the state holds.
     let account = |state: &mut State, key: Key, new: Option<Value>| {
         if state.closed {

@@ -136,6 +136,14 @@ impl MergedReads {
                 );
             }
         }
+        let caches = options.cache.then(|| {
+            cache::MemberCaches::new(
+                server,
+                members.clone(),
+                options.cache_max_objects,
+                options.member_timeout,
+            )
+        });
         Self {
             shared: Arc::new(Shared {
                 members,
@@ -143,13 +151,7 @@ impl MergedReads {
                 resources,
                 member_timeout: options.member_timeout,
                 clusters: ClusterIndex::new(),
-                caches: options.cache.then(|| {
-                    cache::MemberCaches::new(
-                        server,
-                        options.cache_max_objects,
-                        options.member_timeout,
-                    )
-                }),
+                caches,
             }),
         }
     }
@@ -220,6 +222,29 @@ impl SubresourceHandler for MergedReads {
     }
 }
 
+/// The API path of `def`'s collection (in `namespace`, when given) or of object `name`.
+pub(crate) fn resource_path(
+    def: &ResourceDef,
+    namespace: Option<&str>,
+    name: Option<&str>,
+) -> String {
+    let mut p = if def.group.is_empty() {
+        format!("/api/{}", def.version)
+    } else {
+        format!("/apis/{}/{}", def.group, def.version)
+    };
+    if let Some(ns) = namespace {
+        p.push_str(&format!("/namespaces/{ns}"));
+    }
+    p.push('/');
+    p.push_str(&def.plural);
+    if let Some(n) = name {
+        p.push('/');
+        p.push_str(n);
+    }
+    p
+}
+
 /// One parsed merged read.
 #[derive(Clone)]
 pub(crate) struct Read {
@@ -238,24 +263,8 @@ pub(crate) struct Read {
 impl Read {
     /// The source path of the collection or of the named object.
     pub fn path(&self, named: bool) -> String {
-        let def = &self.def;
-        let mut p = if def.group.is_empty() {
-            format!("/api/{}", def.version)
-        } else {
-            format!("/apis/{}/{}", def.group, def.version)
-        };
-        if let Some(ns) = &self.namespace {
-            p.push_str(&format!("/namespaces/{ns}"));
-        }
-        p.push('/');
-        p.push_str(&def.plural);
-        if named {
-            if let Some(n) = &self.name {
-                p.push('/');
-                p.push_str(n);
-            }
-        }
-        p
+        let name = if named { self.name.as_deref() } else { None };
+        resource_path(&self.def, self.namespace.as_deref(), name)
     }
 
     /// The query sent to every source: the selectors, plus where to read from.
@@ -384,7 +393,6 @@ impl MergedReads {
                     selection,
                     &read.user,
                     server,
-                    &self.shared.members,
                 )
                 .await;
             match cached {
@@ -475,7 +483,6 @@ impl MergedReads {
                             name,
                             &read.user,
                             server,
-                            &self.shared.members,
                         )
                         .await;
                     match cached {
@@ -754,16 +761,12 @@ impl ClusterIndex {
     }
 }
 
+/// Whether a stored Cluster's Ready condition is True (the API type's rule).
 fn is_ready(cluster: &Value) -> bool {
     cluster
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some("Ready")
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
+        .get("status")
+        .and_then(|s| serde_json::from_value::<flotilla_api::ClusterStatus>(s.clone()).ok())
+        .is_some_and(|s| s.is_ready())
 }
 
 /// The members a read asks: Ready clusters the read's cluster filter allows, each with its

@@ -271,10 +271,33 @@ impl Stream {
         Ok(self.view.replace(source, list_items(list), rv, emit))
     }
 
+    /// Makes `task` (started in `generation`) `source`'s current task: earlier tasks of the
+    /// source stop, and their late reports are ignored.
+    fn track(
+        &mut self,
+        source: Source,
+        endpoint: Endpoint,
+        generation: u64,
+        task: tokio::task::JoinHandle<()>,
+    ) {
+        self.active.insert(
+            source,
+            Active {
+                endpoint,
+                generation,
+                _task: AbortOnDrop(task),
+            },
+        );
+    }
+
+    fn next_generation(&mut self) -> u64 {
+        self.generation += 1;
+        self.generation
+    }
+
     /// Starts the watcher task of `source` from the view's position for it.
     fn watch(&mut self, source: Source, endpoint: Endpoint) {
-        self.generation += 1;
-        let generation = self.generation;
+        let generation = self.next_generation();
         let position = self.view.position();
         let rv = match &source {
             Source::Template => position.template.clone(),
@@ -314,14 +337,7 @@ impl Stream {
                 .send((tagged, generation, Report::Ended(ended)))
                 .await;
         });
-        self.active.insert(
-            source,
-            Active {
-                endpoint,
-                generation,
-                _task: AbortOnDrop(task),
-            },
-        );
+        self.track(source, endpoint, generation, task);
     }
 
     async fn on_report(
@@ -386,8 +402,7 @@ impl Stream {
     /// its answer's difference is sent and it is watched from there, or, when it fails, it
     /// is left for the next membership check.
     fn rejoin(&mut self, source: Source, endpoint: Endpoint) {
-        self.generation += 1;
-        let generation = self.generation;
+        let generation = self.next_generation();
         let path = self.read.path(false);
         let query = self.read.source_query(&[]);
         let timeout = self.shared.member_timeout;
@@ -405,14 +420,7 @@ impl Stream {
             let _ = reports.send((tagged, generation, report)).await;
         });
         self.failed.remove(&source);
-        self.active.insert(
-            source,
-            Active {
-                endpoint,
-                generation,
-                _task: AbortOnDrop(task),
-            },
-        );
+        self.track(source, endpoint, generation, task);
     }
 
     /// Finds the members to follow now, in a task of its own (resolving connections may ask

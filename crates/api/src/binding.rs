@@ -133,6 +133,26 @@ pub struct ResourceBindingSpec {
     pub workload_affinity_groups: Option<WorkloadAffinityGroups>,
 }
 
+impl ResourceBindingSpec {
+    /// Where the template goes: the scheduler's `clusters`, then each cluster the bindings
+    /// in `requiredBy` need it in that is not among them (with no replicas of its own), as
+    /// Karmada merges them for dependencies.
+    pub fn all_target_clusters(&self) -> Vec<TargetCluster> {
+        let mut out = self.clusters.clone();
+        for snapshot in &self.required_by {
+            for c in &snapshot.clusters {
+                if !out.iter().any(|t| t.name == c.name) {
+                    out.push(TargetCluster {
+                        name: c.name.clone(),
+                        ..TargetCluster::default()
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The resolved scheduling priority of a binding.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub struct BindingSchedulePriority {
@@ -413,4 +433,28 @@ pub struct AggregatedStatusItem {
     /// Health of the member object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<ResourceHealth>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_by_clusters_join_the_targets_once_without_replicas() {
+        let spec: ResourceBindingSpec = serde_json::from_value(serde_json::json!({
+            "resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "c"},
+            "clusters": [{"name": "m1", "replicas": 2}],
+            "requiredBy": [
+                {"namespace": "d", "name": "a-deployment", "clusters": [{"name": "m1", "replicas": 1}, {"name": "m2", "replicas": 3}]},
+                {"namespace": "d", "name": "b-deployment", "clusters": [{"name": "m2", "replicas": 1}, {"name": "m3"}]}
+            ]
+        }))
+        .unwrap();
+        let all: Vec<(String, i32)> = spec
+            .all_target_clusters()
+            .into_iter()
+            .map(|t| (t.name, t.replicas))
+            .collect();
+        assert_eq!(all, [("m1".into(), 2), ("m2".into(), 0), ("m3".into(), 0)]);
+    }
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use flotilla_api::binding::{
     AggregatedStatusItem, BINDING_FULLY_APPLIED, ClusterResourceBinding, ResourceBinding,
-    ResourceBindingSpec, ResourceBindingStatus,
+    ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
 };
 use flotilla_api::work::Work;
 use flotilla_core::karmada;
@@ -42,7 +42,7 @@ const CONTROLLER: &str = "binding";
 const WORK_WRITES_IN_FLIGHT: usize = 16;
 
 /// A ResourceBinding (with a namespace) or ClusterResourceBinding (without).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BindingKey {
     pub namespace: Option<String>,
     pub name: String,
@@ -268,7 +268,7 @@ impl BindingController {
             binding.meta.resource_version = updated.metadata.resource_version;
         }
         let resource = &binding.spec.resource;
-        debug!(clusters = ?binding.spec.clusters, works = works.len(), "reconciling binding");
+        debug!(clusters = ?binding.spec.clusters, required_by = binding.spec.required_by.len(), works = works.len(), "reconciling binding");
         let Some(info) = self
             .ctx
             .registry
@@ -309,12 +309,9 @@ impl BindingController {
             binding_id: &uid,
             spec: &binding.spec,
         };
-        let mut keep: BTreeSet<&str> = binding
-            .spec
-            .clusters
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect();
+        // The scheduler's clusters and those the bindings needing this object are in.
+        let targets = binding.spec.all_target_clusters();
+        let mut keep: BTreeSet<&str> = targets.iter().map(|c| c.name.as_str()).collect();
         keep.extend(
             binding
                 .spec
@@ -325,7 +322,7 @@ impl BindingController {
         let mut wrote = false;
         let mut writes = Vec::new();
         let mut recreate_later = false;
-        for target in &binding.spec.clusters {
+        for target in &targets {
             let rendered = rendering.work(&template, &target.name)?;
             let current = works.get(&target.name);
             if current.is_some_and(|w| w.metadata.deletion_timestamp.is_some()) {
@@ -392,7 +389,7 @@ impl BindingController {
                 status: w.status.as_ref(),
             })
             .collect();
-        let items = aggregate::aggregated_items(&binding.spec.clusters, &cluster_works);
+        let items = aggregate::aggregated_items(&targets, &cluster_works);
         self.record_transitions(
             key,
             &template,
@@ -400,7 +397,7 @@ impl BindingController {
             &binding.status.aggregated_status,
             &items,
         );
-        self.write_binding_status(key, &api, &binding, &items)
+        self.write_binding_status(key, &api, &binding, &targets, &items)
             .await?;
         if info.has_status {
             self.write_template_status(&template_api, &template, &items)
@@ -513,10 +510,11 @@ impl BindingController {
         key: &BindingKey,
         api: &Api<DynamicObject>,
         binding: &Binding,
+        targets: &[TargetCluster],
         items: &[AggregatedStatusItem],
     ) -> Result<(), Error> {
         let conditions = &binding.status.conditions;
-        let fully = aggregate::fully_applied_condition(conditions, &binding.spec.clusters, items);
+        let fully = aggregate::fully_applied_condition(conditions, targets, items);
         let current = conditions.iter().find(|c| c.type_ == BINDING_FULLY_APPLIED);
         let condition_same = current.is_some_and(|c| {
             c.status == fully.status && c.reason == fully.reason && c.message == fully.message

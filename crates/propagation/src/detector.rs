@@ -42,6 +42,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
 use tracing::{Instrument, debug, info_span};
 
 use crate::policy::{PolicyId, PolicyScope, PolicyView, TemplateView};
@@ -136,6 +137,8 @@ struct Detector {
     cluster_policies: Store<ClusterPropagationPolicy>,
     bindings: Store<ResourceBinding>,
     cluster_bindings: Store<ClusterResourceBinding>,
+    /// Objects that may be a workload's dependency, for the dependencies distributor.
+    dependency_signals: mpsc::UnboundedSender<crate::dependencies::Signal>,
 }
 
 /// Enqueues the templates a policy may select or holds.
@@ -285,6 +288,7 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
     };
     tasks.push(AbortOnDrop(task));
     let (bindings, cluster_bindings) = (shared.bindings, shared.cluster_bindings);
+    let dependency_signals = shared.dependency_signals;
     for ready in [
         wait_ready(&policies).await,
         wait_ready(&cluster_policies).await,
@@ -304,6 +308,7 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
         cluster_policies,
         bindings,
         cluster_bindings,
+        dependency_signals,
     });
     let workers = {
         let detector = detector.clone();
@@ -357,6 +362,9 @@ impl Detector {
             debug!(kind = %gvk.kind, group = %gvk.group, "watching templates");
             let queue = self.queue.clone();
             let key_gvk = gvk.clone();
+            let api_version = api_version_of(&gvk);
+            let dependencies = crate::dependencies::is_dependency_kind(&api_version, &gvk.kind)
+                .then(|| self.dependency_signals.clone());
             let (store, task) = reflect(
                 Api::<DynamicObject>::all_with(self.ctx.host.clone(), &info.resource),
                 watcher::Config::default(),
@@ -365,6 +373,16 @@ impl Detector {
                     let namespace = obj.metadata.namespace.clone();
                     if namespace.as_deref().is_some_and(skipped_namespace) {
                         return;
+                    }
+                    if let (Some(tx), Some(ns)) = (&dependencies, &namespace) {
+                        let _ = tx.send(crate::dependencies::Signal::Object(
+                            flotilla_interpreter::Dependency {
+                                api_version: api_version.clone(),
+                                kind: key_gvk.kind.clone(),
+                                namespace: ns.clone(),
+                                name: obj.name_any(),
+                            },
+                        ));
                     }
                     queue.add(TemplateKey {
                         gvk: key_gvk.clone(),

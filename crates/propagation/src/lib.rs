@@ -21,6 +21,8 @@
 //! - [`render`] (pure): a binding's Work for one cluster;
 //! - [`binding`]: Works from bindings, the bindings' status from the Works, the templates'
 //!   status from the bindings ([`aggregate`], pure, and `flotilla_interpreter`);
+//! - [`dependencies`]: with `propagateDeps`, the ConfigMaps, Secrets, ServiceAccounts and
+//!   PVCs a workload needs follow it (attached bindings, `requiredBy`, a dependency graph);
 //! - [`execution`]: applies Works to members through [`members`]' clients and reports what
 //!   the members have;
 //! - [`namespaces`]: every host namespace in every member;
@@ -28,6 +30,7 @@
 
 pub mod aggregate;
 pub mod binding;
+pub mod dependencies;
 pub mod detector;
 pub mod execution;
 pub mod members;
@@ -192,6 +195,8 @@ pub(crate) struct Shared {
     pub clusters: Store<Cluster>,
     /// The detector's template watches, read by the binding controller too.
     pub templates: detector::Templates,
+    /// To the dependencies distributor: bindings and dependency objects that changed.
+    pub dependency_signals: mpsc::UnboundedSender<dependencies::Signal>,
 }
 
 /// The running propagation controllers.
@@ -257,17 +262,20 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
         )
     };
     tasks.adopt("work-cache", task);
+    let (dependency_tx, dependency_rx) = mpsc::unbounded_channel();
     let (bindings, task) = {
-        let tx = binding_tx.clone();
+        let (tx, dependency_tx) = (binding_tx.clone(), dependency_tx.clone());
         runner::reflect(
             Api::<ResourceBinding>::all(host.clone()),
             watcher::Config::default(),
             (),
             move |b: &ResourceBinding, _| {
-                let _ = tx.send(binding::BindingKey {
+                let key = binding::BindingKey {
                     namespace: b.metadata.namespace.clone(),
                     name: b.metadata.name.clone().unwrap_or_default(),
-                });
+                };
+                let _ = dependency_tx.send(dependencies::Signal::Binding(key.clone()));
+                let _ = tx.send(key);
             },
         )
     };
@@ -305,11 +313,16 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
         cluster_bindings,
         clusters,
         templates: Arc::new(dashmap::DashMap::new()),
+        dependency_signals: dependency_tx,
     };
     tasks.spawn("detector", detector::run(ctx.clone(), shared.clone()));
     tasks.spawn(
         "binding-controller",
         binding::run(ctx.clone(), shared.clone(), binding_rx),
+    );
+    tasks.spawn(
+        "dependencies-distributor",
+        dependencies::run(ctx.clone(), shared.clone(), dependency_rx),
     );
     tasks.spawn(
         "execution-controller",

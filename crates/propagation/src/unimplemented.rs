@@ -10,7 +10,7 @@
 //! What Flotilla does implement of a policy: `resourceSelectors`, `priority`, `preemption`,
 //! `placement.clusterAffinity` / `clusterAffinities` (names, exclusions, label and field
 //! selectors), `clusterTolerations`, `spreadConstraints`, `replicaScheduling`,
-//! `schedulerName`, `conflictResolution`, `suspension`, `preserveResourcesOnDeletion` and
+//! `schedulerName`, `conflictResolution`, `suspension`, `preserveResourcesOnDeletion`, `propagateDeps` and
 //! `failover.cluster.purgeMode`.
 
 use flotilla_api::policy::PropagationSpec;
@@ -24,9 +24,6 @@ pub fn unimplemented_fields(spec: &PropagationSpec) -> Vec<&'static str> {
     let mut fields = Vec::new();
     if spec.association == Some(true) {
         fields.push("association");
-    }
-    if spec.propagate_deps == Some(true) {
-        fields.push("propagateDeps");
     }
     if !spec.dependent_overrides.is_empty() {
         fields.push("dependentOverrides");
@@ -124,7 +121,6 @@ mod tests {
     fn each_unimplemented_field_is_named() {
         let cases = [
             (json!({"association": true}), "association"),
-            (json!({"propagateDeps": true}), "propagateDeps"),
             (json!({"dependentOverrides": ["op"]}), "dependentOverrides"),
             (
                 json!({"activationPreference": "Lazy"}),

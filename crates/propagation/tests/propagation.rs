@@ -878,3 +878,135 @@ async fn ingress_hpa_and_pdb_propagate() {
     }
     env.stop().await;
 }
+
+/// Whether `ns/name` of kind `K` is in each member (the members without it are absent).
+async fn members_with<K>(env: &Env, ns: &str, name: &str) -> Vec<String>
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let mut out = Vec::new();
+    for m in env.members.keys() {
+        let api: Api<K> = Api::namespaced(env.member(m).await, ns);
+        if api
+            .get_opt(name)
+            .await
+            .unwrap()
+            .is_some_and(|o| o.meta().deletion_timestamp.is_none())
+        {
+            out.push(m.clone());
+        }
+    }
+    out
+}
+
+fn pinned_policy(name: &str, deployment: &str, clusters: &[&str]) -> Value {
+    json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": name},
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment}],
+                 "propagateDeps": true,
+                 "placement": {"clusterAffinity": {"clusterNames": clusters},
+                               "replicaScheduling": {"replicaSchedulingType": "Duplicated"}}}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dependencies_follow_their_workloads_and_shared_ones_stay_while_needed() {
+    let env = Env::start().await;
+    env.create_namespace("deps").await;
+    env.apply(
+        "deps",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": {"k": "v"}}),
+    )
+    .await;
+    env.apply(
+        "deps",
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "env"}, "stringData": {"password": "p"}}),
+    )
+    .await;
+    let mut a = deployment("a", 1, "nginx");
+    a["spec"]["template"]["spec"]["volumes"] =
+        json!([{"name": "conf", "configMap": {"name": "shared"}}]);
+    a["spec"]["template"]["spec"]["containers"][0]["envFrom"] =
+        json!([{"secretRef": {"name": "env"}}]);
+    let mut b = deployment("b", 1, "nginx");
+    b["spec"]["template"]["spec"]["volumes"] =
+        json!([{"name": "conf", "configMap": {"name": "shared"}}]);
+    env.apply("deps", pinned_policy("pa", "a", &["member1"]))
+        .await;
+    env.apply("deps", pinned_policy("pb", "b", &["member3"]))
+        .await;
+    env.apply("deps", a).await;
+    env.apply("deps", b.clone()).await;
+
+    let expect = |cm: &'static [&'static str], secret: &'static [&'static str]| {
+        let env = &env;
+        async move {
+            eventually("dependencies where their workloads are", || async {
+                let c = members_with::<ConfigMap>(env, "deps", "shared").await;
+                let s =
+                    members_with::<k8s_openapi::api::core::v1::Secret>(env, "deps", "env").await;
+                if c == cm && s == secret {
+                    Ok(())
+                } else {
+                    Err(format!("configmap in {c:?}, secret in {s:?}"))
+                }
+            })
+            .await
+        }
+    };
+    expect(&["member1", "member3"], &["member1"]).await;
+    let rbs: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "deps");
+    let attached = rbs.get("shared-configmap").await.unwrap();
+    let by: Vec<&str> = attached
+        .spec
+        .required_by
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(by, ["a-deployment", "b-deployment"]);
+    assert!(attached.spec.placement.is_none());
+
+    // a moves to member2: its Secret and the ConfigMap follow; member3 keeps the ConfigMap
+    // for b.
+    env.apply("deps", pinned_policy("pa", "a", &["member2"]))
+        .await;
+    expect(&["member2", "member3"], &["member2"]).await;
+
+    // b stops referring to the ConfigMap: it leaves member3.
+    b["spec"]["template"]["spec"]["volumes"] = json!([]);
+    env.apply("deps", b).await;
+    expect(&["member2"], &["member2"]).await;
+
+    // a is deleted: nothing needs them, and their attached bindings go.
+    let deployments: Api<Deployment> = Api::namespaced(env.client.clone(), "deps");
+    deployments
+        .delete("a", &DeleteParams::default())
+        .await
+        .unwrap();
+    expect(&[], &[]).await;
+    eventually("attached bindings deleted", || async {
+        let names: Vec<String> = rbs
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| e.to_string())?
+            .items
+            .into_iter()
+            .filter_map(|b| b.metadata.name)
+            .filter(|n| n.starts_with("shared-") || n.starts_with("env-"))
+            .collect();
+        if names.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{names:?}"))
+        }
+    })
+    .await;
+    // The host objects stay.
+    let cms: Api<ConfigMap> = Api::namespaced(env.client.clone(), "deps");
+    assert!(cms.get_opt("shared").await.unwrap().is_some());
+    env.stop().await;
+}

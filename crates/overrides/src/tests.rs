@@ -783,3 +783,20 @@ fn annotations_are_karmadas_json_arrays_sorted_by_policy_name() {
         .collect();
     assert_eq!(keys, [APPLIED_OVERRIDES_ANNOTATION]);
 }
+
+#[test]
+fn an_annotation_in_karmadas_shape_reads_back() {
+    let text = r#"[{"policyName":"eu","overriders":{"imageOverrider":[{"predicate":{"path":"/spec/template/spec/containers/0/image"},"component":"Registry","operator":"replace","value":"mirror.eu"}],"commandOverrider":[{"containerName":"app","operator":"add","value":["--eu"]}]}}]"#;
+    let items: Vec<AppliedPolicy> = serde_json::from_str(text).unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].policy_name, "eu");
+    assert_eq!(items[0].overriders.command_overrider[0].value, ["--eu"]);
+    let applied = AppliedOverrides {
+        cluster: vec![],
+        namespaced: items,
+    };
+    assert_eq!(
+        applied.annotations(),
+        [(APPLIED_OVERRIDES_ANNOTATION, text.to_string())]
+    );
+}

@@ -6,8 +6,9 @@
 //! as JSON and written back as compact JSON (`yaml` wins when both are set, as in Karmada;
 //! admission refuses both and neither). The operations are RFC 6902 `add`/`remove`/`replace`
 //! at `subPath`, like plaintext. Differing from Karmada, which goes through Go maps, keys keep
-//! their order in the YAML written back instead of being sorted; an overrider with neither
-//! list leaves the field alone where Karmada would empty it.
+//! their order in the YAML written back instead of being sorted; a YAML string of more than
+//! one document is an error where Karmada keeps the first and drops the rest; an overrider
+//! with neither list leaves the field alone where Karmada would empty it.
 
 use flotilla_api::overrides::{FieldOverrider, FieldPatchOperation};
 use serde_json::Value;

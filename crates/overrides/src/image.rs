@@ -1,5 +1,5 @@
-//! The imageOverrider: image references, their components, and which images of a workload
-//! an overrider without `predicate` changes.
+//! The imageOverrider's change of one image: reading the reference, changing a component,
+//! writing it back. Which images are changed is decided in `workload` and `lib`.
 //!
 //! An image is read as `[registry/]repository[:tag][@digest]` with the grammar of the
 //! distribution reference library (lowercase path components, tags of at most 128 word
@@ -9,11 +9,12 @@
 //! reference with both a tag and a digest is read as its tag alone, so any change drops the
 //! digest (Karmada does the same; a digest would otherwise pin the image the tag names).
 //!
-//! | component  | add                          | replace      | remove          |
-//! |------------|------------------------------|--------------|-----------------|
-//! | Registry   | append `value` to registry   | set registry | drop registry   |
-//! | Repository | append `value` to repository | set          | clear (leaves an unusable reference, as in Karmada) |
-//! | Tag        | append `value` to the tag (or digest) | set tag, or digest when `value` is one | drop the tag, else the digest |
+//! * Registry: `add` appends `value` to the registry (`reg.io` + `.cn`, or a registry for an
+//!   image without one), `replace` sets it, `remove` drops it.
+//! * Repository: `add` appends `value`, `replace` sets it, `remove` clears it (which leaves an
+//!   unusable reference, as in Karmada).
+//! * Tag: `add` appends `value` to the tag (or digest), `replace` sets the tag, or the digest
+//!   when `value` is one, `remove` drops the tag, else the digest.
 //!
 //! A Tag result that is neither a tag nor a digest leaves the image unchanged (Karmada's
 //! `SetTagOrDigest`). A missing `value` is the empty string.

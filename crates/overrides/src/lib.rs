@@ -14,7 +14,18 @@
 //!   annotations, field, plaintext, each list in its order.
 //! * plaintext: RFC 6902 `add`/`remove`/`replace` at a JSON pointer: `add` does not create
 //!   parents, `remove`/`replace` of a missing path fail (as with evanphx/json-patch).
-//! * The other overriders: see the modules `image`, `workload`, `metadata` and `field`.
+//! * imageOverrider: with `predicate`, the image string at its pointer (any kind); without,
+//!   the image of every `containers` entry of a Pod, Deployment, ReplicaSet, StatefulSet,
+//!   DaemonSet or Job (not init containers, not other kinds: Karmada's coverage). Registry and
+//!   Repository `add` append `value`, `replace` sets, `remove` clears; Tag `add` appends to
+//!   the tag, `replace` sets the tag or digest, `remove` drops it (details in the `image` module).
+//! * commandOverrider/argsOverrider: the `containers` entry named `containerName` of the same
+//!   kinds (none: no change); `add` appends (creating the list), `remove` drops equal items.
+//! * labelsOverrider/annotationsOverrider: `add` sets keys, `replace` sets existing keys only,
+//!   `remove` deletes existing keys.
+//! * fieldOverrider: the string at `fieldPath` is read as YAML (`yaml` operations) or JSON
+//!   (`json`), changed like plaintext at each `subPath`, and written back in its format; a
+//!   missing or non-string field is an error.
 //!
 //! [`apply_overrides`] is all-or-nothing for the whole call: it works on a copy of the
 //! manifest and writes it back only when every overrider applied, since Karmada fails the
@@ -28,7 +39,7 @@ mod patch;
 mod validate;
 mod workload;
 
-use flotilla_api::overrides::{OverrideSpec, Overriders};
+use flotilla_api::overrides::{ImageOverrider, OverrideSpec, Overriders};
 use flotilla_api::policy::ClusterAffinity;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -205,11 +216,7 @@ fn apply_overriders(doc: &mut Value, overriders: &Overriders) -> Result<(), Fail
 }
 
 /// An imageOverrider with `predicate`: the image string at `path` only, whatever the kind.
-fn apply_image_at(
-    doc: &mut Value,
-    overrider: &flotilla_api::overrides::ImageOverrider,
-    path: &str,
-) -> Result<(), Failed> {
+fn apply_image_at(doc: &mut Value, overrider: &ImageOverrider, path: &str) -> Result<(), Failed> {
     let describe = || {
         format!(
             "imageOverrider {} {}, image at {path:?}",

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::error::OverrideFailure;
 
 /// Parses a pointer of a policy. The empty pointer (the whole document) parses, as in
-/// Karmada; [`crate::validate`] is stricter.
+/// Karmada; [`crate::validate()`] is stricter.
 pub(crate) fn parse(path: &str) -> Result<&Pointer, OverrideFailure> {
     Pointer::parse(path).map_err(|e| OverrideFailure::InvalidPointer(pointer_message(&e)))
 }

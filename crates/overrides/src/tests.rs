@@ -93,52 +93,74 @@ fn deployment() -> Value {
 
 #[test]
 fn plaintext_operations() {
-    let cases: Vec<(Overriders, Result<Value, &str>)> = vec![
+    // (overriders, pointer to read afterwards, its value or the error)
+    let cases: Vec<(Overriders, &str, Result<Value, &str>)> = vec![
         (
             plaintext("/spec/replicas", Replace, Some(json!(5))),
+            "/spec/replicas",
             Ok(json!(5)),
         ),
         (
             plaintext("/spec/paused", Add, Some(json!(true))),
+            "/spec/paused",
             Ok(json!(true)),
         ),
-        (plaintext("/spec/replicas", Remove, None), Ok(Value::Null)),
+        (
+            plaintext(
+                "/spec/template/spec/containers/-",
+                Add,
+                Some(json!({"name": "new"})),
+            ),
+            "/spec/template/spec/containers/2/name",
+            Ok(json!("new")),
+        ),
+        (
+            plaintext("/metadata/labels/app", Remove, None),
+            "/metadata/labels",
+            Ok(json!({})),
+        ),
         (
             plaintext("/spec/foo/bar", Add, Some(json!(1))),
+            "",
             Err(r#"OverridePolicy demo/p: plaintext path "/spec/foo/bar": parent does not exist"#),
         ),
         (
             plaintext("/spec/missing", Replace, Some(json!(1))),
+            "",
             Err(r#"OverridePolicy demo/p: plaintext path "/spec/missing": path does not exist"#),
         ),
         (
             plaintext("/spec/missing", Remove, None),
+            "",
             Err(r#"OverridePolicy demo/p: plaintext path "/spec/missing": path does not exist"#),
         ),
         (
+            plaintext("/spec/template/spec/containers/7", Remove, None),
+            "",
+            Err(
+                r#"OverridePolicy demo/p: plaintext path "/spec/template/spec/containers/7": "7" is not a valid index into an array of length 2"#,
+            ),
+        ),
+        (
             plaintext("spec", Remove, None),
+            "",
             Err(
                 r#"OverridePolicy demo/p: plaintext path "spec": not a valid JSON pointer: must start with "/""#,
             ),
         ),
     ];
-    for (overriders, want) in cases {
+    for (overriders, read, want) in cases {
         let path = overriders.plaintext[0].path.clone();
-        let field = format!("/spec/{}", path.rsplit('/').next().unwrap_or_default());
         let mut doc = deployment();
         let result = apply_one(&mut doc, overriders);
         match want {
             Ok(value) => {
-                result.unwrap();
-                assert_eq!(
-                    doc.pointer(&field).cloned().unwrap_or(Value::Null),
-                    value,
-                    "{path}"
-                );
+                assert!(result.is_ok(), "{path}: {result:?}");
+                assert_eq!(doc.pointer(read), Some(&value), "{path}");
             }
             Err(message) => {
                 assert_eq!(result.unwrap_err().to_string(), message);
-                assert_eq!(doc, deployment());
+                assert_eq!(doc, deployment(), "{path}");
             }
         }
     }
@@ -760,4 +782,21 @@ fn annotations_are_karmadas_json_arrays_sorted_by_policy_name() {
         .map(|(k, _)| *k)
         .collect();
     assert_eq!(keys, [APPLIED_OVERRIDES_ANNOTATION]);
+}
+
+#[test]
+fn an_annotation_in_karmadas_shape_reads_back() {
+    let text = r#"[{"policyName":"eu","overriders":{"imageOverrider":[{"predicate":{"path":"/spec/template/spec/containers/0/image"},"component":"Registry","operator":"replace","value":"mirror.eu"}],"commandOverrider":[{"containerName":"app","operator":"add","value":["--eu"]}]}}]"#;
+    let items: Vec<AppliedPolicy> = serde_json::from_str(text).unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].policy_name, "eu");
+    assert_eq!(items[0].overriders.command_overrider[0].value, ["--eu"]);
+    let applied = AppliedOverrides {
+        cluster: vec![],
+        namespaced: items,
+    };
+    assert_eq!(
+        applied.annotations(),
+        [(APPLIED_OVERRIDES_ANNOTATION, text.to_string())]
+    );
 }

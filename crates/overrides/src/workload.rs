@@ -65,14 +65,13 @@ pub(crate) fn apply_image_to_containers(
     doc: &mut Value,
     overrider: &ImageOverrider,
 ) -> Result<(), Failed> {
-    let describe = |at: &str| {
-        format!(
-            "imageOverrider {} {}, image at {at:?}",
-            component_name(overrider.component),
-            operator_name(overrider.operator)
-        )
-    };
-    let Some((at, containers)) = containers_mut(doc).map_err(|f| (describe("containers"), f))?
+    let overrider_name = format!(
+        "imageOverrider {} {}",
+        component_name(overrider.component),
+        operator_name(overrider.operator)
+    );
+    let describe = |at: &str| format!("{overrider_name}, image at {at:?}");
+    let Some((at, containers)) = containers_mut(doc).map_err(|f| (overrider_name.clone(), f))?
     else {
         return Ok(());
     };

@@ -60,6 +60,13 @@ mod replicas;
 mod status;
 
 pub use dependencies::{Dependency, dependencies};
+
+/// Where the pod spec of a workload's pods is (`/spec` for a Pod, `/spec/template/spec` for
+/// the controllers of pods, `/spec/jobTemplate/spec/template/spec` for a CronJob), by
+/// apiVersion and kind; `None` for kinds without pods.
+pub fn pod_spec_pointer(obj: &serde_json::Value) -> Option<&'static str> {
+    Kind::of(obj).pod_spec_path()
+}
 pub use health::health;
 pub use replicas::{
     ReplicaInfo, divide_job_completions, get_replicas, has_replicas, revise_replicas,

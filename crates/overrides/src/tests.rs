@@ -182,60 +182,67 @@ fn image_without_predicate_changes_every_container_of_known_workloads() {
         doc.pointer("/spec/template/spec/containers/1/image"),
         Some(&json!("mirror.eu/envoy"))
     );
-    // Like Karmada, init containers are reached only with `predicate`.
+    // Init containers too (Karmada reaches them only with `predicate`).
     assert_eq!(
         doc.pointer("/spec/template/spec/initContainers/0/image"),
-        Some(&json!("busybox:1.36"))
+        Some(&json!("mirror.eu/busybox:1.36"))
     );
 
     let pod_spec = json!({"containers": [{"name": "c", "image": "nginx:1.25"}]});
     let template = json!({"template": {"spec": pod_spec}});
     let kinds = [
-        ("Pod", json!(pod_spec), "/spec/containers/0/image"),
+        ("v1", "Pod", json!(pod_spec), "/spec/containers/0/image"),
         (
+            "apps/v1",
             "Deployment",
             template.clone(),
             "/spec/template/spec/containers/0/image",
         ),
         (
+            "apps/v1",
             "ReplicaSet",
             template.clone(),
             "/spec/template/spec/containers/0/image",
         ),
         (
+            "apps/v1",
             "StatefulSet",
             template.clone(),
             "/spec/template/spec/containers/0/image",
         ),
         (
+            "apps/v1",
             "DaemonSet",
             template.clone(),
             "/spec/template/spec/containers/0/image",
         ),
         (
+            "batch/v1",
             "Job",
             template.clone(),
             "/spec/template/spec/containers/0/image",
         ),
         (
+            "batch/v1",
             "CronJob",
             json!({"jobTemplate": {"spec": template}}),
             "/spec/jobTemplate/spec/template/spec/containers/0/image",
         ),
         (
+            "example.io/v1",
             "MyWorkload",
             template.clone(),
             "/spec/template/spec/containers/0/image",
         ),
     ];
-    for (kind, spec, at) in kinds {
-        let mut doc = json!({"kind": kind, "metadata": {"name": "x"}, "spec": spec});
+    for (api_version, kind, spec, at) in kinds {
+        let mut doc = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, "spec": spec});
         apply_one(
             &mut doc,
             image(None, ImageComponent::Tag, Replace, Some("1.27")),
         )
         .unwrap();
-        let want = if matches!(kind, "CronJob" | "MyWorkload") {
+        let want = if kind == "MyWorkload" {
             "nginx:1.25"
         } else {
             "nginx:1.27"
@@ -397,15 +404,17 @@ fn command_and_args_operators() {
         );
     }
 
-    // An unknown container (or an init container's name) changes nothing.
-    for name in ["nope", "init"] {
-        let mut doc = deployment();
-        apply_one(&mut doc, command_args(true, name, Add, &["x"])).unwrap();
-        assert_eq!(doc, deployment(), "{name}");
-    }
+    // An unknown container changes nothing; an init container is found by its name.
+    let mut doc = deployment();
+    apply_one(&mut doc, command_args(true, "nope", Add, &["x"])).unwrap();
+    assert_eq!(doc, deployment());
+    apply_one(&mut doc, command_args(true, "init", Add, &["x"])).unwrap();
+    let mut want = deployment();
+    want["spec"]["template"]["spec"]["initContainers"][0]["command"] = json!(["x"]);
+    assert_eq!(doc, want);
 
     // A Pod's containers are at /spec/containers.
-    let mut pod = json!({"kind": "Pod", "spec": {"containers": [{"name": "c", "image": "x", "args": ["a"]}]}});
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c", "image": "x", "args": ["a"]}]}});
     apply_one(&mut pod, command_args(false, "c", Add, &["b"])).unwrap();
     assert_eq!(
         pod.pointer("/spec/containers/0/args"),

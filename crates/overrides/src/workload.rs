@@ -1,12 +1,14 @@
 //! The overriders that know workloads: imageOverrider without `predicate`, commandOverrider
 //! and argsOverrider.
 //!
-//! Like Karmada they know the pod spec of six kinds only, by `kind` alone: `Pod` (`/spec`) and
-//! `Deployment`, `ReplicaSet`, `StatefulSet`, `DaemonSet`, `Job` (`/spec/template/spec`); other
-//! kinds (CronJob, custom resources) are left unchanged, and for them `predicate` (image) or
-//! plaintext (command, args) names the field. Only `containers` are changed, not
-//! `initContainers` or `ephemeralContainers` (Karmada issue #4283: init container images are
-//! reached with `predicate`).
+//! They know the pod spec of the kinds `flotilla_interpreter` knows, by apiVersion and kind:
+//! `Pod` (`/spec`), `Deployment`, `ReplicaSet`, `StatefulSet`, `DaemonSet`, `Job`
+//! (`/spec/template/spec`) and `CronJob` (`/spec/jobTemplate/spec/template/spec`); other kinds
+//! (custom resources) are left unchanged, and for them `predicate` (image) or plaintext
+//! (command, args) names the field. Both `containers` and `initContainers` are changed: an
+//! image mirror must serve the init containers' images too. Karmada changes only
+//! `containers` and does not know CronJobs (its issue #4283); `predicate` still reaches a
+//! single image either way.
 //!
 //! commandOverrider/argsOverrider change every container named `containerName` (none: no
 //! change): `add` appends the values, creating the list when the container has none;
@@ -24,40 +26,37 @@ use crate::error::OverrideFailure;
 use crate::image::{component_name, override_image};
 use crate::patch::operator_name;
 
-/// The tokens of the pointer to the pod spec of a workload of `kind`, if Karmada's overriders
-/// know the kind.
-fn pod_spec_tokens(kind: &str) -> Option<&'static [&'static str]> {
-    match kind {
-        "Pod" => Some(&["spec"]),
-        "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" => {
-            Some(&["spec", "template", "spec"])
-        }
-        _ => None,
-    }
-}
-
-/// The `containers` of the workload's pod spec, with the pointer to the list: `None` when the
-/// kind is not a known workload or the list is absent.
-fn containers_mut(
-    doc: &mut Value,
-) -> Result<Option<(PointerBuf, &mut Vec<Value>)>, OverrideFailure> {
-    let Some(tokens) = doc
-        .get("kind")
-        .and_then(Value::as_str)
-        .and_then(pod_spec_tokens)
-    else {
-        return Ok(None);
+/// The container lists of the workload's pod spec (`containers`, then `initContainers`),
+/// each with the pointer to it: empty when the kind has no pods or the lists are absent.
+fn containers_mut(doc: &mut Value) -> Result<Vec<(PointerBuf, &mut Vec<Value>)>, OverrideFailure> {
+    let Some(spec_at) = flotilla_interpreter::pod_spec_pointer(doc) else {
+        return Ok(Vec::new());
     };
-    let mut at = PointerBuf::from_tokens(tokens.iter().copied());
-    at.push_back("containers");
-    match doc.pointer_mut(at.as_str()) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) => Ok(Some((at, items))),
-        Some(_) => Err(OverrideFailure::UnexpectedType {
-            what: format!("{:?}", at.as_str()),
-            expected: "a list",
-        }),
+    let Some(Value::Object(spec)) = doc.pointer_mut(spec_at) else {
+        return Ok(Vec::new());
+    };
+    let mut lists = Vec::new();
+    for (key, value) in spec.iter_mut() {
+        if key != "containers" && key != "initContainers" {
+            continue;
+        }
+        let mut at = PointerBuf::parse(spec_at)
+            .map_err(|e| OverrideFailure::InvalidPointer(e.to_string()))?;
+        at.push_back(key.as_str());
+        match value {
+            Value::Null => {}
+            Value::Array(items) => lists.push((at, items)),
+            _ => {
+                return Err(OverrideFailure::UnexpectedType {
+                    what: format!("{:?}", at.as_str()),
+                    expected: "a list",
+                });
+            }
+        }
     }
+    // `containers` first, whatever the order of the template's keys.
+    lists.sort_by_key(|(at, _)| !at.as_str().ends_with("/containers"));
+    Ok(lists)
 }
 
 /// Applies an imageOverrider without `predicate` to every container image of the workload.
@@ -71,40 +70,40 @@ pub(crate) fn apply_image_to_containers(
         operator_name(overrider.operator)
     );
     let describe = |at: &str| format!("{overrider_name}, image at {at:?}");
-    let Some((at, containers)) = containers_mut(doc).map_err(|f| (overrider_name.clone(), f))?
-    else {
-        return Ok(());
-    };
-    for (i, container) in containers.iter_mut().enumerate() {
-        let mut path = at.clone();
-        path.push_back(i);
-        path.push_back("image");
-        let Value::Object(container) = container else {
-            return Err((
-                describe(path.as_str()),
-                OverrideFailure::UnexpectedType {
-                    what: "the container".to_string(),
-                    expected: "an object",
-                },
-            ));
-        };
-        // A container without image reads as the empty image, which does not parse: Karmada
-        // fails the same way.
-        let image = match container.get("image") {
-            None | Some(Value::Null) => "",
-            Some(Value::String(image)) => image.as_str(),
-            Some(_) => {
+    let lists = containers_mut(doc).map_err(|f| (overrider_name.clone(), f))?;
+    for (at, containers) in lists {
+        for (i, container) in containers.iter_mut().enumerate() {
+            let mut path = at.clone();
+            path.push_back(i);
+            path.push_back("image");
+            let Value::Object(container) = container else {
                 return Err((
                     describe(path.as_str()),
                     OverrideFailure::UnexpectedType {
-                        what: "the image".to_string(),
-                        expected: "a string",
+                        what: "the container".to_string(),
+                        expected: "an object",
                     },
                 ));
-            }
-        };
-        let image = override_image(image, overrider).map_err(|f| (describe(path.as_str()), f))?;
-        container.insert("image".to_string(), Value::String(image));
+            };
+            // A container without image reads as the empty image, which does not parse: Karmada
+            // fails the same way.
+            let image = match container.get("image") {
+                None | Some(Value::Null) => "",
+                Some(Value::String(image)) => image.as_str(),
+                Some(_) => {
+                    return Err((
+                        describe(path.as_str()),
+                        OverrideFailure::UnexpectedType {
+                            what: "the image".to_string(),
+                            expected: "a string",
+                        },
+                    ));
+                }
+            };
+            let image =
+                override_image(image, overrider).map_err(|f| (describe(path.as_str()), f))?;
+            container.insert("image".to_string(), Value::String(image));
+        }
     }
     Ok(())
 }
@@ -145,11 +144,8 @@ pub(crate) fn apply_command_args(
             overrider.container_name
         )
     };
-    let containers = containers_mut(doc).map_err(|f| (describe(), f))?;
-    let Some((_, containers)) = containers else {
-        return Ok(());
-    };
-    for container in containers.iter_mut() {
+    let lists = containers_mut(doc).map_err(|f| (describe(), f))?;
+    for container in lists.into_iter().flat_map(|(_, c)| c.iter_mut()) {
         let Value::Object(container) = container else {
             return Err((
                 describe(),

@@ -32,12 +32,19 @@ use tracing::{Instrument, debug, info_span};
 
 use crate::aggregate::{self, ClusterWork};
 use crate::detector::involved;
+use crate::overrides::{ChangeTracker, OverrideChange, OverridePolicies};
 use crate::render::{Rendering, binding_id_label};
 use crate::runner::dynamic_api;
 use crate::runner::{AbortOnDrop, Next, spawn_workers, wait_ready};
 use crate::{BINDING_MANAGER, Context, Error, Shared, host_err, is_not_found};
+use flotilla_scheduler::ClusterSnapshot;
 
 const CONTROLLER: &str = "binding";
+/// The Work annotations saying which override policies shaped its manifest.
+const APPLIED_OVERRIDE_ANNOTATIONS: [&str; 2] = [
+    flotilla_overrides::APPLIED_OVERRIDES_ANNOTATION,
+    flotilla_overrides::APPLIED_CLUSTER_OVERRIDES_ANNOTATION,
+];
 /// Work writes of one binding in flight at once.
 const WORK_WRITES_IN_FLIGHT: usize = 16;
 
@@ -83,6 +90,8 @@ struct BindingController {
     cluster_bindings: Store<ClusterResourceBinding>,
     works: Store<Work>,
     templates: crate::detector::Templates,
+    overrides: OverridePolicies,
+    clusters: Store<flotilla_api::Cluster>,
 }
 
 fn binding_resource(namespaced: bool) -> ApiResource {
@@ -109,10 +118,12 @@ fn work_resource() -> ApiResource {
 /// Runs the binding controller; `works` is the shared Work cache and `work_events` names the
 /// binding of each Work that changed.
 /// Runs the binding controller; `events` names each binding that changed or whose Works did.
+/// `override_changes` names the override policies and Clusters that changed.
 pub(crate) async fn run(
     ctx: Arc<Context>,
     shared: Shared,
     mut events: mpsc::UnboundedReceiver<BindingKey>,
+    mut override_changes: mpsc::UnboundedReceiver<OverrideChange>,
 ) {
     let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
     let forward = {
@@ -127,9 +138,30 @@ pub(crate) async fn run(
     if !wait_ready(&shared.works).await
         || !wait_ready(&shared.bindings).await
         || !wait_ready(&shared.cluster_bindings).await
+        || !wait_ready(&shared.overrides.namespaced).await
+        || !wait_ready(&shared.overrides.cluster).await
+        || !wait_ready(&shared.clusters).await
     {
         return;
     }
+    let track = {
+        let queue = queue.clone();
+        let mut tracker = ChangeTracker::new(
+            shared.overrides.clone(),
+            shared.bindings.clone(),
+            shared.cluster_bindings.clone(),
+            shared.clusters.clone(),
+            shared.templates.clone(),
+        );
+        tokio::spawn(async move {
+            while let Some(change) = override_changes.recv().await {
+                for key in tracker.affected(&change) {
+                    queue.add(key);
+                }
+            }
+        })
+    };
+    let _track = AbortOnDrop(track);
     let controller = Arc::new(BindingController {
         ctx: ctx.clone(),
         reported: dashmap::DashMap::new(),
@@ -138,6 +170,8 @@ pub(crate) async fn run(
         cluster_bindings: shared.cluster_bindings,
         works: shared.works,
         templates: shared.templates,
+        overrides: shared.overrides,
+        clusters: shared.clusters,
     });
     let workers = spawn_workers(
         queue.clone(),
@@ -303,12 +337,17 @@ impl BindingController {
             what: "a template",
             source,
         })?;
+        let matched = self.overrides.matching(&template);
+        let policies = matched.policies();
         let rendering = Rendering {
             binding_namespace: key.namespace.as_deref().unwrap_or(""),
             binding_name: &key.name,
             binding_id: &uid,
             spec: &binding.spec,
+            overrides: &policies,
         };
+        // Rules limited to some clusters need to know the clusters.
+        let with_targets = matched.has_targets();
         // The scheduler's clusters and those the bindings needing this object are in.
         let targets = binding.spec.all_target_clusters();
         let mut keep: BTreeSet<&str> = targets.iter().map(|c| c.name.as_str()).collect();
@@ -322,8 +361,21 @@ impl BindingController {
         let mut wrote = false;
         let mut writes = Vec::new();
         let mut recreate_later = false;
+        // Clusters whose overrides failed: their Work stays as it was, the binding says why.
+        let mut override_failures: BTreeMap<String, String> = BTreeMap::new();
         for target in &targets {
-            let rendered = rendering.work(&template, &target.name)?;
+            let snapshot = with_targets
+                .then(|| self.clusters.get(&ObjectRef::new(&target.name)))
+                .flatten()
+                .map(|c| ClusterSnapshot::from_cluster(&c));
+            let rendered = match rendering.work(&template, &target.name, snapshot.as_ref()) {
+                Ok(r) => r,
+                Err(Error::Override { cluster, source }) => {
+                    override_failures.insert(cluster, format!("overriding the manifest: {source}"));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let current = works.get(&target.name);
             if current.is_some_and(|w| w.metadata.deletion_timestamp.is_some()) {
                 // Written again once it is gone (its deletion event brings us back).
@@ -341,6 +393,9 @@ impl BindingController {
                         .annotations
                         .iter()
                         .all(|(k, v)| w.annotations().get(k) == Some(v))
+                    && APPLIED_OVERRIDE_ANNOTATIONS.iter().all(|k| {
+                        w.annotations().contains_key(*k) == rendered.annotations.contains_key(*k)
+                    })
             });
             if !same {
                 writes.push(rendered);
@@ -389,7 +444,13 @@ impl BindingController {
                 status: w.status.as_ref(),
             })
             .collect();
-        let items = aggregate::aggregated_items(&targets, &cluster_works);
+        let mut items = aggregate::aggregated_items(&targets, &cluster_works);
+        for item in &mut items {
+            if let Some(message) = override_failures.get(&item.cluster_name) {
+                item.applied = Some(false);
+                item.applied_message = Some(message.clone());
+            }
+        }
         self.record_transitions(
             key,
             &template,

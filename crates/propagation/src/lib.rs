@@ -36,6 +36,7 @@ pub mod execution;
 pub mod members;
 pub mod metrics;
 pub mod namespaces;
+pub(crate) mod overrides;
 pub mod policy;
 pub mod registry;
 pub mod render;
@@ -46,6 +47,7 @@ pub use flotilla_runtime::error_chain;
 use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla_api::overrides::{ClusterOverridePolicy, OverridePolicy};
 use flotilla_api::{Cluster, ClusterResourceBinding, ResourceBinding, Work};
 use flotilla_runtime::EventRecorder;
 use flotilla_tasks::Tasks;
@@ -74,6 +76,11 @@ pub enum Error {
     Interpret {
         kind: String,
         source: flotilla_interpreter::InterpretError,
+    },
+    #[error("applying the override policies for cluster {cluster}")]
+    Override {
+        cluster: String,
+        source: flotilla_overrides::OverrideError,
     },
     #[error("the host does not serve {api_version} {kind}")]
     UnknownKind { api_version: String, kind: String },
@@ -195,6 +202,8 @@ pub(crate) struct Shared {
     pub clusters: Store<Cluster>,
     /// The detector's template watches, read by the binding controller too.
     pub templates: detector::Templates,
+    /// OverridePolicies and ClusterOverridePolicies.
+    pub overrides: overrides::OverridePolicies,
     /// To the dependencies distributor: bindings and dependency objects that changed.
     pub dependency_signals: mpsc::UnboundedSender<dependencies::Signal>,
 }
@@ -292,6 +301,39 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
         },
     );
     tasks.adopt("cluster-binding-cache", task);
+    // Override policies and Clusters changing re-render the Works they concern (see
+    // [`overrides::ChangeTracker`]).
+    let (override_tx, override_rx) = mpsc::unbounded_channel();
+    let (override_policies, task) = {
+        let tx = override_tx.clone();
+        runner::reflect(
+            Api::<OverridePolicy>::all(host.clone()),
+            watcher::Config::default(),
+            (),
+            move |p: &OverridePolicy, _| {
+                let _ = tx.send(overrides::OverrideChange::Policy {
+                    namespace: p.metadata.namespace.clone(),
+                    name: p.metadata.name.clone().unwrap_or_default(),
+                });
+            },
+        )
+    };
+    tasks.adopt("override-policy-cache", task);
+    let (cluster_override_policies, task) = {
+        let tx = override_tx.clone();
+        runner::reflect(
+            Api::<ClusterOverridePolicy>::all(host.clone()),
+            watcher::Config::default(),
+            (),
+            move |p: &ClusterOverridePolicy, _| {
+                let _ = tx.send(overrides::OverrideChange::Policy {
+                    namespace: None,
+                    name: p.metadata.name.clone().unwrap_or_default(),
+                });
+            },
+        )
+    };
+    tasks.adopt("cluster-override-policy-cache", task);
     let (clusters, task) = {
         let (exec_tx, dirty) = (exec_tx.clone(), namespaces_dirty.clone());
         runner::reflect(
@@ -299,9 +341,9 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
             watcher::Config::default(),
             (),
             move |c: &Cluster, _| {
-                let _ = exec_tx.send(execution::Signal::Cluster(
-                    c.metadata.name.clone().unwrap_or_default(),
-                ));
+                let name = c.metadata.name.clone().unwrap_or_default();
+                let _ = override_tx.send(overrides::OverrideChange::Cluster(name.clone()));
+                let _ = exec_tx.send(execution::Signal::Cluster(name));
                 dirty.notify_one();
             },
         )
@@ -314,11 +356,15 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
         clusters,
         templates: Arc::new(dashmap::DashMap::new()),
         dependency_signals: dependency_tx,
+        overrides: overrides::OverridePolicies {
+            namespaced: override_policies,
+            cluster: cluster_override_policies,
+        },
     };
     tasks.spawn("detector", detector::run(ctx.clone(), shared.clone()));
     tasks.spawn(
         "binding-controller",
-        binding::run(ctx.clone(), shared.clone(), binding_rx),
+        binding::run(ctx.clone(), shared.clone(), binding_rx, override_rx),
     );
     tasks.spawn(
         "dependencies-distributor",

@@ -117,7 +117,8 @@ impl CompiledSelector {
         })
     }
 
-    fn matches(&self, t: &TemplateView<'_>) -> Option<ImplicitPriority> {
+    /// How specifically this selector matches the template, if it does.
+    pub fn matches(&self, t: &TemplateView<'_>) -> Option<ImplicitPriority> {
         if self.api_version != t.api_version || self.kind != t.kind {
             return None;
         }

@@ -7,8 +7,10 @@
 //! `status`, the fields a member fills in itself are dropped so that applying does not fight
 //! the member: a Service's `clusterIP(s)` (unless headless), a Job's generated selector and
 //! controller-uid labels (unless `manualSelector`), a Pod's `nodeName`, a ServiceAccount's
-//! `secrets`. OverridePolicies will plug in at [`Rendering::manifest`], after the replicas are
-//! set and before the Work is built.
+//! `secrets`. The OverridePolicies and ClusterOverridePolicies that match the template
+//! (`flotilla_overrides`) are applied after the replicas are set and before Flotilla's own
+//! labels and annotations are added, as Karmada's binding controller does; the Work records
+//! them in Karmada's `policy.karmada.io/applied-(cluster-)overrides` annotations.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +18,8 @@ use flotilla_api::binding::ResourceBindingSpec;
 use flotilla_api::policy::ConflictResolution;
 use flotilla_api::work::{Manifest, WorkSpec, WorkloadTemplate};
 use flotilla_core::karmada;
+use flotilla_overrides::{AppliedOverrides, MatchedPolicy};
+use flotilla_scheduler::ClusterSnapshot;
 use serde_json::{Map, Value, json};
 
 use crate::Error;
@@ -29,6 +33,8 @@ pub struct Rendering<'a> {
     /// The binding's uid: the permanent id its Works are labelled with.
     pub binding_id: &'a str,
     pub spec: &'a ResourceBindingSpec,
+    /// The override policies matching the template, in application order.
+    pub overrides: &'a [MatchedPolicy<'a>],
 }
 
 /// A Work to write: its namespace, name, labels, annotations and spec.
@@ -152,13 +158,27 @@ pub fn binding_id_label(binding_namespace: &str) -> &'static str {
 }
 
 impl Rendering<'_> {
-    /// The manifest for `cluster`: the stripped template with that cluster's replicas.
+    /// The manifest for `cluster`: the stripped template with that cluster's replicas and the
+    /// overrides of rules without `targetCluster`.
     pub fn manifest(
         &self,
         template: &Value,
         cluster: &str,
         work_name: &str,
     ) -> Result<Value, Error> {
+        self.render(template, cluster, work_name, None)
+            .map(|(manifest, _)| manifest)
+    }
+
+    /// The manifest for `cluster` (described by `target`, when known, for the override
+    /// rules' `targetCluster`), and the overrides applied to it.
+    fn render(
+        &self,
+        template: &Value,
+        cluster: &str,
+        work_name: &str,
+        target: Option<&ClusterSnapshot>,
+    ) -> Result<(Value, AppliedOverrides), Error> {
         let mut obj = template.clone();
         let generation = template
             .pointer("/metadata/generation")
@@ -194,6 +214,13 @@ impl Rendering<'_> {
                 source,
             })?;
         }
+        let applied = flotilla_overrides::apply_overrides(&mut obj, self.overrides, |affinity| {
+            target.is_some_and(|t| flotilla_scheduler::filter::matches_affinity(t, affinity))
+        })
+        .map_err(|source| Error::Override {
+            cluster: cluster.to_string(),
+            source,
+        })?;
         let Value::Object(map) = &mut obj else {
             return Err(Error::TemplateNotObject);
         };
@@ -223,11 +250,16 @@ impl Rendering<'_> {
             karmada::CONFLICT_RESOLUTION_ANNOTATION.into(),
             json!(resolution),
         );
-        Ok(obj)
+        Ok((obj, applied))
     }
 
-    /// The Work of `template` for `cluster`.
-    pub fn work(&self, template: &Value, cluster: &str) -> Result<RenderedWork, Error> {
+    /// The Work of `template` for `cluster` (described by `target`, when known).
+    pub fn work(
+        &self,
+        template: &Value,
+        cluster: &str,
+        target: Option<&ClusterSnapshot>,
+    ) -> Result<RenderedWork, Error> {
         let kind = template.get("kind").and_then(Value::as_str).unwrap_or("");
         let namespace = template
             .pointer("/metadata/namespace")
@@ -238,7 +270,7 @@ impl Rendering<'_> {
             .and_then(Value::as_str)
             .unwrap_or("");
         let work_name = karmada::work_name(namespace, name, kind);
-        let manifest = self.manifest(template, cluster, &work_name)?;
+        let (manifest, applied) = self.render(template, cluster, &work_name, target)?;
         let manifest = Manifest::try_from(manifest).map_err(|_| Error::TemplateNotObject)?;
         let mut labels = BTreeMap::new();
         labels.insert(
@@ -262,6 +294,9 @@ impl Rendering<'_> {
             karmada::RESOURCE_BINDING_NAME_ANNOTATION
         };
         annotations.insert(name_annotation.to_string(), self.binding_name.to_string());
+        for (key, value) in applied.annotations() {
+            annotations.insert(key.to_string(), value);
+        }
         let suspended = self.spec.suspension.as_ref().is_some_and(|s| {
             s.suspension.dispatching == Some(true)
                 || s.suspension
@@ -323,8 +358,9 @@ mod tests {
             binding_name: "web-deployment",
             binding_id: "b-1",
             spec: &s,
+            overrides: &[],
         };
-        let w = r.work(&deployment(), "m2").unwrap();
+        let w = r.work(&deployment(), "m2", None).unwrap();
         assert_eq!(w.namespace, karmada::execution_namespace("m2"));
         assert!(w.name.starts_with("web-"), "{}", w.name);
         assert_eq!(
@@ -369,9 +405,14 @@ mod tests {
             "abort"
         );
         // The same template and binding always give the same Work name.
-        assert_eq!(r.work(&deployment(), "m1").unwrap().name, w.name);
+        assert_eq!(r.work(&deployment(), "m1", None).unwrap().name, w.name);
         // A cluster not in the result gets 0 replicas.
-        let m = r.work(&deployment(), "m9").unwrap().spec.workload.manifests[0]
+        let m = r
+            .work(&deployment(), "m9", None)
+            .unwrap()
+            .spec
+            .workload
+            .manifests[0]
             .clone()
             .into_value();
         assert_eq!(m["spec"]["replicas"], 0);
@@ -388,6 +429,7 @@ mod tests {
             binding_name: "s-service",
             binding_id: "b",
             spec: &s,
+            overrides: &[],
         };
         let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "demo"},
                          "spec": {"clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "ports": [{"port": 80}]}});
@@ -427,10 +469,11 @@ mod tests {
             binding_name: "c-configmap",
             binding_id: "b",
             spec: &s,
+            overrides: &[],
         };
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
-        let w1 = r.work(&cm, "m1").unwrap();
-        let w2 = r.work(&cm, "m2").unwrap();
+        let w1 = r.work(&cm, "m1", None).unwrap();
+        let w2 = r.work(&cm, "m2", None).unwrap();
         assert_eq!(w1.spec.suspend_dispatching, None);
         assert_eq!(w2.spec.suspend_dispatching, Some(true));
         assert_eq!(w1.spec.preserve_resources_on_deletion, Some(true));

@@ -1010,3 +1010,242 @@ async fn dependencies_follow_their_workloads_and_shared_ones_stay_while_needed()
     assert!(cms.get_opt("shared").await.unwrap().is_some());
     env.stop().await;
 }
+
+/// The Deployment `ns/name` in each member, as JSON (absent members left out).
+async fn member_deployments(env: &Env, ns: &str, name: &str) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for m in env.members.keys() {
+        let api: Api<Deployment> = Api::namespaced(env.member(m).await, ns);
+        if let Some(d) = api.get_opt(name).await.unwrap() {
+            out.insert(m.clone(), serde_json::to_value(d).unwrap());
+        }
+    }
+    out
+}
+
+fn image_and_replicas(d: &Value) -> (String, i64, String) {
+    (
+        d["spec"]["template"]["spec"]["containers"][0]["image"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        d["spec"]["replicas"].as_i64().unwrap_or(-1),
+        d["metadata"]["annotations"]["owner"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn override_policies_shape_each_members_copy() {
+    let env = Env::start().await;
+    env.create_namespace("ov").await;
+    let clusters: Api<flotilla_api::Cluster> = Api::all(env.client.clone());
+    clusters
+        .patch(
+            "member1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"region": "eu"}}})),
+        )
+        .await
+        .unwrap();
+    let mut p = policy("web", "Deployment", "apps/v1", json!({}));
+    p["spec"]["placement"] = json!({"replicaScheduling": {"replicaSchedulingType": "Duplicated"}});
+    env.apply("ov", p).await;
+    let mut web = deployment("web", 2, "nginx:1.25");
+    web["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({});
+    env.apply("ov", web).await;
+    let selector = json!([{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}]);
+    env.apply(
+        "",
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterOverridePolicy",
+               "metadata": {"name": "owner-cluster"},
+               "spec": {"resourceSelectors": selector,
+                        "overrideRules": [{"overriders": {"annotationsOverrider": [
+                            {"operator": "add", "value": {"owner": "cluster-wide"}}]}}]}}),
+    )
+    .await;
+    env.apply(
+        "ov",
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+               "metadata": {"name": "owner-ns"},
+               "spec": {"resourceSelectors": selector,
+                        "overrideRules": [{"overriders": {"annotationsOverrider": [
+                            {"operator": "add", "value": {"owner": "namespace"}}]}}]}}),
+    )
+    .await;
+    env.apply(
+        "ov",
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+               "metadata": {"name": "eu-registry"},
+               "spec": {"resourceSelectors": selector,
+                        "overrideRules": [{"targetCluster": {"labelSelector": {"matchLabels": {"region": "eu"}}},
+                                           "overriders": {"imageOverrider": [
+                                               {"component": "Registry", "operator": "replace", "value": "mirror.eu"}]}}]}}),
+    )
+    .await;
+    env.apply(
+        "ov",
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+               "metadata": {"name": "small-member2"},
+               "spec": {"resourceSelectors": selector,
+                        "overrideRules": [{"targetCluster": {"clusterNames": ["member2"]},
+                                           "overriders": {"plaintext": [
+                                               {"path": "/spec/replicas", "operator": "replace", "value": 1}]}}]}}),
+    )
+    .await;
+    let wait_for = |want: BTreeMap<&'static str, (&'static str, i64, &'static str)>| {
+        let env = &env;
+        async move {
+            eventually("each member's copy as the overrides say", || async {
+                let got: BTreeMap<String, (String, i64, String)> =
+                    member_deployments(env, "ov", "web")
+                        .await
+                        .iter()
+                        .map(|(m, d)| (m.clone(), image_and_replicas(d)))
+                        .collect();
+                let want: BTreeMap<String, (String, i64, String)> = want
+                    .iter()
+                    .map(|(m, (i, r, o))| (m.to_string(), (i.to_string(), *r, o.to_string())))
+                    .collect();
+                if got == want {
+                    Ok(())
+                } else {
+                    Err(format!("{got:?}"))
+                }
+            })
+            .await
+        }
+    };
+    // The OverridePolicy wins over the ClusterOverridePolicy on the same annotation.
+    wait_for(BTreeMap::from([
+        ("member1", ("mirror.eu/nginx:1.25", 2, "namespace")),
+        ("member2", ("nginx:1.25", 1, "namespace")),
+        ("member3", ("nginx:1.25", 2, "namespace")),
+    ]))
+    .await;
+    let works: Api<Work> =
+        Api::namespaced(env.client.clone(), &karmada::execution_namespace("member1"));
+    let work = works
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|w| {
+            w.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("web-"))
+        })
+        .unwrap();
+    let applied = &work.metadata.annotations.clone().unwrap_or_default();
+    let ns_applied: Value =
+        serde_json::from_str(&applied[flotilla_overrides::APPLIED_OVERRIDES_ANNOTATION]).unwrap();
+    let names: Vec<&str> = ns_applied
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["policyName"].as_str())
+        .collect();
+    assert_eq!(names, ["eu-registry", "owner-ns"]);
+    assert!(applied.contains_key(flotilla_overrides::APPLIED_CLUSTER_OVERRIDES_ANNOTATION));
+
+    // A Cluster labelled into the region gets the region's registry.
+    clusters
+        .patch(
+            "member3",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"region": "eu"}}})),
+        )
+        .await
+        .unwrap();
+    wait_for(BTreeMap::from([
+        ("member1", ("mirror.eu/nginx:1.25", 2, "namespace")),
+        ("member2", ("nginx:1.25", 1, "namespace")),
+        ("member3", ("mirror.eu/nginx:1.25", 2, "namespace")),
+    ]))
+    .await;
+
+    // An override that cannot apply in member2: member2's copy stays as it was and the binding
+    // says why; the other members are unaffected.
+    env.apply(
+        "ov",
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+               "metadata": {"name": "broken"},
+               "spec": {"resourceSelectors": selector,
+                        "overrideRules": [{"targetCluster": {"clusterNames": ["member2"]},
+                                           "overriders": {"plaintext": [
+                                               {"path": "/spec/nothere/x", "operator": "replace", "value": 1}]}}]}}),
+    )
+    .await;
+    let rbs: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "ov");
+    let message = eventually("member2's override failure on the binding", || async {
+        let rb = rbs.get("web-deployment").await.map_err(|e| e.to_string())?;
+        let items = rb.status.map(|s| s.aggregated_status).unwrap_or_default();
+        items
+            .iter()
+            .find(|i| i.cluster_name == "member2" && i.applied == Some(false))
+            .and_then(|i| i.applied_message.clone())
+            .ok_or_else(|| format!("{items:?}"))
+    })
+    .await;
+    assert!(
+        message.contains("OverridePolicy ov/broken") && message.contains("/spec/nothere/x"),
+        "{message}"
+    );
+    // Deleting the bad one and the registry override: the plain template (with the others).
+    let ops: Api<flotilla_api::overrides::OverridePolicy> =
+        Api::namespaced(env.client.clone(), "ov");
+    for name in ["broken", "eu-registry"] {
+        ops.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    wait_for(BTreeMap::from([
+        ("member1", ("nginx:1.25", 2, "namespace")),
+        ("member2", ("nginx:1.25", 1, "namespace")),
+        ("member3", ("nginx:1.25", 2, "namespace")),
+    ]))
+    .await;
+    let rb = rbs.get("web-deployment").await.unwrap();
+    assert!(
+        rb.status
+            .unwrap()
+            .aggregated_status
+            .iter()
+            .all(|i| i.applied == Some(true)),
+        "a member still failing after the bad policy went"
+    );
+    // The OverridePolicy on the annotation goes: the ClusterOverridePolicy's value shows.
+    ops.delete("owner-ns", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for(BTreeMap::from([
+        ("member1", ("nginx:1.25", 2, "cluster-wide")),
+        ("member2", ("nginx:1.25", 1, "cluster-wide")),
+        ("member3", ("nginx:1.25", 2, "cluster-wide")),
+    ]))
+    .await;
+    let work = works
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|w| {
+            w.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("web-"))
+        })
+        .unwrap();
+    assert!(
+        !work
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .contains_key(flotilla_overrides::APPLIED_OVERRIDES_ANNOTATION),
+        "the Work still lists OverridePolicies"
+    );
+    env.stop().await;
+}

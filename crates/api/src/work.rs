@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 pub const WORK_APPLIED: &str = "Applied";
 /// Work condition type: the applied resources exist in the member cluster.
 pub const WORK_AVAILABLE: &str = "Available";
+/// Work condition type: whether the Work is sent to its member cluster (False while
+/// `suspendDispatching` holds it back).
+pub const WORK_DISPATCHING: &str = "Dispatching";
 
 /// Desired state of a Work.
 // Each printcolumn(...) repeats the same keys, which clippy takes for duplicate attributes.

@@ -18,6 +18,8 @@
 //!
 //! Overrides (apply to every scenario run): `DEPLOYMENTS`, `MEMBERS`, `REPLICAS`, `PLACEMENT`
 //! (`divided` | `duplicated`), `NAMESPACES`, `NODES`, `NODE_CPU`, `NODE_PODS` (per member),
+//! `OVERRIDE_CHANGES` (after the run, a ClusterOverridePolicy over every Deployment is
+//! written this many times, default 2, each timed until every Work carries it),
 //! `READY_DELAY_MS` (member pods Pending -> Running, default 0 so the figures are the control
 //! plane's), `CONCURRENCY` (parallel creates, default 8), `RATE` (creates per second, 0 =
 //! as fast as the creators go), `TIMEOUT_S` (default 600), `FLOTILLA_BIN` (default
@@ -996,6 +998,10 @@ async fn run_scenario(sc: &Scenario) {
         println!("logs copied to {}", to.display());
     }
 
+    if !timed_out && env_num::<u32>("OVERRIDE_CHANGES").unwrap_or(2) > 0 {
+        override_changes(&host, env_num("OVERRIDE_CHANGES").unwrap_or(2), &cm).await;
+    }
+
     drop(cm);
     drop(sched);
     creator.abort();
@@ -1004,6 +1010,117 @@ async fn run_scenario(sc: &Scenario) {
     }
     members.stop_all().await;
     cp.stop().await;
+}
+
+/// Re-rendering after an override policy change: a ClusterOverridePolicy selecting every
+/// Deployment is created, then changed; each time, the time from the write until every Work
+/// on the host carries the new value in its applied-overrides annotation (seen by a watch),
+/// and the controller-manager's CPU for it.
+async fn override_changes(host: &kube::Client, changes: u32, cm: &Proc) {
+    let cop = ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("policy.karmada.io", "v1alpha1", "ClusterOverridePolicy"),
+        "clusteroverridepolicies",
+    );
+    let api: Api<DynamicObject> = Api::all_with(host.clone(), &cop);
+    let works: Api<Work> = Api::all(host.clone());
+    let total = works
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|w| {
+            !w.metadata
+                .namespace
+                .as_deref()
+                .unwrap_or_default()
+                .is_empty()
+                && w.spec
+                    .workload
+                    .manifests
+                    .iter()
+                    .any(|m| m.clone().into_value()["kind"] == "Deployment")
+        })
+        .count();
+    println!("override policy changes: {total} Deployment Works on the host");
+    for round in 1..=changes {
+        let marker = format!("round-{round}");
+        let seen: Arc<Mutex<std::collections::HashSet<String>>> = Arc::default();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let watch = {
+            let seen = seen.clone();
+            let works = works.clone();
+            let marker = marker.clone();
+            tokio::spawn(async move {
+                let mut tx = Some(tx);
+                let stream = watcher::watcher(works, watcher::Config::default());
+                futures::pin_mut!(stream);
+                while let Ok(Some(event)) = stream.try_next().await {
+                    let objs: Vec<Work> = match event {
+                        watcher::Event::Apply(w) | watcher::Event::InitApply(w) => vec![w],
+                        _ => continue,
+                    };
+                    for w in objs {
+                        let carries = w
+                            .metadata
+                            .annotations
+                            .as_ref()
+                            .and_then(|a| a.get("policy.karmada.io/applied-cluster-overrides"))
+                            .is_some_and(|v| v.contains(&marker));
+                        if carries {
+                            let key = format!(
+                                "{}/{}",
+                                w.metadata.namespace.clone().unwrap_or_default(),
+                                w.metadata.name.clone().unwrap_or_default()
+                            );
+                            let mut s = seen.lock();
+                            s.insert(key);
+                            if s.len() >= total {
+                                if let Some(tx) = tx.take() {
+                                    let _ = tx.send(());
+                                }
+                            }
+                        }
+                    }
+                }
+            })
+        };
+        let (cpu0, _, _) = usage(cm);
+        let t = Instant::now();
+        let body = json!({
+            "apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterOverridePolicy",
+            "metadata": {"name": "bench-annotate"},
+            "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+                     "overrideRules": [{"overriders": {"annotationsOverrider": [
+                         {"operator": "add", "value": {"bench.flotilla.io/round": marker}}]}}]}
+        });
+        api.patch(
+            "bench-annotate",
+            &PatchParams::apply("bench").force(),
+            &Patch::Apply(&body),
+        )
+        .await
+        .unwrap();
+        let done = tokio::time::timeout(Duration::from_secs(300), rx)
+            .await
+            .is_ok();
+        let elapsed = t.elapsed().as_secs_f64();
+        let (cpu1, _, _) = usage(cm);
+        watch.abort();
+        println!(
+            "  change {round} ({}): {} of {total} Works re-rendered {} {:.2} s after the policy write ({:.0} Works/s); controller-manager CPU {:.2} s",
+            if round == 1 {
+                "policy created"
+            } else {
+                "policy updated"
+            },
+            seen.lock().len(),
+            if done { "in" } else { "TIMED OUT after" },
+            elapsed,
+            seen.lock().len() as f64 / elapsed,
+            cpu1 - cpu0
+        );
+    }
 }
 
 fn main() {

@@ -831,12 +831,44 @@ impl Detector {
             });
             return Ok(());
         }
-        let patch = json!({"metadata": metadata, "spec": desired});
+        // A merge patch merges objects: fields the policy no longer sets (a suspension that
+        // changed form, a placement part removed) must be nulled to go.
+        let spec_patch: Map<String, Value> = desired
+            .iter()
+            .map(|(k, v)| {
+                let old = existing_spec
+                    .as_ref()
+                    .and_then(|s| s.get(k))
+                    .unwrap_or(&Value::Null);
+                (k.clone(), replacing(old, v))
+            })
+            .collect();
+        let patch = json!({"metadata": metadata, "spec": spec_patch});
         api.patch(&name, &params, &Patch::Merge(patch))
             .await
             .map_err(host_err("updating binding", name))?;
         self.ctx.metrics.wrote("binding");
         Ok(())
+    }
+}
+
+/// The JSON merge patch that turns `old` into `new`: `new`, with `null` for each object field
+/// of `old` that `new` does not have (at every depth; lists are replaced whole anyway).
+fn replacing(old: &Value, new: &Value) -> Value {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            let mut out: Map<String, Value> = n
+                .iter()
+                .map(|(k, v)| (k.clone(), replacing(o.get(k).unwrap_or(&Value::Null), v)))
+                .collect();
+            for k in o.keys() {
+                if !n.contains_key(k) {
+                    out.insert(k.clone(), Value::Null);
+                }
+            }
+            Value::Object(out)
+        }
+        _ => new.clone(),
     }
 }
 
@@ -1123,6 +1155,22 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(parsed.replicas, 6);
+    }
+
+    #[test]
+    fn a_merge_patch_that_replaces_drops_fields_no_longer_set() {
+        let old = json!({"dispatching": true, "keep": {"a": 1, "b": 2}, "list": [1, 2]});
+        let new = json!({"dispatchingOnClusters": {"clusterNames": ["m2"]}, "keep": {"a": 1}, "list": [3]});
+        let patch = replacing(&old, &new);
+        assert_eq!(
+            patch,
+            json!({"dispatchingOnClusters": {"clusterNames": ["m2"]}, "keep": {"a": 1, "b": null},
+                   "list": [3], "dispatching": null})
+        );
+        let mut merged = old.clone();
+        json_patch::merge(&mut merged, &patch);
+        assert_eq!(merged, new);
+        assert_eq!(replacing(&Value::Null, &new), new);
     }
 
     #[test]

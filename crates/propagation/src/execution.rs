@@ -21,10 +21,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dashmap::DashMap;
-use flotilla_api::work::{ManifestStatus, ResourceIdentifier, WORK_APPLIED, Work, WorkStatus};
+use flotilla_api::work::{
+    ManifestStatus, ResourceIdentifier, WORK_APPLIED, WORK_DISPATCHING, Work, WorkStatus,
+};
 use flotilla_core::karmada;
 use flotilla_runtime::WorkQueue;
 use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
@@ -44,6 +47,11 @@ const CONTROLLER: &str = "execution";
 pub const REASON_APPLIED_SUCCESSFUL: &str = "AppliedSuccessful";
 pub const REASON_APPLIED_FAILED: &str = "AppliedFailed";
 pub const MESSAGE_APPLIED_SUCCESSFUL: &str = "Manifest has been successfully applied";
+/// Dispatching condition reasons and messages (Karmada's).
+pub const REASON_SUSPEND_DISPATCHING: &str = "SuspendDispatching";
+pub const MESSAGE_SUSPEND_DISPATCHING: &str = "Work dispatching is in a suspended state.";
+pub const REASON_DISPATCHING: &str = "Dispatching";
+pub const MESSAGE_DISPATCHING: &str = "Work is being dispatched to member clusters.";
 
 /// The signal of a changed Work in an execution namespace.
 pub(crate) fn signal_of(w: &Work) -> Option<Signal> {
@@ -233,7 +241,9 @@ impl Execution {
                 .await
                 .map_err(host_err("adding the finalizer of Work", name))?;
         }
-        if work.spec.suspend_dispatching == Some(true) {
+        let suspended = work.spec.suspend_dispatching == Some(true);
+        let dispatching = self.write_dispatching(&api, name, &work, suspended).await?;
+        if suspended {
             return Ok(Next::Done);
         }
         if self.members.cluster(cluster).is_none() {
@@ -346,7 +356,11 @@ impl Execution {
         } else {
             REASON_APPLIED_FAILED
         };
-        let current = work.status.clone().unwrap_or_default();
+        let mut current = work.status.clone().unwrap_or_default();
+        if let Some(conditions) = dispatching {
+            // Written just now; the cache may not show it yet.
+            current.conditions = conditions;
+        }
         let applied = crate::aggregate::condition(
             &current.conditions,
             WORK_APPLIED,
@@ -390,6 +404,54 @@ impl Execution {
                 message,
             })
         }
+    }
+
+    /// Sets the Work's `Dispatching` condition: False while dispatching is suspended, True
+    /// again once it resumes. A Work never suspended gets none (one write fewer per Work).
+    async fn write_dispatching(
+        &self,
+        api: &Api<Work>,
+        name: &str,
+        work: &Work,
+        suspended: bool,
+    ) -> Result<Option<Vec<Condition>>, Error> {
+        let current = work
+            .status
+            .as_ref()
+            .map(|s| s.conditions.as_slice())
+            .unwrap_or_default();
+        let existing = current.iter().find(|c| c.type_ == WORK_DISPATCHING);
+        let want = if suspended { "False" } else { "True" };
+        if existing.is_none_or(|c| c.status == want) && (existing.is_some() || !suspended) {
+            return Ok(None);
+        }
+        let (reason, message) = if suspended {
+            (REASON_SUSPEND_DISPATCHING, MESSAGE_SUSPEND_DISPATCHING)
+        } else {
+            (REASON_DISPATCHING, MESSAGE_DISPATCHING)
+        };
+        let condition = crate::aggregate::condition(
+            current,
+            WORK_DISPATCHING,
+            !suspended,
+            reason,
+            message,
+            work.metadata.generation,
+        );
+        let conditions = crate::aggregate::with_condition(current, condition);
+        let patch = json!({"status": {"conditions": conditions}});
+        api.patch_status(
+            name,
+            &PatchParams {
+                field_manager: Some(EXECUTION_MANAGER.into()),
+                ..Default::default()
+            },
+            &Patch::Merge(patch),
+        )
+        .await
+        .map_err(host_err("writing the Dispatching condition of Work", name))?;
+        self.ctx.metrics.wrote("work_status");
+        Ok(Some(conditions))
     }
 
     /// The store of the member watch of `gvk`, started (or restarted for a new client) here.

@@ -1249,3 +1249,92 @@ async fn override_policies_shape_each_members_copy() {
     );
     env.stop().await;
 }
+
+/// The `Dispatching` condition status of the Work of Deployment `name` in `cluster`.
+async fn dispatching(env: &Env, cluster: &str, name: &str) -> Option<String> {
+    let works: Api<Work> =
+        Api::namespaced(env.client.clone(), &karmada::execution_namespace(cluster));
+    works
+        .list(&ListParams::default())
+        .await
+        .ok()?
+        .items
+        .into_iter()
+        .find(|w| {
+            w.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with(&format!("{name}-")))
+        })?
+        .status?
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == flotilla_api::work::WORK_DISPATCHING)
+        .map(|c| c.status)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suspended_dispatching_holds_works_back_until_resumed() {
+    let env = Env::start().await;
+    env.create_namespace("sus").await;
+    let mut p = policy("web", "Deployment", "apps/v1", json!({}));
+    p["spec"]["placement"] = json!({"replicaScheduling": {"replicaSchedulingType": "Duplicated"}});
+    p["spec"]["suspension"] = json!({"dispatching": true});
+    env.apply("sus", p.clone()).await;
+    let mut web = deployment("web", 2, "nginx");
+    web["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({});
+    env.apply("sus", web.clone()).await;
+    // Every Work says it is held back (the barrier), and no member has the Deployment.
+    for m in ["member1", "member2", "member3"] {
+        eventually("the Work held back", || async {
+            match dispatching(&env, m, "web").await.as_deref() {
+                Some("False") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await;
+    }
+    assert_eq!(
+        member_deployments(&env, "sus", "web").await.len(),
+        0,
+        "a suspended Work reached a member"
+    );
+
+    // Resumed for all but member2.
+    p["spec"]["suspension"] = json!({"dispatchingOnClusters": {"clusterNames": ["member2"]}});
+    env.apply("sus", p.clone()).await;
+    eventually("member1 and member3 have it, member2 held back", || async {
+        let got: Vec<String> = member_deployments(&env, "sus", "web")
+            .await
+            .into_keys()
+            .collect();
+        let held = dispatching(&env, "member2", "web").await;
+        let resumed = dispatching(&env, "member1", "web").await;
+        if got == ["member1", "member3"]
+            && held.as_deref() == Some("False")
+            && resumed.as_deref() == Some("True")
+        {
+            Ok(())
+        } else {
+            Err(format!("in {got:?}, member2 {held:?}, member1 {resumed:?}"))
+        }
+    })
+    .await;
+
+    // Resumed everywhere.
+    p["spec"]["suspension"] = json!(null);
+    env.apply("sus", p).await;
+    eventually("every member has it", || async {
+        let got: Vec<String> = member_deployments(&env, "sus", "web")
+            .await
+            .into_keys()
+            .collect();
+        if got.len() == 3 {
+            Ok(())
+        } else {
+            Err(format!("{got:?}"))
+        }
+    })
+    .await;
+    env.stop().await;
+}

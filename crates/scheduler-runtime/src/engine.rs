@@ -105,6 +105,8 @@ async fn run_engine(
     } else {
         (EventRecorder::disabled(), None)
     };
+    // A new term counts unhealthy copies afresh.
+    metrics.unhealthy_copies(0);
     let shared = Arc::new(Shared {
         client: client.clone(),
         plan_opts: PlanOptions {
@@ -332,7 +334,14 @@ async fn watch_bindings<K>(
                 kind = Some(b.key.kind());
                 shared.bindings.write().remove(&b.key);
                 shared.written.lock().remove(&b.key);
-                shared.unhealthy.lock().remove(&b.key);
+                {
+                    let mut all = shared.unhealthy.lock();
+                    if all.remove(&b.key).is_some() {
+                        shared
+                            .metrics
+                            .unhealthy_copies(all.values().map(|s| s.len()).sum());
+                    }
+                }
             }
         }
     }
@@ -415,6 +424,9 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
             tracing::debug!(binding = %key, unhealthy = ?since, "unhealthy copies");
             all.insert(key.clone(), since.clone());
         }
+        shared
+            .metrics
+            .unhealthy_copies(all.values().map(|s| s.len()).sum());
         since
     };
     let (plan, reserved) = {

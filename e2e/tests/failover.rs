@@ -20,7 +20,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{
-    ApiserverProcess, Kubectl, eventually, flotillactl_bin, kubectl_binary, run_bounded,
+    ApiserverProcess, Kubectl, Proc, eventually, flotillactl_bin, kubectl_binary, run_bounded,
     start_local_up, start_member_sim_with,
 };
 
@@ -141,7 +141,7 @@ fn task_clusters(rb: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// One reading of the binding by the sampler: when the query started and ended.
+/// One version of the binding as the watch delivered it (`started` = `ended` = when).
 struct BindingSample {
     started: Instant,
     ended: Instant,
@@ -149,17 +149,18 @@ struct BindingSample {
 }
 
 /// One reading of the Works in `karmada-es-<cluster>`: whether web's Work there is still
-/// live (exists without a deletionTimestamp).
+/// live (exists without a deletionTimestamp), and when the query ended.
 struct WorkSample {
-    started: Instant,
     ended: Instant,
     live: bool,
 }
 
-/// Samples every ~200 ms in background threads until stopped: the host's READY count of
-/// web, the binding, and whether web's Work in each member's execution namespace is live.
+/// Samples in background threads until stopped: the host's READY count of web and whether
+/// web's Work in each member's execution namespace is live (every ~200 ms), and every
+/// version of the binding (a watch).
 struct Samplers {
     stop: Arc<AtomicBool>,
+    watch: Proc,
     threads: Vec<thread::JoinHandle<()>>,
     ready: Arc<Mutex<Vec<(Instant, i64, String)>>>,
     bindings: Arc<Mutex<Vec<BindingSample>>>,
@@ -200,21 +201,36 @@ impl Samplers {
                 }
             }));
         }
-        {
-            let (stop, bindings) = (stop.clone(), bindings.clone());
+        // The binding is watched, not polled: every version is seen, however briefly the
+        // eviction task lasts.
+        let watch = {
             let k = host_kubectl(kubeconfig, &dir.join("cache-binding"));
+            let mut cmd = k.command(&[
+                "get",
+                "resourcebinding",
+                "web-deployment",
+                "-o",
+                "json",
+                "--watch",
+            ]);
+            cmd.stdout(Stdio::piped()).stderr(Stdio::null());
+            cmd.spawn().unwrap()
+        };
+        let mut watch = Proc(watch);
+        {
+            let bindings = bindings.clone();
+            let stdout = watch.0.stdout.take().unwrap();
             threads.push(thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let started = Instant::now();
-                    let out = k.run(&["get", "resourcebinding", "web-deployment", "-o", "json"]);
-                    let ended = Instant::now();
-                    if let Ok(rb) = serde_json::from_str::<Value>(&out.stdout) {
-                        bindings
-                            .lock()
-                            .unwrap()
-                            .push(BindingSample { started, ended, rb });
-                    }
-                    thread::sleep(Duration::from_millis(200));
+                let stream = serde_json::Deserializer::from_reader(std::io::BufReader::new(stdout))
+                    .into_iter::<Value>();
+                for rb in stream {
+                    let Ok(rb) = rb else { break };
+                    let at = Instant::now();
+                    bindings.lock().unwrap().push(BindingSample {
+                        started: at,
+                        ended: at,
+                        rb,
+                    });
                 }
             }));
         }
@@ -223,21 +239,13 @@ impl Samplers {
             let k = host_kubectl(kubeconfig, &dir.join("cache-works"));
             threads.push(thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let started = Instant::now();
                     let out = k.run(&["get", "works", "-A", "-o", "json"]);
                     let ended = Instant::now();
                     if let Ok(list) = serde_json::from_str::<Value>(&out.stdout) {
                         let mut got = works.lock().unwrap();
                         for m in MEMBERS {
                             let live = web_work_live(&list, m);
-                            got.push((
-                                m.to_string(),
-                                WorkSample {
-                                    started,
-                                    ended,
-                                    live,
-                                },
-                            ));
+                            got.push((m.to_string(), WorkSample { ended, live }));
                         }
                     }
                     thread::sleep(Duration::from_millis(200));
@@ -246,6 +254,7 @@ impl Samplers {
         }
         Samplers {
             stop,
+            watch,
             threads,
             ready,
             bindings,
@@ -261,12 +270,17 @@ impl Samplers {
         Vec<(String, WorkSample)>,
     ) {
         self.stop.store(true, Ordering::Relaxed);
+        // Ends the watch, so its reader thread ends too.
+        drop(self.watch);
         for t in self.threads {
             t.join().unwrap();
         }
-        let take = |m: Arc<Mutex<Vec<_>>>| std::mem::take(&mut *m.lock().unwrap());
-        (take(self.ready), take(self.bindings), take(self.works))
+        (take(&self.ready), take(&self.bindings), take(&self.works))
     }
+}
+
+fn take<T>(m: &Mutex<Vec<T>>) -> Vec<T> {
+    std::mem::take(&mut *m.lock().unwrap())
 }
 
 /// Whether the Works list holds web's Work in `karmada-es-<cluster>` without a
@@ -308,6 +322,11 @@ fn check_move(from: &str, bindings: &[BindingSample], works: &[(String, WorkSamp
     assert!(
         !with_task.is_empty(),
         "no reading of the binding showed a graceful eviction task for {from}"
+    );
+    eprintln!(
+        "{} of {} readings of the binding showed the eviction task for {from}",
+        with_task.len(),
+        bindings.len()
     );
     let last_with_task = with_task.last().unwrap();
     let ended = bindings

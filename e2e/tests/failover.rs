@@ -262,21 +262,28 @@ impl Samplers {
         }
     }
 
-    fn stop(
-        self,
-    ) -> (
-        Vec<(Instant, i64, String)>,
-        Vec<BindingSample>,
-        Vec<(String, WorkSample)>,
-    ) {
+    fn stop(self) -> Samples {
         self.stop.store(true, Ordering::Relaxed);
         // Ends the watch, so its reader thread ends too.
         drop(self.watch);
         for t in self.threads {
             t.join().unwrap();
         }
-        (take(&self.ready), take(&self.bindings), take(&self.works))
+        Samples {
+            ready: take(&self.ready),
+            bindings: take(&self.bindings),
+            works: take(&self.works),
+        }
     }
+}
+
+/// Everything the samplers saw.
+struct Samples {
+    /// When, the READY count (-1: no answer), and the line.
+    ready: Vec<(Instant, i64, String)>,
+    bindings: Vec<BindingSample>,
+    /// Per member.
+    works: Vec<(String, WorkSample)>,
 }
 
 fn take<T>(m: &Mutex<Vec<T>>) -> Vec<T> {
@@ -515,7 +522,11 @@ fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
         }
     });
 
-    let (ready, bindings, works) = samplers.stop();
+    let Samples {
+        ready,
+        bindings,
+        works,
+    } = samplers.stop();
     check_move("member3", &bindings, &works);
     check_move("member2", &bindings, &works);
     let zero: Vec<&(Instant, i64, String)> = ready.iter().filter(|(_, n, _)| *n == 0).collect();

@@ -1116,3 +1116,291 @@ fn kill_nine_mid_rollout_converges_after_restart() {
         k.ok(&["get", "works", "-A"])
     );
 }
+
+/// The members holding `kind` NS/NAME (not being deleted), in order.
+fn members_with(env: &Env, kind: &str, ns: &str, name: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for m in MEMBERS {
+        if try_get(env.member(m), &[kind, "-n", ns, name])?
+            .is_some_and(|o| o["metadata"]["deletionTimestamp"].is_null())
+        {
+            out.push(m.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// A PropagationPolicy for Deployment NS/NAME on `clusters`, Duplicated, with propagateDeps.
+fn pinned_policy_yaml(ns: &str, name: &str, clusters: &[&str]) -> String {
+    format!(
+        r#"apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  propagateDeps: true
+  resourceSelectors:
+  - {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
+  placement:
+    clusterAffinity:
+      clusterNames: [{}]
+    replicaScheduling: {{replicaSchedulingType: Duplicated}}
+"#,
+        clusters.join(", ")
+    )
+}
+
+/// Scenario 9 (issue 13): OverridePolicies and a ClusterOverridePolicy shape each member's
+/// copy (`kubectl get deploy -o yaml` in each member shows exactly the expected manifest);
+/// deleting a policy restores the plain template; a fieldOverrider on a non-string field fails
+/// in its cluster only; `propagateDeps` sends a ConfigMap and a Secret where the Deployment
+/// lands, they follow it when it moves, and a ConfigMap another Deployment still needs stays.
+#[test]
+fn overrides_and_dependencies_with_kubectl() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env::start(dir.path());
+    let k = &env.host;
+    k.ok(&["label", "cluster", "member1", "region=eu"]);
+    k.ok(&["create", "namespace", "shop"]);
+    k.ok(&[
+        "create",
+        "configmap",
+        "conf",
+        "-n",
+        "shop",
+        "--from-literal=mode=fast",
+    ]);
+    k.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "-n",
+        "shop",
+        "--from-literal=token=t",
+    ]);
+    env.apply(
+        k,
+        "web-pp",
+        &pinned_policy_yaml("shop", "web", &["member1", "member2"]),
+    );
+    env.apply(
+        k,
+        "api-pp",
+        &pinned_policy_yaml("shop", "api", &["member1"]),
+    );
+    let web = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, labels: {app: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      volumes: [{name: conf, configMap: {name: conf}}]
+      containers:
+      - name: web
+        image: shop/web:1.0
+        envFrom: [{secretRef: {name: creds}}]
+        volumeMounts: [{name: conf, mountPath: /etc/web}]
+"#;
+    let api = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: shop, labels: {app: api}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      volumes: [{name: conf, configMap: {name: conf}}]
+      containers: [{name: api, image: shop/api:1.0}]
+"#;
+    env.apply(k, "web", web);
+    env.apply(k, "api", api);
+    let policies = r#"apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterOverridePolicy
+metadata: {name: team-label}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  overrideRules:
+  - overriders:
+      labelsOverrider: [{operator: add, value: {team: platform}}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: team-label, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  overrideRules:
+  - overriders:
+      labelsOverrider: [{operator: add, value: {team: shop}}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: eu-registry, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  overrideRules:
+  - targetCluster:
+      labelSelector: {matchLabels: {region: eu}}
+    overriders:
+      imageOverrider: [{component: Registry, operator: replace, value: registry.eu.example.com}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: small-member2, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  overrideRules:
+  - targetCluster: {clusterNames: [member2]}
+    overriders:
+      plaintext:
+      - {path: /spec/replicas, operator: replace, value: 1}
+      - {path: /spec/template/spec/containers/0/resources, operator: add, value: {limits: {cpu: 500m}}}
+"#;
+    env.apply(k, "overrides", policies);
+
+    // The manifest each member should hold: the host's template, changed as the policies say.
+    let template = k.get_json(&["deploy", "-n", "shop", "web"]);
+    let expected = |member: &str, eu: bool| {
+        let mut spec = template["spec"].clone();
+        let c = &mut spec["template"]["spec"]["containers"][0];
+        if eu {
+            c["image"] = "registry.eu.example.com/shop/web:1.0".into();
+        }
+        if member == "member2" {
+            spec["replicas"] = 1.into();
+            c["resources"] = serde_json::json!({"limits": {"cpu": "500m"}});
+        }
+        spec
+    };
+    let compare = |eu_members: &[&str]| {
+        env.wait("each member's copy as its overrides say", || {
+            for m in ["member1", "member2"] {
+                let got = try_get(env.member(m), &["deploy", "-n", "shop", "web"])?
+                    .ok_or_else(|| format!("web not in {m} yet"))?;
+                let want = expected(m, eu_members.contains(&m));
+                // The member fills defaults in (strategy, terminationMessagePath, ...): every
+                // field the template has must be as expected, and the overridden ones exact.
+                let fields = [
+                    "/replicas",
+                    "/template/spec/containers/0/image",
+                    "/template/spec/containers/0/resources",
+                    "/template/spec/containers/0/envFrom",
+                    "/template/spec/volumes",
+                    "/selector",
+                    "/template/metadata/labels",
+                ];
+                for f in fields {
+                    let (g, w) = (got["spec"].pointer(f), want.pointer(f));
+                    if g != w {
+                        return Err(format!("{m} spec{f}: {g:?}, want {w:?}"));
+                    }
+                }
+                // The OverridePolicy wins over the ClusterOverridePolicy on the same label.
+                if got["metadata"]["labels"]["team"] != "shop" {
+                    return Err(format!("{m} labels {}", got["metadata"]["labels"]));
+                }
+            }
+            Ok(())
+        })
+    };
+    compare(&["member1"]);
+    let works = works_for(k, "Deployment", "shop", "web");
+    let (_, w1) = works
+        .iter()
+        .find(|(ns, _)| ns == "karmada-es-member1")
+        .unwrap();
+    let applied = w1["metadata"]["annotations"]["policy.karmada.io/applied-overrides"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        applied.contains("eu-registry") && applied.contains("team-label"),
+        "{applied}"
+    );
+    assert!(
+        w1["metadata"]["annotations"]["policy.karmada.io/applied-cluster-overrides"]
+            .as_str()
+            .is_some_and(|a| a.contains("team-label"))
+    );
+
+    // Dependencies: where the Deployments are, nowhere else.
+    env.wait("ConfigMap and Secret where their Deployments are", || {
+        let cm = members_with(&env, "configmap", "shop", "conf")?;
+        let secret = members_with(&env, "secret", "shop", "creds")?;
+        if cm == ["member1", "member2"] && secret == ["member1", "member2"] {
+            Ok(())
+        } else {
+            Err(format!("conf in {cm:?}, creds in {secret:?}"))
+        }
+    });
+
+    // Deleting the registry override restores the plain image in member1.
+    k.ok(&["delete", "overridepolicy", "-n", "shop", "eu-registry"]);
+    compare(&[]);
+
+    // A fieldOverrider on a field that is not a string fails in member2 only.
+    let bad = r#"apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: not-a-document, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  overrideRules:
+  - targetCluster: {clusterNames: [member2]}
+    overriders:
+      fieldOverrider: [{fieldPath: /spec/replicas, yaml: [{subPath: /a, operator: add, value: 1}]}]
+"#;
+    env.apply(k, "bad", bad);
+    let message = env.wait("member2's failure on the binding", || {
+        let rb = k.get_json(&["rb", "-n", "shop", "web-deployment"]);
+        let items = rb["status"]["aggregatedStatus"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let m2 = items.iter().find(|i| i["clusterName"] == "member2");
+        let m1 = items.iter().find(|i| i["clusterName"] == "member1");
+        match (m1, m2) {
+            (Some(a), Some(b)) if a["applied"] == true && b["applied"] == false => {
+                Ok(b["appliedMessage"].as_str().unwrap_or_default().to_string())
+            }
+            _ => Err(format!("{items:?}")),
+        }
+    });
+    assert!(message.contains("not-a-document"), "{message}");
+    k.ok(&["delete", "overridepolicy", "-n", "shop", "not-a-document"]);
+
+    // web moves to member2 and member3: its Secret follows; the ConfigMap stays in member1
+    // for api.
+    env.apply(
+        k,
+        "web-pp",
+        &pinned_policy_yaml("shop", "web", &["member2", "member3"]),
+    );
+    env.wait("dependencies follow web", || {
+        let cm = members_with(&env, "configmap", "shop", "conf")?;
+        let secret = members_with(&env, "secret", "shop", "creds")?;
+        if cm == MEMBERS && secret == ["member2", "member3"] {
+            Ok(())
+        } else {
+            Err(format!("conf in {cm:?}, creds in {secret:?}"))
+        }
+    });
+    let rb = k.get_json(&["rb", "-n", "shop", "conf-configmap"]);
+    let required: Vec<&str> = rb["spec"]["requiredBy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(required, ["api-deployment", "web-deployment"]);
+    k.ok(&["delete", "deploy", "-n", "shop", "api"]);
+    env.wait("conf leaves member1 with api", || {
+        let cm = members_with(&env, "configmap", "shop", "conf")?;
+        if cm == ["member2", "member3"] {
+            Ok(())
+        } else {
+            Err(format!("conf in {cm:?}"))
+        }
+    });
+}

@@ -364,6 +364,15 @@ pub struct GracefulEvictionTask {
     pub clusters_before_failover: Vec<String>,
 }
 
+impl GracefulEvictionTask {
+    /// Whether the Work on the cluster being left stays while the task lasts: for every
+    /// purge mode but `Directly` (and its old name `Immediately`), whose Work goes at once,
+    /// as Karmada's binding controller treats those clusters as orphans.
+    pub fn keeps_work(&self) -> bool {
+        self.purge_mode.map(PurgeMode::canonical) != Some(PurgeMode::Directly)
+    }
+}
+
 /// A binding that depends on this one, with its clusters.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct BindingSnapshot {

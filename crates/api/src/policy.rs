@@ -227,6 +227,12 @@ pub struct SuspendClusters {
 }
 
 /// How to treat the copy left on the cluster an application moves away from.
+///
+/// Karmada's names are `Directly`, `Gracefully` and `Never`. Up to v1.14 they were
+/// `Immediately` and `Graciously` (with `Never`); v1.15 to v1.18 accept those as deprecated
+/// aliases and v1.19 drops them. Flotilla accepts them as v1.18 does, so older manifests
+/// apply unchanged, keeps what was sent (an object round-trips), and acts on
+/// [`PurgeMode::canonical`].
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 #[schemars(transform = crate::schemas::drop_description)]
 pub enum PurgeMode {
@@ -237,6 +243,22 @@ pub enum PurgeMode {
     /// Evict once the new copy is healthy or a timeout passed.
     #[default]
     Gracefully,
+    /// Deprecated alias of `Directly`.
+    Immediately,
+    /// Deprecated alias of `Gracefully`.
+    Graciously,
+}
+
+impl PurgeMode {
+    /// The current name of this mode (`Immediately` is `Directly`, `Graciously` is
+    /// `Gracefully`).
+    pub fn canonical(self) -> PurgeMode {
+        match self {
+            PurgeMode::Immediately => PurgeMode::Directly,
+            PurgeMode::Graciously => PurgeMode::Gracefully,
+            other => other,
+        }
+    }
 }
 
 /// Failover behaviours.
@@ -259,7 +281,7 @@ pub struct ApplicationFailoverBehavior {
     pub decision_conditions: DecisionConditions,
     /// What to do with the old copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "Gracefully"))]
+    #[schemars(schema_with = "application_purge_mode_schema")]
     pub purge_mode: Option<PurgeMode>,
     /// With `Gracefully`: how long to wait for the new copy before deleting the old one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -282,7 +304,18 @@ pub struct ClusterFailoverBehavior {
     pub state_preservation: Option<StatePreservation>,
 }
 
-/// Karmada narrows cluster failover to two of the three purge modes.
+/// Karmada's application failover takes the three modes and the two deprecated aliases.
+fn application_purge_mode_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "PurgeMode for application failover: Directly, Gracefully or Never (Immediately and Graciously are deprecated aliases).",
+        "type": "string",
+        "enum": ["Directly", "Gracefully", "Never", "Immediately", "Graciously"],
+        "default": "Gracefully",
+    })
+}
+
+/// Karmada narrows cluster failover to two of the three purge modes (it never took the
+/// deprecated aliases there: cluster failover came after they were deprecated).
 fn cluster_purge_mode_schema(_: &mut SchemaGenerator) -> Schema {
     json_schema!({
         "description": "PurgeMode for cluster failover: Directly or Gracefully.",
@@ -592,6 +625,14 @@ mod tests {
                 "Directly",
             ),
             (
+                serde_json::to_value(PurgeMode::Immediately).unwrap(),
+                "Immediately",
+            ),
+            (
+                serde_json::to_value(PurgeMode::Graciously).unwrap(),
+                "Graciously",
+            ),
+            (
                 serde_json::to_value(ActivationPreference::Lazy).unwrap(),
                 "Lazy",
             ),
@@ -610,6 +651,17 @@ mod tests {
             ReplicaSchedulingType::Divided
         );
         assert_eq!(PurgeMode::default(), PurgeMode::Gracefully);
+    }
+
+    #[test]
+    fn deprecated_purge_modes_are_aliases() {
+        assert_eq!(PurgeMode::Immediately.canonical(), PurgeMode::Directly);
+        assert_eq!(PurgeMode::Graciously.canonical(), PurgeMode::Gracefully);
+        for m in [PurgeMode::Directly, PurgeMode::Gracefully, PurgeMode::Never] {
+            assert_eq!(m.canonical(), m);
+        }
+        let parsed: PurgeMode = serde_json::from_value(json!("Graciously")).unwrap();
+        assert_eq!(parsed, PurgeMode::Graciously);
     }
 
     #[test]

@@ -356,6 +356,7 @@ impl BindingController {
                 .spec
                 .graceful_eviction_tasks
                 .iter()
+                .filter(|t| t.keeps_work())
                 .map(|t| t.from_cluster.as_str()),
         );
         let mut wrote = false;

@@ -10,8 +10,9 @@
 //! What Flotilla does implement of a policy: `resourceSelectors`, `priority`, `preemption`,
 //! `placement.clusterAffinity` / `clusterAffinities` (names, exclusions, label and field
 //! selectors), `clusterTolerations`, `spreadConstraints`, `replicaScheduling`,
-//! `schedulerName`, `conflictResolution`, `suspension`, `preserveResourcesOnDeletion`, `propagateDeps` and
-//! `failover.cluster.purgeMode`.
+//! `schedulerName`, `conflictResolution`, `suspension`, `preserveResourcesOnDeletion`,
+//! `propagateDeps`, `failover.cluster.purgeMode` and `failover.application`
+//! (`decisionConditions`, `purgeMode`, `gracePeriodSeconds`).
 
 use flotilla_api::policy::PropagationSpec;
 
@@ -47,8 +48,12 @@ pub fn unimplemented_fields(spec: &PropagationSpec) -> Vec<&'static str> {
         }
     }
     if let Some(failover) = &spec.failover {
-        if failover.application.is_some() {
-            fields.push("failover.application");
+        if failover
+            .application
+            .as_ref()
+            .is_some_and(|a| a.state_preservation.is_some())
+        {
+            fields.push("failover.application.statePreservation");
         }
         if failover
             .cluster
@@ -93,7 +98,9 @@ mod tests {
             "conflictResolution": "Overwrite",
             "preserveResourcesOnDeletion": true,
             "suspension": {"dispatchingOnClusters": {"clusterNames": ["m1"]}},
-            "failover": {"cluster": {"purgeMode": "Directly"}},
+            "failover": {"cluster": {"purgeMode": "Directly"},
+                         "application": {"decisionConditions": {"tolerationSeconds": 60},
+                                         "purgeMode": "Graciously", "gracePeriodSeconds": 120}},
             "placement": {
                 "clusterAffinities": [{"affinityName": "a", "clusterNames": ["m1"]}],
                 "clusterTolerations": [{"key": "k", "operator": "Exists"}],
@@ -142,8 +149,9 @@ mod tests {
                 "placement.workloadAffinity",
             ),
             (
-                json!({"failover": {"application": {"decisionConditions": {}}}}),
-                "failover.application",
+                json!({"failover": {"application": {"decisionConditions": {},
+                                                    "statePreservation": {"rules": []}}}}),
+                "failover.application.statePreservation",
             ),
             (
                 json!({"failover": {"cluster": {"statePreservation": {"rules": []}}}}),

@@ -1,7 +1,22 @@
 //! Pure decisions of the loop, one binding at a time: whether it needs scheduling, which of
-//! its clusters it must leave because of NoExecute taints, which graceful eviction tasks are
-//! finished, the resulting plan (via `flotilla_scheduler::schedule`), and the status to write.
-//! No IO and no clock: `now` is an argument, so every rule is unit-tested here.
+//! its clusters it must leave because of NoExecute taints (cluster failover) or because its
+//! copy there has been unhealthy for too long (application failover), which graceful
+//! eviction tasks are finished, the resulting plan (via `flotilla_scheduler::schedule`), and
+//! the status to write. No IO and no clock: `now` is an argument, and the one piece of state
+//! application failover needs (since when each copy is unhealthy, kept by the engine in
+//! memory as Karmada's controller keeps it) is an argument too, so every rule is unit-tested
+//! here.
+//!
+//! Purge modes (what happens to the copy on the cluster being left; see
+//! [`PurgeMode::canonical`] for the deprecated names): every eviction leaves a
+//! `GracefulEvictionTask`, which keeps the cluster out of the schedule while it lasts.
+//! - `Directly`: the binding controller removes that cluster's Work at once (it keeps Works
+//!   only for the other tasks); the task ends like a graceful one.
+//! - `Gracefully`: the Work stays until every target cluster reports a healthy copy with its
+//!   replicas available, or the grace period (the task's `gracePeriodSeconds`, else
+//!   `--eviction-grace-period`) passes.
+//! - `Never` (application failover only): the task carries `suppressDeletion: true` and stays,
+//!   with the old Work, until a user sets it to `false` (the task then ends) or removes it.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -12,7 +27,7 @@ use flotilla_api::binding::{
     BINDING_SCHEDULED, ClusterResourceBinding, GracefulEvictionTask, REASON_SUCCESS,
     ResourceBinding, ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
 };
-use flotilla_api::policy::PurgeMode;
+use flotilla_api::policy::{ApplicationFailoverBehavior, PurgeMode};
 use flotilla_api::work::ResourceHealth;
 use flotilla_scheduler::filter::toleration_matches;
 use flotilla_scheduler::{
@@ -24,7 +39,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::{EVICTION_PRODUCER, EVICTION_REASON_TAINT};
+use crate::{
+    EVICTION_PRODUCER, EVICTION_REASON_APPLICATION_FAILURE, EVICTION_REASON_TAINT,
+    PRODUCER_CRB_APPLICATION_FAILOVER, PRODUCER_RB_APPLICATION_FAILOVER,
+};
 use flotilla_core::karmada::{TAINT_CLUSTER_NOT_READY, TAINT_CLUSTER_UNREACHABLE};
 
 /// Which binding: a namespaced ResourceBinding or a ClusterResourceBinding.
@@ -278,6 +296,148 @@ pub fn eviction_due(
     due.map(|at| Duration::from_millis(u64::try_from(at.saturating_sub(now_ms)).unwrap_or(0)))
 }
 
+/// Since when the binding's copy on each cluster has been seen Unhealthy (application
+/// failover's memory; the engine keeps one per binding).
+pub type UnhealthySince = BTreeMap<String, Timestamp>;
+
+/// `decisionConditions.tolerationSeconds` when absent (Karmada's CRD default).
+pub const DEFAULT_APPLICATION_TOLERATION_SECONDS: i32 = 300;
+
+/// The binding's application failover behaviour, when it has one.
+pub fn application_failover(binding: &Binding) -> Option<&ApplicationFailoverBehavior> {
+    binding
+        .spec
+        .failover
+        .as_ref()
+        .and_then(|f| f.application.as_ref())
+}
+
+fn in_tasks(binding: &Binding, cluster: &str) -> bool {
+    binding
+        .spec
+        .graceful_eviction_tasks
+        .iter()
+        .any(|t| t.from_cluster == cluster)
+}
+
+/// The new "unhealthy since" record of a binding from its previous one and its status:
+/// a target cluster whose copy reports `Unhealthy` (and is not being evicted) keeps its
+/// first sighting, or starts at `now`; a copy reported Healthy or Unknown, or a cluster that
+/// is no longer a target, is forgotten; a copy with no health reported keeps what it had.
+/// Empty for bindings without application failover.
+pub fn track_unhealthy(
+    binding: &Binding,
+    previous: &UnhealthySince,
+    now: Timestamp,
+) -> UnhealthySince {
+    let mut out = UnhealthySince::new();
+    if application_failover(binding).is_none() {
+        return out;
+    }
+    for target in &binding.spec.clusters {
+        let item = binding
+            .status
+            .aggregated_status
+            .iter()
+            .find(|s| s.cluster_name == target.name);
+        let health = item.and_then(|s| s.health);
+        let since = match health {
+            Some(ResourceHealth::Unhealthy) if !in_tasks(binding, &target.name) => {
+                Some(previous.get(&target.name).copied().unwrap_or(now))
+            }
+            Some(ResourceHealth::Unhealthy) | None => previous.get(&target.name).copied(),
+            Some(ResourceHealth::Healthy) | Some(ResourceHealth::Unknown) => None,
+        };
+        if let Some(t) = since {
+            out.insert(target.name.clone(), t);
+        }
+    }
+    out
+}
+
+/// What application failover decides for one binding.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ApplicationFailover {
+    /// Target clusters whose copy has been unhealthy for the whole toleration: to leave.
+    pub evict: Vec<String>,
+    /// When the next toleration ends.
+    pub recheck: Option<Duration>,
+}
+
+/// Which target clusters the binding leaves because its copy there has been Unhealthy
+/// continuously for `decisionConditions.tolerationSeconds` (per `since`, from
+/// [`track_unhealthy`]); 0 seconds: at the first sighting.
+pub fn check_application_failover(
+    binding: &Binding,
+    since: &UnhealthySince,
+    now: Timestamp,
+) -> ApplicationFailover {
+    let mut out = ApplicationFailover::default();
+    let Some(app) = application_failover(binding) else {
+        return out;
+    };
+    let tolerate_ms = i64::from(
+        app.decision_conditions
+            .toleration_seconds
+            .unwrap_or(DEFAULT_APPLICATION_TOLERATION_SECONDS)
+            .max(0),
+    ) * 1000;
+    let now_ms = now.as_millisecond();
+    for target in &binding.spec.clusters {
+        let Some(first) = since.get(&target.name) else {
+            continue;
+        };
+        if in_tasks(binding, &target.name) {
+            continue;
+        }
+        let deadline = first.as_millisecond().saturating_add(tolerate_ms);
+        if deadline <= now_ms {
+            out.evict.push(target.name.clone());
+        } else {
+            let left = Duration::from_millis(u64::try_from(deadline - now_ms).unwrap_or(0));
+            out.recheck = Some(out.recheck.map_or(left, |r| r.min(left)));
+        }
+    }
+    out
+}
+
+/// Why and how a cluster is left.
+struct Cause {
+    mode: PurgeMode,
+    reason: &'static str,
+    producer: &'static str,
+    message: String,
+    grace_period_seconds: Option<i32>,
+}
+
+/// The task of an eviction in `mode`: `Never` suppresses deletion until a user says
+/// otherwise; the others end by health or grace. The mode is written by its current name.
+fn eviction_task(
+    target: &TargetCluster,
+    cause: Cause,
+    before: &[String],
+    now: Timestamp,
+) -> GracefulEvictionTask {
+    let mode = cause.mode.canonical();
+    GracefulEvictionTask {
+        from_cluster: target.name.clone(),
+        purge_mode: Some(mode),
+        replicas: (target.replicas > 0).then_some(target.replicas),
+        reason: cause.reason.into(),
+        message: Some(cause.message),
+        producer: cause.producer.into(),
+        grace_period_seconds: if mode == PurgeMode::Gracefully {
+            cause.grace_period_seconds
+        } else {
+            None
+        },
+        suppress_deletion: (mode == PurgeMode::Never).then_some(true),
+        creation_timestamp: Some(Time(now)),
+        clusters_before_failover: before.to_vec(),
+        ..GracefulEvictionTask::default()
+    }
+}
+
 /// Outcome of checking the graceful eviction tasks.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EvictionCheck {
@@ -289,8 +449,48 @@ pub struct EvictionCheck {
     pub recheck: Option<Duration>,
 }
 
-/// A task ends once every target cluster reports its copy healthy (or applied when health
-/// is not known), or once its grace period (the task's own, else `grace`) has passed.
+/// Whether a target cluster's copy counts as up for ending eviction tasks: reported Healthy
+/// (or applied when health is not known), and, for a workload whose reflected status counts
+/// replicas, with at least the replicas assigned to that cluster available. The count closes
+/// the window in which the status still describes the copy from before the move (healthy
+/// with fewer replicas) while the member has not yet seen its new share.
+fn copy_is_up(target: &TargetCluster, status: &ResourceBindingStatus) -> bool {
+    let Some(item) = status
+        .aggregated_status
+        .iter()
+        .find(|s| s.cluster_name == target.name)
+    else {
+        return false;
+    };
+    let healthy = match item.health {
+        Some(ResourceHealth::Healthy) => true,
+        Some(ResourceHealth::Unhealthy) => false,
+        Some(ResourceHealth::Unknown) | None => item.applied == Some(true),
+    };
+    if !healthy {
+        return false;
+    }
+    let counts_replicas = item
+        .status
+        .as_ref()
+        .and_then(|s| s.get("generation"))
+        .is_some();
+    if target.replicas > 0 && counts_replicas {
+        let available = item
+            .status
+            .as_ref()
+            .and_then(|s| s.get("availableReplicas"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        return available >= i64::from(target.replicas);
+    }
+    true
+}
+
+/// A task ends once every target cluster reports its copy up ([`copy_is_up`]), or once its
+/// grace period (the task's own, else `grace`) has passed. A task with `suppressDeletion:
+/// true` (purge mode Never) stays until a user sets it to `false`, and then ends at once. A
+/// task without a creation time gets `now` (and is kept).
 pub fn check_evictions(
     tasks: &[GracefulEvictionTask],
     targets: &[TargetCluster],
@@ -298,21 +498,28 @@ pub fn check_evictions(
     grace: Duration,
     now: Timestamp,
 ) -> EvictionCheck {
-    let ready = !targets.is_empty()
-        && targets.iter().all(|t| {
-            status
-                .aggregated_status
-                .iter()
-                .find(|s| s.cluster_name == t.name)
-                .is_some_and(|s| match s.health {
-                    Some(ResourceHealth::Healthy) => true,
-                    Some(ResourceHealth::Unhealthy) => false,
-                    Some(ResourceHealth::Unknown) | None => s.applied == Some(true),
-                })
-        });
+    let ready = !targets.is_empty() && targets.iter().all(|t| copy_is_up(t, status));
     let now_ms = now.as_millisecond();
     let mut out = EvictionCheck::default();
     for task in tasks {
+        match task.suppress_deletion {
+            Some(true) => {
+                out.keep.push(task.clone());
+                continue;
+            }
+            Some(false) => {
+                out.finished.push(task.from_cluster.clone());
+                continue;
+            }
+            None => {}
+        }
+        if task.creation_timestamp.is_none() {
+            out.keep.push(GracefulEvictionTask {
+                creation_timestamp: Some(Time(now)),
+                ..task.clone()
+            });
+            continue;
+        }
         let grace_ms = task
             .grace_period_seconds
             .map(|s| i64::from(s.max(0)).saturating_mul(1000))
@@ -352,8 +559,10 @@ pub struct Plan {
     pub result: Option<Result<ScheduleResult, ScheduleError>>,
     /// Why it was scheduled.
     pub trigger: Option<Trigger>,
-    /// Clusters left because of NoExecute taints in this plan.
+    /// Clusters left in this plan (NoExecute taints or application failure).
     pub evicted_now: Vec<String>,
+    /// Those of `evicted_now` left because the application failed there.
+    pub app_failed_now: Vec<String>,
     /// Target clusters dropped because their Cluster no longer exists.
     pub gone: Vec<String>,
     /// Look at the binding again after this long (a toleration or grace period ends).
@@ -379,17 +588,38 @@ fn by_name<'a>(clusters: &'a [Arc<ClusterSnapshot>], name: &str) -> Option<&'a C
         .map(|i| &*clusters[i])
 }
 
-/// Plans one binding against `clusters` (sorted by name) and `reserved` capacity: finished
-/// eviction tasks go, clusters whose NoExecute taints are no longer tolerated are left
-/// (with a graceful eviction task, unless the binding's cluster failover purges directly),
-/// target clusters that no longer exist are dropped, and the binding is scheduled when a
-/// trigger or an eviction asks for it. A request that does not parse is reported as an
-/// invalid placement.
+/// [`plan_with`] for a binding without application failover state.
 pub fn plan(
     binding: &Binding,
     clusters: &[Arc<ClusterSnapshot>],
     reserved: &Reservations,
     opts: &PlanOptions,
+    now: Timestamp,
+) -> Plan {
+    plan_with(
+        binding,
+        clusters,
+        reserved,
+        opts,
+        &UnhealthySince::new(),
+        now,
+    )
+}
+
+/// Plans one binding against `clusters` (sorted by name) and `reserved` capacity: finished
+/// eviction tasks go, clusters whose NoExecute taints are no longer tolerated are left
+/// (cluster failover, in `failover.cluster.purgeMode`, Gracefully by default), clusters
+/// where the copy has been unhealthy past `failover.application`'s toleration (per
+/// `unhealthy`) are left (application failover, in its purge mode), each with a graceful
+/// eviction task; target clusters that no longer exist are dropped, and the binding is
+/// scheduled when a trigger or an eviction asks for it. A request that does not parse is
+/// reported as an invalid placement.
+pub fn plan_with(
+    binding: &Binding,
+    clusters: &[Arc<ClusterSnapshot>],
+    reserved: &Reservations,
+    opts: &PlanOptions,
+    unhealthy: &UnhealthySince,
     now: Timestamp,
 ) -> Plan {
     let mut out = Plan {
@@ -420,13 +650,23 @@ pub fn plan(
         &placement.cluster_tolerations,
         opts.default_toleration_seconds,
     );
-    let purge_directly = binding
+    // Without `failover.cluster`, Karmada's taint manager purges per its flag, Gracefully
+    // by default.
+    let cluster_mode = binding
         .spec
         .failover
         .as_ref()
         .and_then(|f| f.cluster.as_ref())
         .and_then(|c| c.purge_mode)
-        == Some(PurgeMode::Directly);
+        .unwrap_or_default();
+    let app = application_failover(binding);
+    let app_failed = match app {
+        Some(_) => check_application_failover(binding, unhealthy, now),
+        None => ApplicationFailover::default(),
+    };
+    if let Some(d) = app_failed.recheck {
+        out.recheck = Some(out.recheck.map_or(d, |r| r.min(d)));
+    }
     let before: Vec<String> = out.clusters.iter().map(|t| t.name.clone()).collect();
     let mut kept = Vec::with_capacity(out.clusters.len());
     for target in std::mem::take(&mut out.clusters) {
@@ -435,31 +675,67 @@ pub fn plan(
             out.gone.push(target.name);
             continue;
         };
-        match eviction_due(&tolerations, &snap.taints, now) {
-            Some(d) if d.is_zero() => {
-                if !purge_directly && !out.tasks.iter().any(|t| t.from_cluster == target.name) {
-                    out.tasks.push(GracefulEvictionTask {
-                        from_cluster: target.name.clone(),
-                        purge_mode: Some(PurgeMode::Gracefully),
-                        replicas: Some(target.replicas),
-                        reason: EVICTION_REASON_TAINT.into(),
-                        message: Some(format!(
-                            "cluster {} has a NoExecute taint the placement does not tolerate",
-                            target.name
-                        )),
-                        producer: EVICTION_PRODUCER.into(),
-                        creation_timestamp: Some(Time(now)),
-                        clusters_before_failover: before.clone(),
-                        ..GracefulEvictionTask::default()
-                    });
-                    let grace = opts.eviction_grace_period;
-                    out.recheck = Some(out.recheck.map_or(grace, |r| r.min(grace)));
+        let has_task = out.tasks.iter().any(|t| t.from_cluster == target.name);
+        let task = match eviction_due(&tolerations, &snap.taints, now) {
+            Some(d) if d.is_zero() => Some(eviction_task(
+                &target,
+                Cause {
+                    mode: cluster_mode,
+                    reason: EVICTION_REASON_TAINT,
+                    producer: EVICTION_PRODUCER,
+                    message: format!(
+                        "cluster {} has a NoExecute taint the placement does not tolerate",
+                        target.name
+                    ),
+                    grace_period_seconds: None,
+                },
+                &before,
+                now,
+            )),
+            due => {
+                if let Some(d) = due {
+                    out.recheck = Some(out.recheck.map_or(d, |r| r.min(d)));
+                }
+                match app {
+                    Some(app) if app_failed.evict.contains(&target.name) => {
+                        out.app_failed_now.push(target.name.clone());
+                        Some(eviction_task(
+                            &target,
+                            Cause {
+                                mode: app.purge_mode.unwrap_or_default(),
+                                reason: EVICTION_REASON_APPLICATION_FAILURE,
+                                producer: application_producer(&binding.key),
+                                message: format!(
+                                    "the application on cluster {} has been unhealthy for {} s",
+                                    target.name,
+                                    app.decision_conditions
+                                        .toleration_seconds
+                                        .unwrap_or(DEFAULT_APPLICATION_TOLERATION_SECONDS)
+                                ),
+                                grace_period_seconds: app.grace_period_seconds,
+                            },
+                            &before,
+                            now,
+                        ))
+                    }
+                    _ => None,
+                }
+            }
+        };
+        match task {
+            Some(task) => {
+                if !has_task {
+                    // Suppressed tasks wait for a user, not for a deadline.
+                    if task.suppress_deletion != Some(true) {
+                        let grace = task
+                            .grace_period_seconds
+                            .map(|s| Duration::from_secs(u64::try_from(s.max(0)).unwrap_or(0)))
+                            .unwrap_or(opts.eviction_grace_period);
+                        out.recheck = Some(out.recheck.map_or(grace, |r| r.min(grace)));
+                    }
+                    out.tasks.push(task);
                 }
                 out.evicted_now.push(target.name);
-            }
-            Some(d) => {
-                out.recheck = Some(out.recheck.map_or(d, |r| r.min(d)));
-                kept.push(target);
             }
             None => kept.push(target),
         }
@@ -522,6 +798,15 @@ pub fn plan(
     out.result = Some(result);
     out.per_replica = per_replica;
     out
+}
+
+/// The producer of application failover's tasks: the name of Karmada's controller for the
+/// binding's kind.
+pub fn application_producer(key: &BindingKey) -> &'static str {
+    match key {
+        BindingKey::Namespaced { .. } => PRODUCER_RB_APPLICATION_FAILOVER,
+        BindingKey::Cluster { .. } => PRODUCER_CRB_APPLICATION_FAILOVER,
+    }
 }
 
 fn invalid_request(e: &SchedulerError) -> ScheduleError {

@@ -81,6 +81,9 @@ struct Shared {
     /// Objects returned by our own writes, newer than the cache until the watch catches up.
     written: Mutex<HashMap<BindingKey, Arc<Binding>>>,
     book: Mutex<ReservationBook>,
+    /// Application failover: since when each binding's copy on each cluster is Unhealthy.
+    /// In memory, as Karmada's controller keeps it: a new term starts counting afresh.
+    unhealthy: Mutex<HashMap<BindingKey, decide::UnhealthySince>>,
     queue: Arc<WorkQueue<BindingKey>>,
     events: EventRecorder,
     clusters_synced: watch::Sender<bool>,
@@ -102,6 +105,8 @@ async fn run_engine(
     } else {
         (EventRecorder::disabled(), None)
     };
+    // A new term counts unhealthy copies afresh.
+    metrics.unhealthy_copies(0);
     let shared = Arc::new(Shared {
         client: client.clone(),
         plan_opts: PlanOptions {
@@ -114,6 +119,7 @@ async fn run_engine(
         bindings: RwLock::new(HashMap::new()),
         written: Mutex::new(HashMap::new()),
         book: Mutex::new(ReservationBook::new(opts.reservation_ttl)),
+        unhealthy: Mutex::new(HashMap::new()),
         queue: WorkQueue::new(opts.backoff_base, opts.backoff_max),
         events,
         clusters_synced: watch::channel(false).0,
@@ -328,6 +334,14 @@ async fn watch_bindings<K>(
                 kind = Some(b.key.kind());
                 shared.bindings.write().remove(&b.key);
                 shared.written.lock().remove(&b.key);
+                {
+                    let mut all = shared.unhealthy.lock();
+                    if all.remove(&b.key).is_some() {
+                        shared
+                            .metrics
+                            .unhealthy_copies(all.values().map(|s| s.len()).sum());
+                    }
+                }
             }
         }
     }
@@ -339,7 +353,9 @@ fn binding_seen(shared: &Shared, b: Binding, relisted: bool) {
     let interesting = responsible
         && (relisted
             || decide::schedule_trigger(&b).is_some()
-            || !b.spec.graceful_eviction_tasks.is_empty());
+            || !b.spec.graceful_eviction_tasks.is_empty()
+            // Application failover follows every status change (health comes that way).
+            || decide::application_failover(&b).is_some());
     {
         let mut written = shared.written.lock();
         if let Some(w) = written.get(&key) {
@@ -395,14 +411,33 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
     };
     let now = Timestamp::now();
     let snapshot = shared.clusters.snapshot();
+    let unhealthy = {
+        let mut all = shared.unhealthy.lock();
+        let since = decide::track_unhealthy(
+            &binding,
+            all.get(key).unwrap_or(&decide::UnhealthySince::new()),
+            now,
+        );
+        if since.is_empty() {
+            all.remove(key);
+        } else {
+            tracing::debug!(binding = %key, unhealthy = ?since, "unhealthy copies");
+            all.insert(key.clone(), since.clone());
+        }
+        shared
+            .metrics
+            .unhealthy_copies(all.values().map(|s| s.len()).sum());
+        since
+    };
     let (plan, reserved) = {
         let mut book = shared.book.lock();
         let algo = Instant::now();
-        let plan = decide::plan(
+        let plan = decide::plan_with(
             &binding,
             &snapshot,
             book.current(algo),
             &shared.plan_opts,
+            &unhealthy,
             now,
         );
         shared.metrics.algorithm(algo.elapsed().as_secs_f64());
@@ -439,13 +474,17 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
         shared.written.lock().insert(key.clone(), latest.clone());
         for cluster in &plan.evicted_now {
             shared.metrics.evicted();
+            let why = if plan.app_failed_now.contains(cluster) {
+                "the application there has been unhealthy longer than its failover tolerates"
+            } else {
+                "it has a NoExecute taint the placement does not tolerate"
+            };
+            tracing::info!(binding = %key, %cluster, why, "evicting");
             shared.events.record(EventRequest {
                 involved: binding_ref(&binding),
                 type_: "Warning",
                 reason: EVENT_EVICT,
-                message: format!(
-                    "Evicting the workload from cluster {cluster}: it has a NoExecute taint the placement does not tolerate"
-                ),
+                message: format!("Evicting the workload from cluster {cluster}: {why}"),
             });
         }
     }

@@ -40,6 +40,14 @@ pub const FIELD_MANAGER: &str = "flotilla-scheduler";
 pub const EVICTION_PRODUCER: &str = "flotilla-scheduler";
 /// `reason` of graceful eviction tasks added for an untolerated NoExecute taint.
 pub const EVICTION_REASON_TAINT: &str = "TaintUntolerated";
+/// `reason` of graceful eviction tasks added by application failover (Karmada's).
+pub const EVICTION_REASON_APPLICATION_FAILURE: &str = "ApplicationFailure";
+/// `producer` of application failover's tasks on ResourceBindings (Karmada's controller name).
+pub const PRODUCER_RB_APPLICATION_FAILOVER: &str =
+    "resource-binding-application-failover-controller";
+/// `producer` of application failover's tasks on ClusterResourceBindings.
+pub const PRODUCER_CRB_APPLICATION_FAILOVER: &str =
+    "cluster-resource-binding-application-failover-controller";
 /// Event reason: scheduled.
 pub const EVENT_SCHEDULE_SUCCEED: &str = "ScheduleBindingSucceed";
 /// Event reason: scheduling failed.

@@ -39,6 +39,7 @@ pub struct Metrics {
     latency: Family<Labels, Histogram>,
     algorithm: Histogram,
     evictions: Counter,
+    unhealthy_copies: Gauge,
     queue_depth: Gauge,
     leader: Gauge,
     active: AtomicBool,
@@ -71,8 +72,14 @@ impl Metrics {
         let evictions = Counter::default();
         registry.register(
             "evictions",
-            "Graceful eviction tasks added for untolerated NoExecute taints",
+            "Graceful eviction tasks added (untolerated NoExecute taints, application failover)",
             evictions.clone(),
+        );
+        let unhealthy_copies = Gauge::default();
+        registry.register(
+            "application_unhealthy_copies",
+            "Copies of bindings with application failover currently seen Unhealthy (counting toward a failover)",
+            unhealthy_copies.clone(),
         );
         let queue_depth = Gauge::default();
         registry.register(
@@ -92,6 +99,7 @@ impl Metrics {
             latency,
             algorithm,
             evictions,
+            unhealthy_copies,
             queue_depth,
             leader,
             active: AtomicBool::new(false),
@@ -113,6 +121,12 @@ impl Metrics {
     /// Counts an eviction task.
     pub fn evicted(&self) {
         self.evictions.inc();
+    }
+
+    /// Sets how many copies application failover is counting as Unhealthy.
+    pub fn unhealthy_copies(&self, copies: usize) {
+        self.unhealthy_copies
+            .set(i64::try_from(copies).unwrap_or(i64::MAX));
     }
 
     /// Sets the queue depth.

@@ -4,8 +4,8 @@
 use super::*;
 use flotilla_api::binding::{AggregatedStatusItem, ObjectReference, ReplicaRequirements};
 use flotilla_api::policy::{
-    ClusterFailoverBehavior, DynamicWeightFactor, FailoverBehavior, Placement,
-    ReplicaDivisionPreference, ReplicaSchedulingStrategy, ReplicaSchedulingType,
+    ApplicationFailoverBehavior, ClusterFailoverBehavior, DynamicWeightFactor, FailoverBehavior,
+    Placement, ReplicaDivisionPreference, ReplicaSchedulingStrategy, ReplicaSchedulingType,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
@@ -349,23 +349,383 @@ fn taint_within_toleration_only_schedules_a_recheck() {
     assert_eq!(plan.recheck, Some(Duration::from_secs(250)));
 }
 
-#[test]
-fn purge_directly_leaves_without_a_task() {
-    let mut b = scheduled(binding(2, dynamic()), &[("a", 2)], 900);
+fn with_cluster_purge(mut b: Binding, mode: PurgeMode) -> Binding {
     b.spec.failover = Some(FailoverBehavior {
         application: None,
         cluster: Some(ClusterFailoverBehavior {
-            purge_mode: Some(PurgeMode::Directly),
+            purge_mode: Some(mode),
             state_preservation: None,
         }),
     });
+    b
+}
+
+#[test]
+fn purge_directly_leaves_with_a_task_whose_work_goes_at_once() {
+    for mode in [PurgeMode::Directly, PurgeMode::Immediately] {
+        let b = with_cluster_purge(scheduled(binding(2, dynamic()), &[("a", 2)], 900), mode);
+        let clusters = vec![
+            snap("a", 6_000, vec![no_execute("custom", 0)]),
+            snap("b", 10_000, vec![]),
+        ];
+        let plan = plan_ok(&b, &clusters, &Reservations::default());
+        assert_eq!(targets(&plan), [("b".into(), 2)]);
+        assert_eq!(plan.tasks.len(), 1, "{mode:?}");
+        let task = &plan.tasks[0];
+        // Written by its current name; the binding controller drops the Work at once.
+        assert_eq!(task.purge_mode, Some(PurgeMode::Directly));
+        assert!(!task.keeps_work());
+        assert_eq!(task.suppress_deletion, None);
+        assert_eq!(task.reason, "TaintUntolerated");
+    }
+}
+
+#[test]
+fn purge_gracefully_is_the_default_and_keeps_the_work() {
+    for b in [
+        scheduled(binding(2, dynamic()), &[("a", 2)], 900),
+        with_cluster_purge(
+            scheduled(binding(2, dynamic()), &[("a", 2)], 900),
+            PurgeMode::Graciously,
+        ),
+    ] {
+        let clusters = vec![
+            snap("a", 6_000, vec![no_execute("custom", 0)]),
+            snap("b", 10_000, vec![]),
+        ];
+        let plan = plan_ok(&b, &clusters, &Reservations::default());
+        assert_eq!(plan.tasks.len(), 1);
+        assert_eq!(plan.tasks[0].purge_mode, Some(PurgeMode::Gracefully));
+        assert!(plan.tasks[0].keeps_work());
+        assert_eq!(plan.recheck, Some(Duration::from_secs(600)));
+    }
+}
+
+#[test]
+fn purge_never_keeps_the_task_until_a_user_lets_it_go() {
+    let b = with_cluster_purge(
+        scheduled(binding(2, dynamic()), &[("a", 2)], 900),
+        PurgeMode::Never,
+    );
     let clusters = vec![
         snap("a", 6_000, vec![no_execute("custom", 0)]),
         snap("b", 10_000, vec![]),
     ];
     let plan = plan_ok(&b, &clusters, &Reservations::default());
-    assert!(plan.tasks.is_empty());
-    assert_eq!(targets(&plan), [("b".into(), 2)]);
+    assert_eq!(plan.tasks.len(), 1);
+    let task = plan.tasks[0].clone();
+    assert_eq!(task.purge_mode, Some(PurgeMode::Never));
+    assert_eq!(task.suppress_deletion, Some(true));
+    assert!(task.keeps_work());
+    // No deadline to wait for.
+    assert_eq!(plan.recheck, None);
+    // Neither healthy replacements nor any amount of time end it...
+    let targets_now = plan.clusters.clone();
+    let status = ResourceBindingStatus {
+        aggregated_status: vec![healthy_item("b", None)],
+        ..ResourceBindingStatus::default()
+    };
+    let c = check_evictions(
+        std::slice::from_ref(&task),
+        &targets_now,
+        &status,
+        Duration::from_secs(600),
+        ts(1_000_000),
+    );
+    assert_eq!(c.keep, std::slice::from_ref(&task));
+    assert_eq!(c.recheck, None);
+    // ...a user setting suppressDeletion to false does.
+    let released = GracefulEvictionTask {
+        suppress_deletion: Some(false),
+        ..task
+    };
+    let c = check_evictions(
+        &[released],
+        &targets_now,
+        &ResourceBindingStatus::default(),
+        Duration::from_secs(600),
+        ts(1_000),
+    );
+    assert_eq!(c.finished, ["a"]);
+    assert!(c.keep.is_empty());
+}
+
+#[test]
+fn a_task_without_a_creation_time_gets_one() {
+    let task = GracefulEvictionTask {
+        from_cluster: "a".into(),
+        reason: "Manual".into(),
+        producer: "someone".into(),
+        ..GracefulEvictionTask::default()
+    };
+    let c = check_evictions(
+        std::slice::from_ref(&task),
+        &[],
+        &ResourceBindingStatus::default(),
+        Duration::from_secs(600),
+        ts(1_000),
+    );
+    assert_eq!(c.keep.len(), 1);
+    assert_eq!(c.keep[0].creation_timestamp, Some(Time(ts(1_000))));
+}
+
+fn healthy_item(cluster: &str, available: Option<i64>) -> AggregatedStatusItem {
+    AggregatedStatusItem {
+        cluster_name: cluster.into(),
+        status: available.map(|n| {
+            json!({"generation": 2, "observedGeneration": 2, "replicas": n,
+                   "readyReplicas": n, "availableReplicas": n})
+        }),
+        applied: Some(true),
+        applied_message: None,
+        health: Some(ResourceHealth::Healthy),
+    }
+}
+
+#[test]
+fn a_replacement_counts_only_with_its_share_available() {
+    let task = GracefulEvictionTask {
+        from_cluster: "a".into(),
+        reason: EVICTION_REASON_TAINT.into(),
+        producer: EVICTION_PRODUCER.into(),
+        creation_timestamp: Some(Time(ts(900))),
+        ..GracefulEvictionTask::default()
+    };
+    let targets = [TargetCluster {
+        name: "b".into(),
+        replicas: 3,
+        components: vec![],
+    }];
+    let check = |available: i64| {
+        let status = ResourceBindingStatus {
+            aggregated_status: vec![healthy_item("b", Some(available))],
+            ..ResourceBindingStatus::default()
+        };
+        check_evictions(
+            std::slice::from_ref(&task),
+            &targets,
+            &status,
+            Duration::from_secs(600),
+            ts(1_000),
+        )
+    };
+    // Healthy, but still the copy from before the move (2 of the 3 now assigned).
+    assert_eq!(check(2).keep.len(), 1);
+    assert_eq!(check(3).finished, ["a"]);
+}
+
+fn with_app_failover(mut b: Binding, toleration: i32, mode: Option<PurgeMode>) -> Binding {
+    b.spec.failover = Some(FailoverBehavior {
+        application: Some(ApplicationFailoverBehavior {
+            decision_conditions: flotilla_api::policy::DecisionConditions {
+                toleration_seconds: Some(toleration),
+            },
+            purge_mode: mode,
+            grace_period_seconds: (mode.map(PurgeMode::canonical) == Some(PurgeMode::Gracefully))
+                .then_some(120),
+            state_preservation: None,
+        }),
+        cluster: None,
+    });
+    b
+}
+
+fn health_of(b: &mut Binding, cluster: &str, health: ResourceHealth) {
+    b.status
+        .aggregated_status
+        .retain(|s| s.cluster_name != cluster);
+    b.status.aggregated_status.push(AggregatedStatusItem {
+        cluster_name: cluster.into(),
+        status: None,
+        applied: Some(true),
+        applied_message: None,
+        health: Some(health),
+    });
+}
+
+#[test]
+fn unhealthy_copies_are_remembered_from_their_first_sighting() {
+    let mut b = with_app_failover(
+        scheduled(binding(4, dynamic()), &[("a", 2), ("b", 2)], 900),
+        10,
+        None,
+    );
+    health_of(&mut b, "a", ResourceHealth::Unhealthy);
+    health_of(&mut b, "b", ResourceHealth::Healthy);
+    let since = track_unhealthy(&b, &UnhealthySince::new(), ts(1_000));
+    assert_eq!(since, [("a".to_string(), ts(1_000))].into());
+    // Still unhealthy later: the first sighting stays.
+    let again = track_unhealthy(&b, &since, ts(1_005));
+    assert_eq!(again, since);
+    // Health not reported (e.g. the Work is being rewritten): kept as it was.
+    b.status.aggregated_status.retain(|s| s.cluster_name != "a");
+    assert_eq!(track_unhealthy(&b, &since, ts(1_006)), since);
+    // Healthy (or Unknown) again: forgotten, so a later failure counts afresh.
+    health_of(&mut b, "a", ResourceHealth::Unknown);
+    assert!(track_unhealthy(&b, &since, ts(1_007)).is_empty());
+    // Not a target any more: forgotten.
+    health_of(&mut b, "a", ResourceHealth::Unhealthy);
+    b.spec.clusters.retain(|t| t.name != "a");
+    assert!(track_unhealthy(&b, &since, ts(1_008)).is_empty());
+    // Without application failover nothing is tracked.
+    let mut plain = scheduled(binding(4, dynamic()), &[("a", 4)], 900);
+    health_of(&mut plain, "a", ResourceHealth::Unhealthy);
+    assert!(track_unhealthy(&plain, &UnhealthySince::new(), ts(1_000)).is_empty());
+}
+
+#[test]
+fn application_failover_waits_for_the_toleration() {
+    let mut b = with_app_failover(
+        scheduled(binding(4, dynamic()), &[("a", 2), ("b", 2)], 900),
+        10,
+        None,
+    );
+    health_of(&mut b, "a", ResourceHealth::Unhealthy);
+    let since: UnhealthySince = [("a".to_string(), ts(1_000))].into();
+    let clusters = vec![
+        snap("a", 10_000, vec![]),
+        snap("b", 10_000, vec![]),
+        snap("c", 10_000, vec![]),
+    ];
+    // Within the toleration: nothing moves, a look at its end is scheduled.
+    let p = plan_with(
+        &b,
+        &clusters,
+        &Reservations::default(),
+        &opts(),
+        &since,
+        ts(1_004),
+    );
+    assert!(!p.spec_changed(&b) && p.result.is_none());
+    assert_eq!(p.recheck, Some(Duration::from_secs(6)));
+    let c = check_application_failover(&b, &since, ts(1_004));
+    assert!(c.evict.is_empty());
+    // Healthy again before the end: nothing to remember, nothing happens at the end.
+    health_of(&mut b, "a", ResourceHealth::Healthy);
+    let forgotten = track_unhealthy(&b, &since, ts(1_005));
+    let p = plan_with(
+        &b,
+        &clusters,
+        &Reservations::default(),
+        &opts(),
+        &forgotten,
+        ts(1_010),
+    );
+    assert!(!p.spec_changed(&b) && p.result.is_none() && p.recheck.is_none());
+    // Unhealthy for the whole toleration: the replicas move, with Karmada's task.
+    health_of(&mut b, "a", ResourceHealth::Unhealthy);
+    let p = plan_with(
+        &b,
+        &clusters,
+        &Reservations::default(),
+        &opts(),
+        &since,
+        ts(1_010),
+    );
+    assert_eq!(p.evicted_now, ["a"]);
+    assert_eq!(p.app_failed_now, ["a"]);
+    let t = targets(&p);
+    assert!(t.iter().all(|(n, _)| n != "a"), "{t:?}");
+    assert_eq!(t.iter().map(|(_, r)| r).sum::<i32>(), 4);
+    assert!(matches!(p.result, Some(Ok(_))));
+    let task = &p.tasks[0];
+    assert_eq!(task.from_cluster, "a");
+    assert_eq!(task.reason, "ApplicationFailure");
+    assert_eq!(
+        task.producer,
+        "resource-binding-application-failover-controller"
+    );
+    assert_eq!(task.replicas, Some(2));
+    assert_eq!(task.creation_timestamp, Some(Time(ts(1_010))));
+    // Default purge mode: Gracefully, with the policy's grace period (none set here).
+    assert_eq!(task.purge_mode, Some(PurgeMode::Gracefully));
+    assert_eq!(task.grace_period_seconds, None);
+    assert_eq!(p.recheck, Some(Duration::from_secs(600)));
+    // Once the task exists the cluster is not failed over again.
+    let mut moved = b.clone();
+    moved.spec.graceful_eviction_tasks = p.tasks.clone();
+    assert!(
+        check_application_failover(&moved, &since, ts(1_020))
+            .evict
+            .is_empty()
+    );
+    assert!(
+        track_unhealthy(&moved, &UnhealthySince::new(), ts(1_020)).is_empty(),
+        "a copy being evicted is not counted"
+    );
+}
+
+#[test]
+fn application_failover_purge_modes() {
+    let clusters = vec![snap("a", 10_000, vec![]), snap("b", 10_000, vec![])];
+    let since: UnhealthySince = [("a".to_string(), ts(1_000))].into();
+    let cases = [
+        (
+            Some(PurgeMode::Gracefully),
+            PurgeMode::Gracefully,
+            Some(120),
+            None,
+        ),
+        (
+            Some(PurgeMode::Graciously),
+            PurgeMode::Gracefully,
+            Some(120),
+            None,
+        ),
+        (Some(PurgeMode::Directly), PurgeMode::Directly, None, None),
+        (
+            Some(PurgeMode::Immediately),
+            PurgeMode::Directly,
+            None,
+            None,
+        ),
+        (Some(PurgeMode::Never), PurgeMode::Never, None, Some(true)),
+    ];
+    for (mode, written, grace, suppress) in cases {
+        let mut b = with_app_failover(scheduled(binding(2, dynamic()), &[("a", 2)], 900), 0, mode);
+        health_of(&mut b, "a", ResourceHealth::Unhealthy);
+        let p = plan_with(
+            &b,
+            &clusters,
+            &Reservations::default(),
+            &opts(),
+            &since,
+            ts(1_000),
+        );
+        assert_eq!(targets(&p), [("b".into(), 2)], "{mode:?}");
+        let task = &p.tasks[0];
+        assert_eq!(task.purge_mode, Some(written), "{mode:?}");
+        assert_eq!(task.grace_period_seconds, grace, "{mode:?}");
+        assert_eq!(task.suppress_deletion, suppress, "{mode:?}");
+        assert_eq!(task.keeps_work(), written != PurgeMode::Directly);
+        let recheck = match (written, grace) {
+            (PurgeMode::Never, _) => None,
+            (_, Some(s)) => Some(Duration::from_secs(u64::try_from(s).unwrap())),
+            _ => Some(Duration::from_secs(600)),
+        };
+        assert_eq!(p.recheck, recheck, "{mode:?}");
+    }
+}
+
+#[test]
+fn application_failover_on_a_cluster_binding_names_its_controller() {
+    let mut b = with_app_failover(scheduled(binding(2, dynamic()), &[("a", 2)], 900), 0, None);
+    b.key = BindingKey::Cluster { name: "x".into() };
+    health_of(&mut b, "a", ResourceHealth::Unhealthy);
+    let since: UnhealthySince = [("a".to_string(), ts(1_000))].into();
+    let clusters = vec![snap("a", 10_000, vec![]), snap("b", 10_000, vec![])];
+    let p = plan_with(
+        &b,
+        &clusters,
+        &Reservations::default(),
+        &opts(),
+        &since,
+        ts(1_000),
+    );
+    assert_eq!(
+        p.tasks[0].producer,
+        "cluster-resource-binding-application-failover-controller"
+    );
 }
 
 #[test]

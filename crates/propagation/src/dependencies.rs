@@ -170,14 +170,19 @@ impl DependencyGraph {
     }
 }
 
-/// The clusters a binding's dependencies must be in: its targets and the clusters it is
-/// still being evicted from.
+/// The clusters a binding's dependencies must be in: its targets and the clusters whose Work
+/// it keeps while it is being evicted from them.
 pub fn clusters_needing(binding: &ResourceBinding) -> Vec<TargetCluster> {
     let mut out: BTreeMap<&str, TargetCluster> = BTreeMap::new();
     for t in &binding.spec.clusters {
         out.insert(&t.name, t.clone());
     }
-    for task in &binding.spec.graceful_eviction_tasks {
+    for task in binding
+        .spec
+        .graceful_eviction_tasks
+        .iter()
+        .filter(|t| t.keeps_work())
+    {
         out.entry(&task.from_cluster)
             .or_insert_with(|| TargetCluster {
                 name: task.from_cluster.clone(),

@@ -178,6 +178,7 @@ pub struct ImageOverrider {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct ImagePredicate {
     /// JSON pointer to the image field (`/spec/template/spec/containers/0/image`).
+    /// It starts with `/`; a `~` in a key is written `~0`, a `/` `~1`.
     #[schemars(schema_with = "json_pointer_schema")]
     pub path: String,
 }
@@ -235,6 +236,7 @@ fn json_pointer_schema(_: &mut SchemaGenerator) -> Schema {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 pub struct PlaintextOverrider {
     /// JSON pointer of the field.
+    /// It starts with `/`; a `~` in a key is written `~0`, a `/` `~1`.
     #[schemars(schema_with = "json_pointer_schema")]
     pub path: String,
     /// add, remove or replace.
@@ -250,6 +252,7 @@ pub struct PlaintextOverrider {
 #[serde(rename_all = "camelCase")]
 pub struct FieldOverrider {
     /// JSON pointer of the string field.
+    /// It starts with `/`; a `~` in a key is written `~0`, a `/` `~1`.
     #[schemars(schema_with = "json_pointer_schema")]
     pub field_path: String,
     /// Changes when the field holds JSON.
@@ -265,6 +268,7 @@ pub struct FieldOverrider {
 #[serde(rename_all = "camelCase")]
 pub struct FieldPatchOperation {
     /// JSON pointer inside the document.
+    /// It starts with `/`; a `~` in a key is written `~0`, a `/` `~1`.
     #[schemars(schema_with = "json_pointer_schema")]
     pub sub_path: String,
     /// add, remove or replace.

@@ -178,6 +178,8 @@ pub struct ImageOverrider {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct ImagePredicate {
     /// JSON pointer to the image field (`/spec/template/spec/containers/0/image`).
+    /// It starts with `/`; a `~` in a key is written `~0`, a `/` `~1`.
+    #[schemars(schema_with = "json_pointer_schema")]
     pub path: String,
 }
 
@@ -216,10 +218,26 @@ fn add_remove_schema(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// A JSON pointer (RFC 6901) as the overriders take one: one or more `/`-prefixed tokens,
+/// `~` written only as `~0` (a `~`) or `~1` (a `/`). Karmada's schema leaves these fields plain
+/// strings and its webhook parses them; a pattern says the same in the schema, so any host
+/// refuses a bad pointer with 422 and `kubectl explain` shows the rule.
+pub const JSON_POINTER_PATTERN: &str = "^(/([^~]|~[01])*)+$";
+
+/// A string field holding a JSON pointer ([`JSON_POINTER_PATTERN`]).
+fn json_pointer_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "string",
+        "pattern": JSON_POINTER_PATTERN,
+    })
+}
+
 /// A JSON-pointer change.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 pub struct PlaintextOverrider {
     /// JSON pointer of the field.
+    /// It starts with `/`; a `~` in a key is written `~0`, a `/` `~1`.
+    #[schemars(schema_with = "json_pointer_schema")]
     pub path: String,
     /// add, remove or replace.
     pub operator: OverriderOperator,
@@ -234,6 +252,8 @@ pub struct PlaintextOverrider {
 #[serde(rename_all = "camelCase")]
 pub struct FieldOverrider {
     /// JSON pointer of the string field.
+    /// It starts with `/`; a `~` in a key is written `~0`, a `/` `~1`.
+    #[schemars(schema_with = "json_pointer_schema")]
     pub field_path: String,
     /// Changes when the field holds JSON.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -248,6 +268,8 @@ pub struct FieldOverrider {
 #[serde(rename_all = "camelCase")]
 pub struct FieldPatchOperation {
     /// JSON pointer inside the document.
+    /// It starts with `/`; a `~` in a key is written `~0`, a `/` `~1`.
+    #[schemars(schema_with = "json_pointer_schema")]
     pub sub_path: String,
     /// add, remove or replace.
     pub operator: OverriderOperator,

@@ -265,6 +265,97 @@ fn override_policy_sample() {
     );
 }
 
+/// An OverridePolicy with `overriders` as given, and what the CRD schema says of it: the
+/// (field, message) of each cause.
+fn override_causes(kind: &str, overriders: Value) -> Vec<(String, String)> {
+    let crd = match kind {
+        "OverridePolicy" => "overridepolicies.policy.karmada.io",
+        _ => "clusteroverridepolicies.policy.karmada.io",
+    };
+    let obj = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": kind,
+        "metadata": {"name": "op"},
+        "spec": {"overrideRules": [{"overriders": overriders}]},
+    });
+    schema_for(crd)
+        .validate(&obj)
+        .into_iter()
+        .map(|c| (c.field, c.message))
+        .collect()
+}
+
+#[test]
+fn override_schemas_refuse_bad_operators_and_pointers() {
+    let rule = "spec.overrideRules[0].overriders";
+    for kind in ["OverridePolicy", "ClusterOverridePolicy"] {
+        // An operator outside add/remove/replace.
+        let causes = override_causes(
+            kind,
+            json!({"plaintext": [{"path": "/spec/replicas", "operator": "merge", "value": 1}]}),
+        );
+        assert_eq!(causes.len(), 1, "{causes:?}");
+        assert_eq!(causes[0].0, format!("{rule}.plaintext[0].operator"));
+        assert!(
+            causes[0].1.contains("Unsupported value: \"merge\""),
+            "{causes:?}"
+        );
+        // command/args take add and remove only.
+        let causes = override_causes(
+            kind,
+            json!({"commandOverrider": [{"containerName": "c", "operator": "replace", "value": ["x"]}],
+                   "argsOverrider": [{"containerName": "c", "operator": "replace", "value": ["x"]}]}),
+        );
+        let fields: Vec<&str> = causes.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                format!("{rule}.commandOverrider[0].operator"),
+                format!("{rule}.argsOverrider[0].operator"),
+            ]
+        );
+        // Each pointer field: not starting with '/', and '~' not followed by 0 or 1.
+        for bad in ["spec/replicas", "", "/a~2b", "/a~"] {
+            let causes = override_causes(
+                kind,
+                json!({
+                    "plaintext": [{"path": bad, "operator": "remove"}],
+                    "imageOverrider": [{"predicate": {"path": bad}, "component": "Tag",
+                                        "operator": "replace", "value": "1"}],
+                    "fieldOverrider": [{"fieldPath": bad,
+                                        "yaml": [{"subPath": bad, "operator": "remove"}]}],
+                }),
+            );
+            let fields: Vec<&str> = causes.iter().map(|c| c.0.as_str()).collect();
+            assert_eq!(
+                fields,
+                [
+                    format!("{rule}.plaintext[0].path"),
+                    format!("{rule}.imageOverrider[0].predicate.path"),
+                    format!("{rule}.fieldOverrider[0].fieldPath"),
+                    format!("{rule}.fieldOverrider[0].yaml[0].subPath"),
+                ],
+                "{bad:?}"
+            );
+            assert!(causes[0].1.contains("should match"), "{causes:?}");
+        }
+    }
+    // Good pointers, escapes included.
+    for good in [
+        "/",
+        "/spec/replicas",
+        "/metadata/labels/app.kubernetes.io~1name",
+        "/a~0b",
+        "/x//y",
+    ] {
+        let causes = override_causes(
+            "OverridePolicy",
+            json!({"plaintext": [{"path": good, "operator": "remove"}],
+                   "fieldOverrider": [{"fieldPath": good, "json": [{"subPath": good, "operator": "remove"}]}]}),
+        );
+        assert!(causes.is_empty(), "{good:?}: {causes:?}");
+    }
+}
+
 #[test]
 fn cluster_override_policy_with_deprecated_fields() {
     let (cop, input): (ClusterOverridePolicy, _) =

@@ -42,6 +42,7 @@ impl RequestContext {
         Objects::new(&self.def, &self.server.storage)
             .with_merge_schema(schema)
             .with_requester(Some(self.user.requester()))
+            .with_plugins(&self.server.admission_plugins)
             .with_admission(self.server.admission.as_deref().map(|admission| {
                 objects::AdmissionScope {
                     admission,

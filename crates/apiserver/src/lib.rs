@@ -15,6 +15,7 @@ pub mod audit;
 pub mod auth;
 pub mod authz;
 pub mod binding;
+pub mod builtin_admission;
 pub mod crds;
 pub mod discovery;
 pub mod filter;

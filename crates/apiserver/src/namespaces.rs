@@ -1,6 +1,11 @@
 //! Namespace lifecycle: deleting a namespace marks it Terminating, deletes everything in it
 //! (every namespaced resource), then removes the namespace. Work interrupted by a restart
 //! resumes at start-up.
+//!
+//! The namespace's own DELETE is admitted like any other (compiled-in checks, webhooks). The
+//! cleanup runs the compiled-in checks on every delete, as kube's namespace controller deletes
+//! through the API: an object they refuse (e.g. a deletion-protected one on the host) stays,
+//! and so the namespace stays Terminating until it can go.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -34,6 +39,9 @@ pub async fn delete_namespace(
             )));
         }
     }
+    ctx.objects()
+        .admit_delete(&old.value(), options, dry_run)
+        .await?;
     if old.value().pointer("/metadata/deletionTimestamp").is_some() {
         return Ok(json_bytes(StatusCode::OK, old.bytes.clone()));
     }
@@ -83,6 +91,7 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
     };
     let mut seen = BTreeSet::new();
     let mut remaining = 0usize;
+    let mut refused = Vec::new();
     for def in server.registry.all() {
         if !def.namespaced || !seen.insert((def.group.clone(), def.plural.clone())) {
             continue;
@@ -99,15 +108,21 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
                 .unwrap_or_default()
                 .to_string();
             match Objects::new(&def, &server.storage)
+                .with_plugins(&server.admission_plugins)
                 .delete(Some(name), &obj_name, &DeleteOptions::default(), false)
                 .await
             {
                 Ok(w) if w.deleted => remaining -= 1,
                 Ok(_) => {}
                 Err(e) if e.code == 404 => remaining -= 1,
+                // Refused by admission: it stays, the rest of the namespace still goes.
+                Err(e) if e.code == 403 => refused.push(format!("{}/{obj_name}", def.plural)),
                 Err(e) => return Err(e),
             }
         }
+    }
+    if !refused.is_empty() {
+        tracing::debug!(namespace = %name, ?refused, "namespace cleanup: deletes refused");
     }
     if remaining > 0 {
         return Ok(false);

@@ -18,6 +18,7 @@ use flotilla_admission::{Attributes, Operation};
 
 use crate::admission::Admission;
 use crate::auth::UserInfo;
+use crate::builtin_admission::{self, PluginRequest, Plugins};
 use crate::request::{FieldValidation, ResourceVersion};
 
 /// How many times a patch without a precondition is re-applied after losing a write race.
@@ -400,6 +401,9 @@ pub struct Objects<'a> {
     pub merge_schema: Option<Arc<merge::Schema>>,
     /// Dynamic admission of writes; `None` for the server's own writes.
     pub admission: Option<AdmissionScope<'a>>,
+    /// Compiled-in validating admission ([`crate::builtin_admission`]); empty for the
+    /// server's own writes.
+    pub plugins: &'a Plugins,
     /// Who writes, for kinds that record it on create ([`ResourceDef::prepare_create`]).
     pub requester: Option<Requester<'a>>,
 }
@@ -411,8 +415,40 @@ impl<'a> Objects<'a> {
             storage,
             merge_schema: None,
             admission: None,
+            plugins: &[],
             requester: None,
         }
+    }
+
+    /// Writes go through these compiled-in admission checks.
+    pub fn with_plugins(mut self, plugins: &'a Plugins) -> Self {
+        self.plugins = plugins;
+        self
+    }
+
+    /// Runs the compiled-in admission checks.
+    fn admit_plugins(
+        &self,
+        operation: Operation,
+        subresource: Option<&str>,
+        object: Option<&Value>,
+        old_object: Option<&Value>,
+        dry_run: bool,
+    ) -> Result<(), ApiError> {
+        if self.plugins.is_empty() {
+            return Ok(());
+        }
+        builtin_admission::run(
+            self.plugins,
+            &PluginRequest {
+                operation,
+                def: self.def,
+                subresource,
+                object,
+                old_object,
+                dry_run,
+            },
+        )
     }
 
     pub fn with_requester(mut self, requester: Option<Requester<'a>>) -> Self {
@@ -508,14 +544,15 @@ impl<'a> Objects<'a> {
         Ok(warnings)
     }
 
-    /// Admission of a DELETE of `old`: mutating webhooks are called with no object (as
-    /// kube-apiserver does; nothing is left to change), then validating ones.
-    async fn admit_delete(
+    /// Admission of a DELETE of `old`: the compiled-in checks, mutating webhooks called with
+    /// no object (as kube-apiserver does; nothing is left to change), then validating ones.
+    pub(crate) async fn admit_delete(
         &self,
         old: &Value,
         options: &DeleteOptions,
         dry_run: bool,
     ) -> Result<(), ApiError> {
+        self.admit_plugins(Operation::Delete, None, None, Some(old), dry_run)?;
         let Some(scope) = self.admission else {
             return Ok(());
         };
@@ -533,7 +570,8 @@ impl<'a> Objects<'a> {
         Ok(())
     }
 
-    /// Validating admission; returns the webhooks' warnings.
+    /// Validating admission: the compiled-in checks, then the webhooks; returns the
+    /// webhooks' warnings.
     async fn admit_validating(
         &self,
         operation: Operation,
@@ -543,6 +581,7 @@ impl<'a> Objects<'a> {
         options: Value,
         dry_run: bool,
     ) -> Result<Vec<String>, ApiError> {
+        self.admit_plugins(operation, subresource, obj, old, dry_run)?;
         let Some(scope) = self.admission else {
             return Ok(Vec::new());
         };
@@ -1407,6 +1446,7 @@ impl<'a> Objects<'a> {
         // Admitted above as the Scale it is; the object write itself is not admitted again.
         let inner = Objects {
             admission: None,
+            plugins: &[],
             ..self.clone()
         };
         let mut written = inner.write_update(old, new, None, opts, false).await?;
@@ -1422,6 +1462,16 @@ impl<'a> Objects<'a> {
         scale: &Value,
         opts: &WriteOptions,
     ) -> Result<(Value, Vec<String>), ApiError> {
+        if !self.plugins.is_empty() {
+            let old_scale = self.scale_of(old)?;
+            self.admit_plugins(
+                Operation::Update,
+                Some("scale"),
+                Some(scale),
+                Some(&old_scale),
+                opts.dry_run,
+            )?;
+        }
         let Some(scope) = self.admission else {
             return Ok((scale.clone(), Vec::new()));
         };

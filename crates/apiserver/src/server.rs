@@ -82,6 +82,8 @@ pub struct ApiServer {
     pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
     /// Dynamic admission (present when the webhook configuration kinds are served).
     pub admission: Option<Arc<crate::admission::Admission>>,
+    /// Compiled-in validating admission, run before the validating webhooks.
+    pub admission_plugins: Vec<Arc<dyn crate::builtin_admission::ValidatingPlugin>>,
     /// The background loops (APIServices, CRDs, RBAC, namespace cleanup) and whatever else
     /// runs with this server; `tasks.shutdown` stops and joins them.
     pub tasks: crate::tasks::Tasks,
@@ -103,6 +105,8 @@ pub struct ServerOptions {
     /// The front-proxy client certificate and key (PEM) the aggregator presents to
     /// extension API servers.
     pub proxy_client: Option<(String, String)>,
+    /// Compiled-in validating admission checks, in order (see [`crate::builtin_admission`]).
+    pub admission_plugins: Vec<Arc<dyn crate::builtin_admission::ValidatingPlugin>>,
 }
 
 impl ApiServer {
@@ -155,6 +159,7 @@ impl ApiServer {
             };
         let server = Arc::new(Self {
             admission,
+            admission_plugins: options.admission_plugins,
             registry,
             storage,
             config,

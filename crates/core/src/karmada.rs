@@ -67,6 +67,12 @@ pub const MANAGED_LABELS_ANNOTATION: &str = "resourcetemplate.karmada.io/managed
 pub const MANAGED_ANNOTATIONS_ANNOTATION: &str = "resourcetemplate.karmada.io/managed-annotations";
 /// Label on a template that keeps the member's replicas (`"true"`).
 pub const RETAIN_REPLICAS_LABEL: &str = "resourcetemplate.karmada.io/retain-replicas";
+/// Label on a resource template (of any kind) that, set to [`DELETION_PROTECTED_ALWAYS`],
+/// makes the host refuse to delete it until the label is removed or changed (Karmada's
+/// `DeletionProtectionLabelKey`, checked by its `resourcedeletionprotection` webhook).
+pub const DELETION_PROTECTED_LABEL: &str = "resourcetemplate.karmada.io/deletion-protected";
+/// The one value of [`DELETION_PROTECTED_LABEL`] that protects; any other value does not.
+pub const DELETION_PROTECTED_ALWAYS: &str = "Always";
 /// Annotation on a template or Work: what to do when the member already has the object.
 pub const CONFLICT_RESOLUTION_ANNOTATION: &str = "work.karmada.io/conflict-resolution";
 /// [`CONFLICT_RESOLUTION_ANNOTATION`] value: take over the existing member object.
@@ -263,6 +269,11 @@ mod tests {
                 "work.karmada.io/conflict-resolution",
             ),
             (MANAGED_BY_KARMADA_LABEL, "karmada.io/managed"),
+            (
+                DELETION_PROTECTED_LABEL,
+                "resourcetemplate.karmada.io/deletion-protected",
+            ),
+            (DELETION_PROTECTED_ALWAYS, "Always"),
             (
                 RESOURCE_BINDING_NAME_ANNOTATION,
                 "resourcebinding.karmada.io/name",

@@ -4,11 +4,14 @@
 //! restarts). [`start`] runs it in-process (tests, local-up); `flotilla apiserver` runs it
 //! alone.
 //!
+//! - [`admission`]: the host's compiled-in admission (Karmada's deletion protection and
+//!   OverridePolicy validation), for every kind it serves;
 //! - [`csr_signer`]: the `kubernetes.io/kube-apiserver-client` signer, which answers approved
 //!   CertificateSigningRequests with certificates from the host's cluster CA;
 //! - [`token_controller`]: fills `kubernetes.io/service-account-token` Secrets with legacy
 //!   tokens, as kube-controller-manager's tokens controller does.
 
+pub mod admission;
 pub mod csr_signer;
 pub mod merged_reads;
 pub mod token_controller;
@@ -199,6 +202,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         },
     )?);
     options.service_account_issuer = Some(issuer.clone());
+    options.admission_plugins = admission::plugins();
     options.proxy_client = Some((
         pki.front_proxy_client.cert_pem.clone(),
         pki.front_proxy_client.key_pem.clone(),

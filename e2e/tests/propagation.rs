@@ -1265,12 +1265,14 @@ spec:
     let template = k.get_json(&["deploy", "-n", "shop", "web"]);
     let expected = |member: &str, eu: bool| {
         let mut spec = template["spec"].clone();
+        if member == "member2" {
+            spec["replicas"] = 1.into();
+        }
         let c = &mut spec["template"]["spec"]["containers"][0];
         if eu {
             c["image"] = "registry.eu.example.com/shop/web:1.0".into();
         }
         if member == "member2" {
-            spec["replicas"] = 1.into();
             c["resources"] = serde_json::json!({"limits": {"cpu": "500m"}});
         }
         spec

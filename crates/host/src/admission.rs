@@ -8,8 +8,9 @@
 //!   webhook) until the label is removed or set to anything else.
 //! - [`OverridePolicyValidation`]: an OverridePolicy or ClusterOverridePolicy that its CRD
 //!   schema accepts but that cannot be applied (a value missing for `add`/`replace`, JSON and
-//!   YAML changes on one field, the deprecated fields mixed with `overrideRules`) is refused
-//!   with `422 Invalid`, naming each field. What a schema can say (operators, JSON pointer
+//!   YAML changes on one field, the deprecated fields mixed with `overrideRules`, command or
+//!   args `replace`, label keys that are not qualified names: `flotilla_overrides::validate`)
+//!   is refused with `422 Invalid`, naming each field. What a schema can say (operators, JSON pointer
 //!   syntax) is said by the CRD schema in `flotilla_api::overrides`, so `kubectl explain`
 //!   shows it and any host enforces it.
 //!
@@ -23,7 +24,7 @@
 
 use std::sync::Arc;
 
-use flotilla_api::overrides::{FieldPatchOperation, OverrideSpec, OverriderOperator};
+use flotilla_api::overrides::OverrideSpec;
 use flotilla_apimachinery::{ApiError, Cause};
 use flotilla_apiserver::builtin_admission::{Operation, PluginRequest, ValidatingPlugin};
 use flotilla_core::karmada::{DELETION_PROTECTED_ALWAYS, DELETION_PROTECTED_LABEL};
@@ -122,6 +123,8 @@ impl ValidatingPlugin for OverridePolicyValidation {
             .map(|(field, message)| {
                 let reason = if message.starts_with("Required value") {
                     "FieldValueRequired"
+                } else if message.starts_with("Forbidden") {
+                    "FieldValueForbidden"
                 } else {
                     "FieldValueInvalid"
                 };
@@ -142,103 +145,11 @@ impl ValidatingPlugin for OverridePolicyValidation {
 
 /// What is wrong with an override spec beyond what its schema checks, as
 /// `(field path from the object root, message)` in kube's wording
-/// (`spec.overrideRules[0].overriders.plaintext[1].value`, `Required value: ...`).
-///
-/// This is the one place the host asks about an override spec's meaning; the overrides
-/// engine's own checks join through [`overrides_engine_problems`].
+/// (`spec.overrideRules[0].overriders.plaintext[1].value`, `Required value: ...`): the
+/// overrides engine's own checks (`flotilla_overrides::validate`), so admission and the
+/// engine cannot disagree about what a policy means.
 pub fn override_spec_problems(spec: &OverrideSpec) -> Vec<(String, String)> {
-    let mut out = overrides_engine_problems(spec);
-    let has_rules = !spec.override_rules.is_empty();
-    if has_rules && spec.target_cluster.is_some() {
-        out.push((
-            "spec.targetCluster".to_string(),
-            "Invalid value: \"object\": overrideRules and targetCluster can't co-exist".into(),
-        ));
-    }
-    if has_rules && spec.overriders.as_ref().is_some_and(|o| !o.is_empty()) {
-        out.push((
-            "spec.overriders".to_string(),
-            "Invalid value: \"object\": overrideRules and overriders can't co-exist".into(),
-        ));
-    }
-    let rules = spec
-        .override_rules
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (format!("spec.overrideRules[{i}].overriders"), &r.overriders))
-        .chain(
-            spec.overriders
-                .iter()
-                .map(|o| ("spec.overriders".to_string(), o)),
-        );
-    for (base, overriders) in rules {
-        for (i, p) in overriders.plaintext.iter().enumerate() {
-            check_value(
-                p.operator,
-                p.value.as_ref(),
-                &format!("{base}.plaintext[{i}].value"),
-                false,
-                &mut out,
-            );
-        }
-        for (i, f) in overriders.field_overrider.iter().enumerate() {
-            let path = format!("{base}.fieldOverrider[{i}]");
-            if !f.json.is_empty() && !f.yaml.is_empty() {
-                out.push((
-                    path.clone(),
-                    "Invalid value: \"object\": json and yaml are both set; only one is allowed"
-                        .into(),
-                ));
-            }
-            for (list, ops) in [("json", &f.json), ("yaml", &f.yaml)] {
-                check_field_ops(ops, &format!("{path}.{list}"), &mut out);
-            }
-        }
-    }
-    out
-}
-
-/// The overrides engine's view of `spec`: where `flotilla_overrides::validate` plugs in once
-/// that crate lands (its `(field path, message)` pairs, with paths from the object root; a
-/// message in kube's wording, `Invalid value: ...`, `Required value: ...`, is shown as is).
-/// Until then the engine has nothing to add.
-pub fn overrides_engine_problems(_spec: &OverrideSpec) -> Vec<(String, String)> {
-    Vec::new()
-}
-
-fn check_field_ops(ops: &[FieldPatchOperation], base: &str, out: &mut Vec<(String, String)>) {
-    for (i, op) in ops.iter().enumerate() {
-        check_value(
-            op.operator,
-            op.value.as_ref(),
-            &format!("{base}[{i}].value"),
-            true,
-            out,
-        );
-    }
-}
-
-/// `add` and `replace` need a value; `remove` takes none where `forbid_on_remove` (inside a
-/// field's document, as Karmada checks; a plaintext `remove` ignores its value).
-fn check_value(
-    operator: OverriderOperator,
-    value: Option<&Value>,
-    path: &str,
-    forbid_on_remove: bool,
-    out: &mut Vec<(String, String)>,
-) {
-    let present = value.is_some_and(|v| !v.is_null());
-    match operator {
-        OverriderOperator::Add | OverriderOperator::Replace if !present => out.push((
-            path.to_string(),
-            "Required value: a value is required for the add and replace operators".into(),
-        )),
-        OverriderOperator::Remove if present && forbid_on_remove => out.push((
-            path.to_string(),
-            "Forbidden: a value is not allowed for the remove operator".into(),
-        )),
-        _ => {}
-    }
+    flotilla_overrides::validate(spec)
 }
 
 #[cfg(test)]

@@ -1046,45 +1046,31 @@ async fn override_changes(host: &kube::Client, changes: u32, cm: &Proc) {
     for round in 1..=changes {
         let marker = format!("round-{round}");
         let seen: Arc<Mutex<std::collections::HashSet<String>>> = Arc::default();
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let all_seen = Arc::new(tokio::sync::Notify::new());
+        let (synced_tx, synced) = tokio::sync::oneshot::channel();
         let watch = {
-            let seen = seen.clone();
-            let works = works.clone();
-            let marker = marker.clone();
-            tokio::spawn(async move {
-                let mut tx = Some(tx);
-                let stream = watcher::watcher(works, watcher::Config::default());
-                futures::pin_mut!(stream);
-                while let Ok(Some(event)) = stream.try_next().await {
-                    let objs: Vec<Work> = match event {
-                        watcher::Event::Apply(w) | watcher::Event::InitApply(w) => vec![w],
-                        _ => continue,
-                    };
-                    for w in objs {
-                        let carries = w
-                            .metadata
-                            .annotations
-                            .as_ref()
-                            .and_then(|a| a.get("policy.karmada.io/applied-cluster-overrides"))
-                            .is_some_and(|v| v.contains(&marker));
-                        if carries {
-                            let key = format!(
-                                "{}/{}",
-                                w.metadata.namespace.clone().unwrap_or_default(),
-                                w.metadata.name.clone().unwrap_or_default()
-                            );
-                            let mut s = seen.lock();
-                            s.insert(key);
-                            if s.len() >= total {
-                                if let Some(tx) = tx.take() {
-                                    let _ = tx.send(());
-                                }
-                            }
-                        }
+            let (seen, all_seen, marker) = (seen.clone(), all_seen.clone(), marker.clone());
+            watch(works.clone(), synced_tx, move |w: Work, _| {
+                let carries = w
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get("policy.karmada.io/applied-cluster-overrides"))
+                    .is_some_and(|v| v.contains(&marker));
+                if carries {
+                    let mut s = seen.lock();
+                    s.insert(format!(
+                        "{}/{}",
+                        w.metadata.namespace.clone().unwrap_or_default(),
+                        w.metadata.name.clone().unwrap_or_default()
+                    ));
+                    if s.len() >= total {
+                        all_seen.notify_one();
                     }
                 }
             })
         };
+        synced.await.unwrap();
         let (cpu0, _, _) = usage(cm);
         let t = Instant::now();
         let body = json!({
@@ -1101,7 +1087,7 @@ async fn override_changes(host: &kube::Client, changes: u32, cm: &Proc) {
         )
         .await
         .unwrap();
-        let done = tokio::time::timeout(Duration::from_secs(300), rx)
+        let done = tokio::time::timeout(Duration::from_secs(300), all_seen.notified())
             .await
             .is_ok();
         let elapsed = t.elapsed().as_secs_f64();

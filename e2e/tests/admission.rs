@@ -19,10 +19,8 @@
 
 mod support;
 
-use std::path::Path;
 use std::time::Duration;
 
-use serde_json::Value;
 use support::{ApiserverProcess, Kubectl, deployment_yaml, eventually, kubectl_binary};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -45,30 +43,6 @@ fn wait<T>(up: &ApiserverProcess, what: &str, check: impl FnMut() -> Result<T, S
             std::panic::resume_unwind(e)
         }
     }
-}
-
-/// `kubectl get ARGS -o json`: `Ok(None)` on NotFound, `Err` on any other failure.
-fn try_get(k: &Kubectl, args: &[&str]) -> Result<Option<Value>, String> {
-    let mut full = vec!["get"];
-    full.extend_from_slice(args);
-    full.extend_from_slice(&["-o", "json"]);
-    let out = k.run(&full);
-    if out.status.success() {
-        return serde_json::from_str(&out.stdout)
-            .map(Some)
-            .map_err(|e| format!("invalid JSON ({e}): {}", out.stdout));
-    }
-    if out.stderr.contains("NotFound") || out.stderr.contains("not found") {
-        return Ok(None);
-    }
-    Err(format!("{}: {}", k.describe(&full), out.stderr))
-}
-
-/// Writes `yaml` to `dir/name.yaml` and runs `kubectl apply -f` on it, whatever the outcome.
-fn apply(k: &Kubectl, dir: &Path, name: &str, yaml: &str) -> support::Output {
-    let file = dir.join(format!("{name}.yaml"));
-    std::fs::write(&file, yaml).unwrap();
-    k.run(&["apply", "-f", file.to_str().unwrap()])
 }
 
 const POLICY: &str = r#"apiVersion: policy.karmada.io/v1alpha1
@@ -107,17 +81,16 @@ fn deletion_protected_templates_stay_until_the_label_goes() {
     });
 
     // A template propagated to member1, then protected.
-    let out = apply(
-        &host,
+    let out = host.apply_file(
         dir,
         "web",
         &deployment_yaml("default", "web", 1, "100m", "nginx:1"),
     );
     assert!(out.status.success(), "{}", out.stderr);
-    let out = apply(&host, dir, "policy", POLICY);
+    let out = host.apply_file(dir, "policy", POLICY);
     assert!(out.status.success(), "{}", out.stderr);
     wait(&up, "web in member1", || {
-        match try_get(&member, &["deploy", "web"])? {
+        match member.try_get(&["deploy", "web"])? {
             Some(_) => Ok(()),
             None => Err("not yet".into()),
         }
@@ -133,13 +106,13 @@ fn deletion_protected_templates_stay_until_the_label_goes() {
     // Refused under a server-side dry run as well.
     let out = host.fails(&["delete", "deploy", "web", "--dry-run=server"]);
     assert!(out.stderr.contains(REFUSAL), "{}", out.stderr);
-    let kept = try_get(&host, &["deploy", "web"]).unwrap();
+    let kept = host.try_get(&["deploy", "web"]).unwrap();
     assert!(
         kept.as_ref()
             .is_some_and(|d| d["metadata"]["deletionTimestamp"].is_null()),
         "the protected template changed: {kept:?}"
     );
-    assert!(try_get(&member, &["deploy", "web"]).unwrap().is_some());
+    assert!(member.try_get(&["deploy", "web"]).unwrap().is_some());
 
     // Any other value protects nothing; `delete --all` takes the others and refuses the one.
     for (name, value) in [
@@ -159,19 +132,19 @@ fn deletion_protected_templates_stay_until_the_label_goes() {
         "{}",
         out.stdout
     );
-    assert!(try_get(&host, &["configmap", "kept"]).unwrap().is_some());
+    assert!(host.try_get(&["configmap", "kept"]).unwrap().is_some());
 
     // Without the label, deleting works, and the member's copy goes too.
     host.ok(&["label", "deploy", "web", &format!("{LABEL}-")]);
     host.ok(&["delete", "deploy", "web"]);
     wait(&up, "web gone from the host", || {
-        match try_get(&host, &["deploy", "web"])? {
+        match host.try_get(&["deploy", "web"])? {
             None => Ok(()),
             Some(d) => Err(d["metadata"].to_string()),
         }
     });
     wait(&up, "web gone from member1", || {
-        match try_get(&member, &["deploy", "web"])? {
+        match member.try_get(&["deploy", "web"])? {
             None => Ok(()),
             Some(_) => Err("still there".into()),
         }
@@ -262,7 +235,7 @@ fn override_policies_that_cannot_apply_are_refused() {
             "clusteroverridepolicy"
         };
         for (name, overriders, field) in &cases {
-            let out = apply(&k, dir, name, &override_policy(kind, name, overriders));
+            let out = k.apply_file(dir, name, &override_policy(kind, name, overriders));
             assert!(
                 !out.status.success(),
                 "{kind} {name} was accepted: {}",
@@ -273,7 +246,7 @@ fn override_policies_that_cannot_apply_are_refused() {
                 "{kind} {name}: wanted \"is invalid\" naming {field}:\n{}",
                 out.stderr
             );
-            let stored = try_get(&k, &[resource, name]).unwrap();
+            let stored = k.try_get(&[resource, name]).unwrap();
             assert!(stored.is_none(), "{kind} {name} was stored: {stored:?}");
         }
         let good = override_policy(
@@ -285,9 +258,9 @@ fn override_policies_that_cannot_apply_are_refused() {
                 commandOverrider: [{containerName: web, operator: add, value: [--verbose]}],
                 fieldOverrider: [{fieldPath: /data/config, yaml: [{subPath: /server/port, operator: replace, value: 8081}]}]}"#,
         );
-        let out = apply(&k, dir, "good", &good);
+        let out = k.apply_file(dir, "good", &good);
         assert!(out.status.success(), "{kind} good: {}", out.stderr);
-        let stored = try_get(&k, &[resource, "good"]).unwrap().unwrap();
+        let stored = k.try_get(&[resource, "good"]).unwrap().unwrap();
         assert_eq!(
             stored["spec"]["overrideRules"][0]["overriders"]["plaintext"][0]["value"],
             2

@@ -52,9 +52,8 @@ fn join(host_kubeconfig: &Path, name: &str, member: &ApiserverProcess) {
 }
 
 fn apply(k: &Kubectl, dir: &Path, name: &str, body: &str) {
-    let file = dir.join(format!("{name}.yaml"));
-    std::fs::write(&file, body).unwrap();
-    k.ok(&["apply", "-f", file.to_str().unwrap()]);
+    let out = k.apply_file(dir, name, body);
+    assert!(out.status.success(), "kubectl apply {name}: {}", out.stderr);
 }
 
 const DEPLOYMENT: &str = r#"apiVersion: apps/v1

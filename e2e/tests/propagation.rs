@@ -139,32 +139,13 @@ impl Env {
 
     /// Like [`Env::apply`], returning the output whatever the exit status.
     fn try_apply(&self, k: &Kubectl, name: &str, yaml: &str) -> support::Output {
-        let file = self.dir.join(format!("{name}.yaml"));
-        std::fs::write(&file, yaml).unwrap();
-        k.run(&["apply", "-f", file.to_str().unwrap()])
+        k.apply_file(&self.dir, name, yaml)
     }
-}
-
-/// `kubectl get ARGS -o json`: `Ok(None)` on NotFound, `Err` on any other failure.
-fn try_get(k: &Kubectl, args: &[&str]) -> Result<Option<Value>, String> {
-    let mut full = vec!["get"];
-    full.extend_from_slice(args);
-    full.extend_from_slice(&["-o", "json"]);
-    let out = k.run(&full);
-    if out.status.success() {
-        return serde_json::from_str(&out.stdout)
-            .map(Some)
-            .map_err(|e| format!("invalid JSON ({e}): {}", out.stdout));
-    }
-    if out.stderr.contains("NotFound") || out.stderr.contains("not found") {
-        return Ok(None);
-    }
-    Err(format!("{}: {}", k.describe(&full), out.stderr))
 }
 
 /// `spec.replicas` of Deployment NS/NAME in a member (`None`: not there).
 fn member_replicas(m: &Kubectl, ns: &str, name: &str) -> Result<Option<i64>, String> {
-    Ok(try_get(m, &["deploy", "-n", ns, name])?
+    Ok(m.try_get(&["deploy", "-n", ns, name])?
         .map(|d| d["spec"]["replicas"].as_i64().unwrap_or(1)))
 }
 
@@ -441,7 +422,7 @@ fn deployment_is_divided_by_free_capacity_updated_scaled_and_deleted() {
         }
     });
     env.wait("web-deployment binding and its Works gone", || {
-        let rb = try_get(k, &["rb", "-n", "shop", "web-deployment"])?;
+        let rb = k.try_get(&["rb", "-n", "shop", "web-deployment"])?;
         let works = works_for(k, "Deployment", "shop", "web");
         if rb.is_none() && works.is_empty() {
             Ok(())
@@ -468,7 +449,7 @@ fn workloads_namespaces_crds_and_cluster_scoped_objects_propagate() {
     k127.ok(&["create", "namespace", "team-x"]);
     env.wait("team-x in every member", || {
         for m in MEMBERS {
-            if try_get(env.member(m), &["namespace", "team-x"])?.is_none() {
+            if env.member(m).try_get(&["namespace", "team-x"])?.is_none() {
                 return Err(format!("not in {m}"));
             }
         }
@@ -477,7 +458,7 @@ fn workloads_namespaces_crds_and_cluster_scoped_objects_propagate() {
     k127.ok(&["delete", "namespace", "team-x", "--wait=false"]);
     env.wait("team-x removed from every member", || {
         for m in MEMBERS {
-            if let Some(ns) = try_get(env.member(m), &["namespace", "team-x"])? {
+            if let Some(ns) = env.member(m).try_get(&["namespace", "team-x"])? {
                 return Err(format!("{m}: {}", ns["status"]));
             }
         }
@@ -536,7 +517,7 @@ spec:
     .unwrap();
     k.ok(&["apply", "-f", workloads.to_str().unwrap()]);
     assert!(
-        try_get(k, &["rb", "-n", "apps", "late-deployment"])
+        k.try_get(&["rb", "-n", "apps", "late-deployment"])
             .unwrap()
             .is_none(),
         "a binding for a template no policy selects"
@@ -589,7 +570,7 @@ spec:
 
     env.wait("settings ConfigMap in every member", || {
         for m in MEMBERS {
-            let cm = try_get(env.member(m), &["cm", "-n", "apps", "settings"])?;
+            let cm = env.member(m).try_get(&["cm", "-n", "apps", "settings"])?;
             if cm.as_ref().map(|c| &c["data"]["color"]) != Some(&Value::from("blue")) {
                 return Err(format!("{m}: {cm:?}"));
             }
@@ -629,7 +610,8 @@ spec:
     });
     for m in ["member1", "member3"] {
         assert!(
-            try_get(env.member(m), &["job", "-n", "apps", "once"])
+            env.member(m)
+                .try_get(&["job", "-n", "apps", "once"])
                 .unwrap()
                 .is_none(),
             "Job once propagated to {m} outside its policy"
@@ -696,7 +678,7 @@ spec:
     let widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: apps}\nspec: {size: 3}\n";
     env.wait("widget-reader in every member", || {
         for m in MEMBERS {
-            let role = try_get(env.member(m), &["clusterrole", "widget-reader"])?;
+            let role = env.member(m).try_get(&["clusterrole", "widget-reader"])?;
             if role.as_ref().map(|r| &r["rules"][0]["resources"][0])
                 != Some(&Value::from("widgets"))
             {
@@ -779,7 +761,7 @@ fn conflicts_rejections_and_invalid_policies() {
 
     k.ok(&["create", "namespace", "conf"]);
     env.wait("conf in member2", || {
-        try_get(m2, &["namespace", "conf"])?
+        m2.try_get(&["namespace", "conf"])?
             .map(|_| ())
             .ok_or_else(|| "not yet".to_string())
     });
@@ -816,7 +798,7 @@ spec:
     );
     env.wait("mine applied in member1 and member3", || {
         for m in ["member1", "member3"] {
-            let cm = try_get(env.member(m), &["cm", "-n", "conf", "mine"])?;
+            let cm = env.member(m).try_get(&["cm", "-n", "conf", "mine"])?;
             if cm.as_ref().map(|c| &c["data"]["owner"]) != Some(&Value::from("host")) {
                 return Err(format!("{m}: {cm:?}"));
             }
@@ -915,7 +897,7 @@ data: {owner: host}
     for m in ["member1", "member3"] {
         env.wait(&format!("locked applied in {m}"), || {
             let c = work_applied(k, m, "ConfigMap", "conf", "locked")?;
-            let cm = try_get(env.member(m), &["cm", "-n", "conf", "locked"])?;
+            let cm = env.member(m).try_get(&["cm", "-n", "conf", "locked"])?;
             if c["status"] == "True"
                 && cm.as_ref().map(|c| &c["data"]["owner"]) == Some(&Value::from("host"))
             {
@@ -959,7 +941,7 @@ spec:
         out.stderr
     );
     assert!(
-        try_get(k, &["pp", "-n", "default", "bogus"])
+        k.try_get(&["pp", "-n", "default", "bogus"])
             .unwrap()
             .is_none()
     );
@@ -983,7 +965,7 @@ spec:
         out.stderr
     );
     assert!(
-        try_get(k, &["pp", "-n", "default", "empty"])
+        k.try_get(&["pp", "-n", "default", "empty"])
             .unwrap()
             .is_none()
     );
@@ -1001,7 +983,7 @@ spec:
       matchExpressions: [{key: app, operator: Foo, values: [x]}]
 "#;
     let out = env.try_apply(k, "foo", foo);
-    let stored = try_get(k, &["pp", "-n", "default", "foo"]).unwrap();
+    let stored = k.try_get(&["pp", "-n", "default", "foo"]).unwrap();
     assert!(
         !out.status.success() && stored.is_none(),
         "a labelSelector with operator Foo was accepted and stored: {}{}",
@@ -1020,7 +1002,7 @@ fn kill_nine_mid_rollout_converges_after_restart() {
     env.host.ok(&["create", "namespace", "crash"]);
     env.wait("crash namespace in every member", || {
         for m in MEMBERS {
-            if try_get(env.member(m), &["namespace", "crash"])?.is_none() {
+            if env.member(m).try_get(&["namespace", "crash"])?.is_none() {
                 return Err(format!("not in {m}"));
             }
         }
@@ -1060,7 +1042,9 @@ fn kill_nine_mid_rollout_converges_after_restart() {
     let k = &env.host;
 
     let rb = env.wait("app-deployment scheduled over 6 replicas", || {
-        let rb = try_get(k, &["rb", "-n", "crash", "app-deployment"])?.ok_or("no binding")?;
+        let rb = k
+            .try_get(&["rb", "-n", "crash", "app-deployment"])?
+            .ok_or("no binding")?;
         let sum: i64 = rb["spec"]["clusters"]
             .as_array()
             .into_iter()
@@ -1121,7 +1105,9 @@ fn kill_nine_mid_rollout_converges_after_restart() {
 fn members_with(env: &Env, kind: &str, ns: &str, name: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for m in MEMBERS {
-        if try_get(env.member(m), &[kind, "-n", ns, name])?
+        if env
+            .member(m)
+            .try_get(&[kind, "-n", ns, name])?
             .is_some_and(|o| o["metadata"]["deletionTimestamp"].is_null())
         {
             out.push(m.to_string());
@@ -1280,7 +1266,9 @@ spec:
     let compare = |eu_members: &[&str]| {
         env.wait("each member's copy as its overrides say", || {
             for m in ["member1", "member2"] {
-                let got = try_get(env.member(m), &["deploy", "-n", "shop", "web"])?
+                let got = env
+                    .member(m)
+                    .try_get(&["deploy", "-n", "shop", "web"])?
                     .ok_or_else(|| format!("web not in {m} yet"))?;
                 let want = expected(m, eu_members.contains(&m));
                 // The member fills defaults in (strategy, terminationMessagePath, ...): every

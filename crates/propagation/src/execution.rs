@@ -382,18 +382,13 @@ impl Execution {
                 conditions: crate::aggregate::with_condition(&current.conditions, applied),
                 manifest_statuses: statuses,
             };
-            let patch = json!({"status": status});
-            api.patch_status(
+            self.write_status(
+                &api,
                 name,
-                &PatchParams {
-                    field_manager: Some(EXECUTION_MANAGER.into()),
-                    ..Default::default()
-                },
-                &Patch::Merge(patch),
+                json!({"status": status}),
+                "writing the status of Work",
             )
-            .await
-            .map_err(host_err("writing the status of Work", name))?;
-            self.ctx.metrics.wrote("work_status");
+            .await?;
         }
         if ok {
             Ok(Next::Done)
@@ -440,6 +435,24 @@ impl Execution {
         );
         let conditions = crate::aggregate::with_condition(current, condition);
         let patch = json!({"status": {"conditions": conditions}});
+        self.write_status(
+            api,
+            name,
+            patch,
+            "writing the Dispatching condition of Work",
+        )
+        .await?;
+        Ok(Some(conditions))
+    }
+
+    /// One merge patch of a Work's status, as the execution controller.
+    async fn write_status(
+        &self,
+        api: &Api<Work>,
+        name: &str,
+        patch: Value,
+        action: &'static str,
+    ) -> Result<(), Error> {
         api.patch_status(
             name,
             &PatchParams {
@@ -449,9 +462,9 @@ impl Execution {
             &Patch::Merge(patch),
         )
         .await
-        .map_err(host_err("writing the Dispatching condition of Work", name))?;
+        .map_err(host_err(action, name))?;
         self.ctx.metrics.wrote("work_status");
-        Ok(Some(conditions))
+        Ok(())
     }
 
     /// The store of the member watch of `gvk`, started (or restarted for a new client) here.

@@ -261,6 +261,30 @@ impl Kubectl {
         })
     }
 
+    /// `get ARGS -o json`: `Ok(None)` on NotFound, `Err` on any other failure.
+    pub fn try_get(&self, args: &[&str]) -> Result<Option<serde_json::Value>, String> {
+        let mut full = vec!["get"];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["-o", "json"]);
+        let out = self.run(&full);
+        if out.status.success() {
+            return serde_json::from_str(&out.stdout)
+                .map(Some)
+                .map_err(|e| format!("invalid JSON ({e}): {}", out.stdout));
+        }
+        if out.stderr.contains("NotFound") || out.stderr.contains("not found") {
+            return Ok(None);
+        }
+        Err(format!("{}: {}", self.describe(&full), out.stderr))
+    }
+
+    /// Writes `yaml` to `dir/NAME.yaml` and runs `apply -f` on it, whatever the outcome.
+    pub fn apply_file(&self, dir: &Path, name: &str, yaml: &str) -> Output {
+        let file = dir.join(format!("{name}.yaml"));
+        std::fs::write(&file, yaml).unwrap();
+        self.run(&["apply", "-f", file.to_str().unwrap()])
+    }
+
     pub fn describe(&self, args: &[&str]) -> String {
         let name = self
             .bin

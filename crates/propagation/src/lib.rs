@@ -18,7 +18,9 @@
 //! - [`detector`]: watches every propagatable kind (found by [`registry`] at run time) and the
 //!   policies, claims templates and writes their bindings, and warns on the policies about
 //!   fields it does not implement;
-//! - [`render`] (pure): a binding's Work for one cluster;
+//! - [`render`] (pure): a binding's Work for one cluster, with the override policies that
+//!   match the template applied (`flotilla_overrides`; which policies match and which
+//!   bindings a policy or Cluster change concerns: `overrides`);
 //! - [`binding`]: Works from bindings, the bindings' status from the Works, the templates'
 //!   status from the bindings ([`aggregate`], pure, and `flotilla_interpreter`);
 //! - [`dependencies`]: with `propagateDeps`, the ConfigMaps, Secrets, ServiceAccounts and

@@ -40,6 +40,9 @@ pub const FIELD_MANAGER: &str = "flotilla-scheduler";
 pub const EVICTION_PRODUCER: &str = "flotilla-scheduler";
 /// `reason` of graceful eviction tasks added for an untolerated NoExecute taint.
 pub const EVICTION_REASON_TAINT: &str = "TaintUntolerated";
+/// `reason` of graceful eviction tasks added when a reschedule (`rescheduleTriggeredAt`)
+/// moves every replica off a cluster.
+pub const EVICTION_REASON_RESCHEDULED: &str = "Rescheduled";
 /// `reason` of graceful eviction tasks added by application failover (Karmada's).
 pub const EVICTION_REASON_APPLICATION_FAILURE: &str = "ApplicationFailure";
 /// `producer` of application failover's tasks on ResourceBindings (Karmada's controller name).

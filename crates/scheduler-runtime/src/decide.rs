@@ -471,7 +471,10 @@ pub struct EvictionCheck {
 /// (or applied when health is not known), and, for a workload whose reflected status counts
 /// replicas, with at least the replicas assigned to that cluster available. The count closes
 /// the window in which the status still describes the copy from before the move (healthy
-/// with fewer replicas) while the member has not yet seen its new share.
+/// with fewer replicas) while the member has not yet seen its new share. A copy with
+/// replicas whose health is not known counts only once its status shows them available:
+/// a copy just created on a cluster new to the binding is applied well before any status
+/// is reflected, and "applied" says nothing about its replicas running.
 fn copy_is_up(target: &TargetCluster, status: &ResourceBindingStatus) -> bool {
     let Some(item) = status
         .aggregated_status
@@ -502,7 +505,7 @@ fn copy_is_up(target: &TargetCluster, status: &ResourceBindingStatus) -> bool {
             .unwrap_or(0);
         return available >= i64::from(target.replicas);
     }
-    true
+    target.replicas == 0 || item.health == Some(ResourceHealth::Healthy)
 }
 
 /// A task ends once every target cluster reports its copy up ([`copy_is_up`]), or once its

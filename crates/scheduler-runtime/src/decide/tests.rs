@@ -1204,3 +1204,47 @@ fn a_reschedule_of_a_kind_without_replicas_adds_no_task() {
     assert_eq!(targets(&p), [("b".into(), 0)]);
     assert!(p.tasks.is_empty());
 }
+
+#[test]
+fn a_copy_only_applied_is_not_a_replacement_until_its_replicas_are_available() {
+    let task = GracefulEvictionTask {
+        from_cluster: "a".into(),
+        reason: EVICTION_REASON_RESCHEDULED.into(),
+        producer: EVICTION_PRODUCER.into(),
+        creation_timestamp: Some(Time(ts(900))),
+        ..GracefulEvictionTask::default()
+    };
+    let target = |replicas| TargetCluster {
+        name: "c".into(),
+        replicas,
+        components: vec![],
+    };
+    let check = |replicas: i32, item: AggregatedStatusItem| {
+        let status = ResourceBindingStatus {
+            aggregated_status: vec![item],
+            ..ResourceBindingStatus::default()
+        };
+        check_evictions(
+            std::slice::from_ref(&task),
+            &[target(replicas)],
+            &status,
+            Duration::from_secs(600),
+            ts(1_000),
+        )
+    };
+    // The Work on c was just applied; the member has reported nothing about the copy yet.
+    let applied = AggregatedStatusItem {
+        cluster_name: "c".into(),
+        status: None,
+        applied: Some(true),
+        applied_message: None,
+        health: None,
+    };
+    assert_eq!(check(4, applied.clone()).keep.len(), 1);
+    // Health unknown, but the reflected status shows the four available.
+    let mut counted = healthy_item("c", Some(4));
+    counted.health = Some(ResourceHealth::Unknown);
+    assert_eq!(check(4, counted).finished, ["a"]);
+    // A copy without replicas counts once applied.
+    assert_eq!(check(0, applied).finished, ["a"]);
+}

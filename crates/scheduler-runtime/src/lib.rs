@@ -11,7 +11,8 @@
 //! ```
 //!
 //! - [`decide`]: pure decisions: does a binding need scheduling, which clusters must it leave
-//!   (NoExecute failover), which eviction tasks are finished, what status to write;
+//!   (NoExecute and application failover, replicas a reschedule moved), which eviction tasks
+//!   are finished, what status to write;
 //! - [`clusters`]: the cluster snapshot index and the reservation bookkeeping;
 //! - [`engine`]: watchers, workers and the writes;
 //! - [`metrics`]: Prometheus counters and the latency histogram.
@@ -55,7 +56,7 @@ pub const PRODUCER_CRB_APPLICATION_FAILOVER: &str =
 pub const EVENT_SCHEDULE_SUCCEED: &str = "ScheduleBindingSucceed";
 /// Event reason: scheduling failed.
 pub const EVENT_SCHEDULE_FAILED: &str = "ScheduleBindingFailed";
-/// Event reason: replicas moved away from a tainted cluster.
+/// Event reason: replicas moved away from a cluster (failover, or a reschedule).
 pub const EVENT_EVICT: &str = "EvictWorkloadFromCluster";
 
 /// Errors of the scheduling loop (each is logged and retried by the loop itself; they are

@@ -508,7 +508,7 @@ fn copy_is_up(target: &TargetCluster, status: &ResourceBindingStatus) -> bool {
     target.replicas == 0 || item.health == Some(ResourceHealth::Healthy)
 }
 
-/// A task ends once every target cluster reports its copy up ([`copy_is_up`]), or once its
+/// A task ends once every target cluster reports its copy up (see `copy_is_up`), or once its
 /// grace period (the task's own, else `grace`) has passed. A task with `suppressDeletion:
 /// true` (purge mode Never) stays until a user sets it to `false`, and then ends at once. A
 /// task without a creation time gets `now` (and is kept).

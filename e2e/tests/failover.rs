@@ -12,6 +12,11 @@
 //! - throughout, the host's `kubectl get deploy` READY count (sampled every 200 ms) never
 //!   reaches 0.
 //!
+//! A planned move goes the same way: web, divided `Aggregated` over two small members
+//! (3/3), is consolidated by `flotillactl reschedule` onto a larger member3 that joined
+//! since; member1 and member2 get graceful eviction tasks (reason `Rescheduled`) and keep
+//! their Works until member3 runs all six, and the host's READY count never reaches 0.
+//!
 //! Needs the binaries: `cargo build --bin flotilla --bin flotillactl` (or `FLOTILLA_BIN`,
 //! `FLOTILLACTL_BIN`).
 
@@ -542,4 +547,209 @@ fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
         ready.len(),
         bindings.len()
     );
+}
+
+/// Divided `Aggregated`: as few members as hold the replicas, the roomiest first. No
+/// `failover` block: the move off a member is graceful by default.
+const AGGREGATED_POLICY: &str = r#"apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: web
+  namespace: default
+spec:
+  resourceSelectors:
+  - apiVersion: apps/v1
+    kind: Deployment
+    name: web
+  placement:
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Aggregated
+"#;
+
+/// `flotillactl reschedule deployment/web`.
+fn reschedule_web(host_kubeconfig: &Path) {
+    let mut cmd = Command::new(flotillactl_bin());
+    cmd.arg("--kubeconfig").arg(host_kubeconfig).args([
+        "reschedule",
+        "deployment/web",
+        "-n",
+        "default",
+    ]);
+    let out = run_bounded(&mut cmd, WAIT, "flotillactl reschedule");
+    assert!(
+        out.status.success(),
+        "flotillactl reschedule: {}{}",
+        out.stdout,
+        out.stderr
+    );
+}
+
+/// Reasons of the binding's eviction tasks, per cluster.
+fn task_reasons(rb: &Value) -> Vec<(String, String)> {
+    rb["spec"]["gracefulEvictionTasks"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .map(|t| {
+                    (
+                        t["fromCluster"].as_str().unwrap_or_default().to_string(),
+                        t["reason"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_reschedule_onto_a_new_larger_member_keeps_ready_replicas_throughout() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = start_local_up(
+        &dir.path().join("flotilla"),
+        &[
+            "--members",
+            "0",
+            "--cluster-status-update-frequency",
+            "500ms",
+            "--eviction-grace-period",
+            "90s",
+        ],
+    );
+    let host = host_kubectl(&up.kubeconfig, &dir.path().join("cache-host"));
+    // Two small members: room for 4 of web's 500m replicas each, so 6 need both.
+    let mut sims = Vec::new();
+    let mut member_k = Vec::new();
+    let mut start = |name: &str, args: &[&str]| {
+        let m = start_member_sim_with(name, &dir.path().join(name), args);
+        join(&up.kubeconfig, name, &m);
+        member_k.push(Kubectl::new(
+            kubectl_binary("kubectl"),
+            &m.kubeconfig,
+            &dir.path().join(format!("cache-{name}")),
+        ));
+        sims.push(m);
+    };
+    let small = ["--nodes", "1", "--node-cpu", "2", "--node-memory", "8Gi"];
+    start("member1", &small);
+    start("member2", &small);
+    eventually(WAIT, "two Ready members", || {
+        let table = host.ok(&["get", "clusters", "--no-headers"]);
+        let ready = table.lines().filter(|l| l.contains(" True ")).count();
+        if ready == 2 { Ok(()) } else { Err(table) }
+    });
+    apply(&host, dir.path(), "web", DEPLOYMENT);
+    apply(&host, dir.path(), "policy", AGGREGATED_POLICY);
+    eventually(
+        WAIT,
+        "web on member1 and member2, 6/6 READY on the host",
+        || {
+            let rb = host.get_json(&["resourcebinding", "web-deployment"]);
+            let t = targets(&rb);
+            let table = host.ok(&["get", "deploy", "web", "--no-headers"]);
+            let both = t.len() == 2 && t.iter().all(|(_, r)| *r > 0);
+            if both && table.split_whitespace().nth(1) == Some("6/6") {
+                Ok(())
+            } else {
+                Err(format!("{t:?}; {table}"))
+            }
+        },
+    );
+
+    // member3, with room for 16, joins. Nothing moves on its own.
+    start(
+        "member3",
+        &["--nodes", "2", "--node-cpu", "4", "--node-memory", "16Gi"],
+    );
+    eventually(WAIT, "member3 Ready", || {
+        let table = host.ok(&["get", "clusters", "--no-headers"]);
+        let ready = table.lines().filter(|l| l.contains(" True ")).count();
+        if ready == 3 { Ok(()) } else { Err(table) }
+    });
+
+    let samplers = Samplers::start(&up.kubeconfig, dir.path());
+    eventually(WAIT, "first samples", || {
+        let (r, b, w) = (
+            samplers.ready.lock().unwrap().len(),
+            samplers.bindings.lock().unwrap().len(),
+            samplers.works.lock().unwrap().len(),
+        );
+        if r > 0 && b > 0 && w > 0 {
+            Ok(())
+        } else {
+            Err(format!("{r} {b} {w}"))
+        }
+    });
+
+    // flotillactl reschedule: a fresh Aggregated division puts all six on member3. The
+    // scheduler learns member3's capacity from its watch, which may trail what the host
+    // shows; until it has, a reschedule keeps the old split, so reschedule again (each
+    // trigger a few seconds after the last schedule: times are kept to the second).
+    let started = Instant::now();
+    let mut last_trigger: Option<Instant> = None;
+    eventually(WAIT, "web consolidated on member3", || {
+        let rb = host.get_json(&["resourcebinding", "web-deployment"]);
+        let t = targets(&rb);
+        if t == [("member3".to_string(), 6)] {
+            return Ok(rb);
+        }
+        if last_trigger.is_none_or(|at| at.elapsed() > Duration::from_secs(3)) {
+            reschedule_web(&up.kubeconfig);
+            last_trigger = Some(Instant::now());
+        }
+        Err(format!("targets {t:?}"))
+    });
+    eventually(WAIT, "web running on member3 only", || {
+        let rb = host.get_json(&["resourcebinding", "web-deployment"]);
+        let ready: Vec<i64> = member_k.iter().map(member_ready).collect();
+        let list = host.get_json(&["works", "-A"]);
+        let old_works = ["member1", "member2"].map(|m| web_work_live(&list, m));
+        if ready == [0, 0, 6] && task_clusters(&rb).is_empty() && old_works == [false, false] {
+            Ok(())
+        } else {
+            Err(format!(
+                "ready {ready:?}, tasks {:?}, old Works live {old_works:?}",
+                task_clusters(&rb)
+            ))
+        }
+    });
+    eprintln!("web moved to member3 in {:?}", started.elapsed());
+    eventually(WAIT, "6/6 READY on the host", || {
+        let table = host.ok(&["get", "deploy", "web", "--no-headers"]);
+        if table.split_whitespace().nth(1) == Some("6/6") {
+            Ok(())
+        } else {
+            Err(table)
+        }
+    });
+
+    let Samples {
+        ready,
+        bindings,
+        works,
+    } = samplers.stop();
+    let min = ready.iter().map(|(_, n, _)| *n).filter(|n| *n >= 0).min();
+    eprintln!(
+        "{} READY readings, lowest {min:?}; {} binding readings",
+        ready.len(),
+        bindings.len()
+    );
+    let zero: Vec<&(Instant, i64, String)> = ready.iter().filter(|(_, n, _)| *n == 0).collect();
+    assert!(
+        zero.is_empty(),
+        "the host's READY count reached 0 ({} of {} readings), e.g. {:?}",
+        zero.len(),
+        ready.len(),
+        zero.first().map(|(_, _, line)| line)
+    );
+    // Both old members were left by the reschedule, gracefully.
+    for from in ["member1", "member2"] {
+        assert!(
+            bindings.iter().any(|s| task_reasons(&s.rb)
+                .iter()
+                .any(|(c, r)| c == from && r == "Rescheduled")),
+            "no reading of the binding showed a Rescheduled task for {from}"
+        );
+        check_move(from, &bindings, &works);
+    }
 }

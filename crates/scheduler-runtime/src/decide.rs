@@ -1,11 +1,11 @@
 //! Pure decisions of the loop, one binding at a time: whether it needs scheduling, which of
 //! its clusters it must leave because of NoExecute taints (cluster failover) or because its
-//! copy there has been unhealthy for too long (application failover), which graceful
-//! eviction tasks are finished, the resulting plan (via `flotilla_scheduler::schedule`), and
-//! the status to write. No IO and no clock: `now` is an argument, and the one piece of state
-//! application failover needs (since when each copy is unhealthy, kept by the engine in
-//! memory as Karmada's controller keeps it) is an argument too, so every rule is unit-tested
-//! here.
+//! copy there has been unhealthy for too long (application failover), which clusters a
+//! reschedule moved off (and leaves gracefully), which graceful eviction tasks are finished,
+//! the resulting plan (via `flotilla_scheduler::schedule`), and the status to write. No IO
+//! and no clock: `now` is an argument, and the one piece of state application failover needs
+//! (since when each copy is unhealthy, kept by the engine in memory as Karmada's controller
+//! keeps it) is an argument too, so every rule is unit-tested here.
 //!
 //! Purge modes (what happens to the copy on the cluster being left; see
 //! [`PurgeMode::canonical`] for the deprecated names): every eviction leaves a
@@ -17,6 +17,24 @@
 //!   `--eviction-grace-period`) passes.
 //! - `Never` (application failover only): the task carries `suppressDeletion: true` and stays,
 //!   with the old Work, until a user sets it to `false` (the task then ends) or removes it.
+//!
+//! Reschedules (`rescheduleTriggeredAt`, as `flotillactl reschedule` sets it) divide the
+//! replicas afresh. A target that held replicas and has none in the fresh result is left as
+//! in cluster failover: a task with reason `Rescheduled`, in `failover.cluster.purgeMode`
+//! (Gracefully by default), with the replicas it held, so its Work stays until the replicas
+//! that replace it are available or the grace period passes, and the ready total does not
+//! drop to zero during a planned move. Decisions, and why:
+//! - Only clusters the placement still admits get a task. A cluster dropped because the
+//!   placement no longer allows it (no `clusterAffinity` / `clusterAffinities` term matches),
+//!   or because its Cluster is gone or being deleted, goes at once, as in Karmada: the user
+//!   ruled it out (a cluster being retired, data that must leave a region), and keeping a
+//!   copy there would run against the placement. A placement change without a reschedule
+//!   (steady scheduling) likewise drops clusters at once.
+//! - A cluster kept with fewer replicas gets no task: its copy keeps running, scaled down,
+//!   so the total never reaches zero through it.
+//! - While the task lasts the cluster is no candidate (as for every task), so a second
+//!   reschedule, or a retry of the first, cannot put replicas back there; and a task ending
+//!   schedules nothing, so the replicas stay where the reschedule put them: no oscillation.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -27,9 +45,9 @@ use flotilla_api::binding::{
     BINDING_SCHEDULED, ClusterResourceBinding, GracefulEvictionTask, REASON_SUCCESS,
     ResourceBinding, ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
 };
-use flotilla_api::policy::{ApplicationFailoverBehavior, PurgeMode};
+use flotilla_api::policy::{ApplicationFailoverBehavior, Placement, PurgeMode};
 use flotilla_api::work::ResourceHealth;
-use flotilla_scheduler::filter::toleration_matches;
+use flotilla_scheduler::filter::{matches_affinity, toleration_matches};
 use flotilla_scheduler::{
     ClusterSnapshot, Reservations, ResourceVector, ScheduleError, ScheduleRequest, ScheduleResult,
     SchedulerError,
@@ -40,8 +58,8 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use crate::{
-    EVICTION_PRODUCER, EVICTION_REASON_APPLICATION_FAILURE, EVICTION_REASON_TAINT,
-    PRODUCER_CRB_APPLICATION_FAILOVER, PRODUCER_RB_APPLICATION_FAILOVER,
+    EVICTION_PRODUCER, EVICTION_REASON_APPLICATION_FAILURE, EVICTION_REASON_RESCHEDULED,
+    EVICTION_REASON_TAINT, PRODUCER_CRB_APPLICATION_FAILOVER, PRODUCER_RB_APPLICATION_FAILOVER,
 };
 use flotilla_core::karmada::{TAINT_CLUSTER_NOT_READY, TAINT_CLUSTER_UNREACHABLE};
 
@@ -453,7 +471,10 @@ pub struct EvictionCheck {
 /// (or applied when health is not known), and, for a workload whose reflected status counts
 /// replicas, with at least the replicas assigned to that cluster available. The count closes
 /// the window in which the status still describes the copy from before the move (healthy
-/// with fewer replicas) while the member has not yet seen its new share.
+/// with fewer replicas) while the member has not yet seen its new share. A copy with
+/// replicas whose health is not known counts only once its status shows them available:
+/// a copy just created on a cluster new to the binding is applied well before any status
+/// is reflected, and "applied" says nothing about its replicas running.
 fn copy_is_up(target: &TargetCluster, status: &ResourceBindingStatus) -> bool {
     let Some(item) = status
         .aggregated_status
@@ -484,10 +505,10 @@ fn copy_is_up(target: &TargetCluster, status: &ResourceBindingStatus) -> bool {
             .unwrap_or(0);
         return available >= i64::from(target.replicas);
     }
-    true
+    target.replicas == 0 || item.health == Some(ResourceHealth::Healthy)
 }
 
-/// A task ends once every target cluster reports its copy up ([`copy_is_up`]), or once its
+/// A task ends once every target cluster reports its copy up (see `copy_is_up`), or once its
 /// grace period (the task's own, else `grace`) has passed. A task with `suppressDeletion:
 /// true` (purge mode Never) stays until a user sets it to `false`, and then ends at once. A
 /// task without a creation time gets `now` (and is kept).
@@ -565,6 +586,8 @@ pub struct Plan {
     pub app_failed_now: Vec<String>,
     /// Target clusters dropped because their Cluster no longer exists.
     pub gone: Vec<String>,
+    /// Clusters a fresh reschedule moved every replica off (each with an eviction task).
+    pub moved_off: Vec<String>,
     /// Look at the binding again after this long (a toleration or grace period ends).
     pub recheck: Option<Duration>,
     /// What one replica requests (parsed from `replicaRequirements`), for reservations.
@@ -612,7 +635,9 @@ pub fn plan(
 /// where the copy has been unhealthy past `failover.application`'s toleration (per
 /// `unhealthy`) are left (application failover, in its purge mode), each with a graceful
 /// eviction task; target clusters that no longer exist are dropped, and the binding is
-/// scheduled when a trigger or an eviction asks for it. A request that does not parse is
+/// scheduled when a trigger or an eviction asks for it. A fresh reschedule that moves every
+/// replica off a cluster the placement still admits leaves it with a task too (see the
+/// module doc). A request that does not parse is
 /// reported as an invalid placement.
 pub fn plan_with(
     binding: &Binding,
@@ -725,15 +750,7 @@ pub fn plan_with(
         match task {
             Some(task) => {
                 if !has_task {
-                    // Suppressed tasks wait for a user, not for a deadline.
-                    if task.suppress_deletion != Some(true) {
-                        let grace = task
-                            .grace_period_seconds
-                            .map(|s| Duration::from_secs(u64::try_from(s.max(0)).unwrap_or(0)))
-                            .unwrap_or(opts.eviction_grace_period);
-                        out.recheck = Some(out.recheck.map_or(grace, |r| r.min(grace)));
-                    }
-                    out.tasks.push(task);
+                    add_task(&mut out, task, opts.eviction_grace_period);
                 }
                 out.evicted_now.push(target.name);
             }
@@ -782,6 +799,27 @@ pub fn plan_with(
     };
     let result = flotilla_scheduler::schedule(&req, clusters, reserved);
     if let Ok(r) = &result {
+        if fresh {
+            for target in moved_off(&out.clusters, r, placement, clusters) {
+                let task = eviction_task(
+                    &target,
+                    Cause {
+                        mode: cluster_mode,
+                        reason: EVICTION_REASON_RESCHEDULED,
+                        producer: EVICTION_PRODUCER,
+                        message: format!(
+                            "a reschedule moved the {} replicas on cluster {} to other clusters",
+                            target.replicas, target.name
+                        ),
+                        grace_period_seconds: None,
+                    },
+                    &before,
+                    now,
+                );
+                add_task(&mut out, task, opts.eviction_grace_period);
+                out.moved_off.push(target.name);
+            }
+        }
         let unchanged = r.clusters == out.clusters;
         out.clusters = r.clusters.clone();
         if recheck && unchanged && out.evicted_now.is_empty() && out.gone.is_empty() {
@@ -798,6 +836,62 @@ pub fn plan_with(
     out.result = Some(result);
     out.per_replica = per_replica;
     out
+}
+
+/// Adds a new eviction task to the plan, with a recheck when its grace period ends (a task
+/// whose deletion is suppressed waits for a user, not for a deadline).
+fn add_task(out: &mut Plan, task: GracefulEvictionTask, default_grace: Duration) {
+    if task.suppress_deletion != Some(true) {
+        let grace = task
+            .grace_period_seconds
+            .map(|s| Duration::from_secs(u64::try_from(s.max(0)).unwrap_or(0)))
+            .unwrap_or(default_grace);
+        out.recheck = Some(out.recheck.map_or(grace, |r| r.min(grace)));
+    }
+    out.tasks.push(task);
+}
+
+/// Whether the placement still admits `cluster`: it matches `clusterAffinity`, or one of the
+/// `clusterAffinities` terms or their overflow groups (any of them, not only the term the
+/// result used: a reschedule back from a backup term to the first one is a move the
+/// scheduler chose, not a cluster the placement ruled out).
+fn placement_admits(placement: &Placement, cluster: &ClusterSnapshot) -> bool {
+    if placement.cluster_affinities.is_empty() {
+        placement
+            .cluster_affinity
+            .as_ref()
+            .is_none_or(|a| matches_affinity(cluster, a))
+    } else {
+        placement.cluster_affinities.iter().any(|t| {
+            matches_affinity(cluster, &t.affinity)
+                || t.overflow_affinities
+                    .iter()
+                    .any(|o| matches_affinity(cluster, &o.affinity))
+        })
+    }
+}
+
+/// The targets (before a fresh reschedule) that held replicas, that `result` no longer
+/// uses, and that the scheduler left by choice: the Cluster still exists, is not being
+/// deleted, and the placement still admits it ([`placement_admits`]). Those are the moves a
+/// reschedule makes, and they leave gracefully; a cluster the placement no longer allows
+/// is dropped at once, as Karmada does.
+fn moved_off(
+    previous: &[TargetCluster],
+    result: &ScheduleResult,
+    placement: &Placement,
+    clusters: &[Arc<ClusterSnapshot>],
+) -> Vec<TargetCluster> {
+    previous
+        .iter()
+        .filter(|t| t.replicas > 0)
+        .filter(|t| !result.clusters.iter().any(|r| r.name == t.name))
+        .filter(|t| {
+            by_name(clusters, &t.name)
+                .is_some_and(|c| !c.deleting && placement_admits(placement, c))
+        })
+        .cloned()
+        .collect()
 }
 
 /// The producer of application failover's tasks: the name of Karmada's controller for the

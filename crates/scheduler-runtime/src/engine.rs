@@ -472,10 +472,12 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
             }
         }
         shared.written.lock().insert(key.clone(), latest.clone());
-        for cluster in &plan.evicted_now {
+        for cluster in plan.evicted_now.iter().chain(&plan.moved_off) {
             shared.metrics.evicted();
             let why = if plan.app_failed_now.contains(cluster) {
                 "the application there has been unhealthy longer than its failover tolerates"
+            } else if plan.moved_off.contains(cluster) {
+                "a reschedule moved its replicas to other clusters"
             } else {
                 "it has a NoExecute taint the placement does not tolerate"
             };

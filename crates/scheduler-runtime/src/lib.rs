@@ -11,7 +11,8 @@
 //! ```
 //!
 //! - [`decide`]: pure decisions: does a binding need scheduling, which clusters must it leave
-//!   (NoExecute failover), which eviction tasks are finished, what status to write;
+//!   (NoExecute and application failover, replicas a reschedule moved), which eviction tasks
+//!   are finished, what status to write;
 //! - [`clusters`]: the cluster snapshot index and the reservation bookkeeping;
 //! - [`engine`]: watchers, workers and the writes;
 //! - [`metrics`]: Prometheus counters and the latency histogram.
@@ -40,6 +41,9 @@ pub const FIELD_MANAGER: &str = "flotilla-scheduler";
 pub const EVICTION_PRODUCER: &str = "flotilla-scheduler";
 /// `reason` of graceful eviction tasks added for an untolerated NoExecute taint.
 pub const EVICTION_REASON_TAINT: &str = "TaintUntolerated";
+/// `reason` of graceful eviction tasks added when a reschedule (`rescheduleTriggeredAt`)
+/// moves every replica off a cluster.
+pub const EVICTION_REASON_RESCHEDULED: &str = "Rescheduled";
 /// `reason` of graceful eviction tasks added by application failover (Karmada's).
 pub const EVICTION_REASON_APPLICATION_FAILURE: &str = "ApplicationFailure";
 /// `producer` of application failover's tasks on ResourceBindings (Karmada's controller name).
@@ -52,7 +56,7 @@ pub const PRODUCER_CRB_APPLICATION_FAILOVER: &str =
 pub const EVENT_SCHEDULE_SUCCEED: &str = "ScheduleBindingSucceed";
 /// Event reason: scheduling failed.
 pub const EVENT_SCHEDULE_FAILED: &str = "ScheduleBindingFailed";
-/// Event reason: replicas moved away from a tainted cluster.
+/// Event reason: replicas moved away from a cluster (failover, or a reschedule).
 pub const EVENT_EVICT: &str = "EvictWorkloadFromCluster";
 
 /// Errors of the scheduling loop (each is logged and retried by the loop itself; they are

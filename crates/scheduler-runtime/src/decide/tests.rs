@@ -913,3 +913,338 @@ fn a_duplicated_binding_follows_the_clusters_that_fit() {
     assert_eq!(targets(&p), [("a".to_string(), 2), ("b".to_string(), 2)]);
     assert!(p.scheduled_time.is_some());
 }
+
+fn aggregated() -> Placement {
+    Placement {
+        replica_scheduling: Some(ReplicaSchedulingStrategy {
+            replica_scheduling_type: Some(ReplicaSchedulingType::Divided),
+            replica_division_preference: Some(ReplicaDivisionPreference::Aggregated),
+            weight_preference: None,
+        }),
+        ..Placement::default()
+    }
+}
+
+fn affinity(names: &[&str]) -> flotilla_api::policy::ClusterAffinity {
+    flotilla_api::policy::ClusterAffinity {
+        cluster_names: names.iter().map(|n| (*n).to_string()).collect(),
+        ..flotilla_api::policy::ClusterAffinity::default()
+    }
+}
+
+/// `b` with a reschedule requested at `at`.
+fn rescheduled(mut b: Binding, at: i64) -> Binding {
+    b.spec.reschedule_triggered_at = Some(Time(ts(at)));
+    b
+}
+
+/// `b` after `p` was written: its clusters and tasks, and the status of a success at `at`.
+fn applied(b: &Binding, p: &Plan, at: i64) -> Binding {
+    let mut out = b.clone();
+    out.spec.clusters = p.clusters.clone();
+    out.spec.graceful_eviction_tasks = p.tasks.clone();
+    out.status.last_scheduled_time = Some(Time(ts(at)));
+    out
+}
+
+fn task_clusters(p: &Plan) -> Vec<&str> {
+    p.tasks.iter().map(|t| t.from_cluster.as_str()).collect()
+}
+
+/// Four replicas on a and b (2 each), and c, a larger cluster, joined since.
+fn consolidation() -> (Binding, Vec<Arc<ClusterSnapshot>>) {
+    let b = scheduled(binding(4, aggregated()), &[("a", 2), ("b", 2)], 900);
+    let clusters = vec![
+        snap("a", 2_000, vec![]),
+        snap("b", 2_000, vec![]),
+        snap("c", 10_000, vec![]),
+    ];
+    (b, clusters)
+}
+
+#[test]
+fn a_reschedule_that_moves_a_cluster_s_replicas_away_leaves_it_gracefully() {
+    let (b, clusters) = consolidation();
+    // Without a reschedule nothing moves.
+    let p = plan(&b, &clusters, &Reservations::default(), &opts(), ts(1_000));
+    assert!(p.result.is_none());
+    // A fresh Aggregated division puts all four on c, the cluster with the most room.
+    let b = rescheduled(b, 1_000);
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(p.trigger, Some(Trigger::Fresh));
+    assert_eq!(targets(&p), [("c".into(), 4)]);
+    assert_eq!(p.moved_off, ["a", "b"]);
+    assert!(p.evicted_now.is_empty());
+    assert_eq!(task_clusters(&p), ["a", "b"]);
+    for task in &p.tasks {
+        assert_eq!(task.reason, "Rescheduled");
+        assert_eq!(task.producer, "flotilla-scheduler");
+        assert_eq!(task.purge_mode, Some(PurgeMode::Gracefully));
+        assert!(task.keeps_work());
+        assert_eq!(task.replicas, Some(2));
+        assert_eq!(task.suppress_deletion, None);
+        assert_eq!(task.grace_period_seconds, None);
+        assert_eq!(task.creation_timestamp, Some(Time(ts(1_000))));
+        assert_eq!(task.clusters_before_failover, ["a", "b"]);
+        assert!(task.message.as_deref().unwrap().contains("reschedule"));
+    }
+    // The reason passes the CRD's pattern and length.
+    let reason = &p.tasks[0].reason;
+    assert!(reason.len() <= 32);
+    assert!(reason.chars().next().unwrap().is_ascii_alphabetic());
+    assert!(
+        reason
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_,:".contains(c))
+    );
+    // The old copies stay until c's is up, at most the grace period.
+    assert_eq!(p.recheck, Some(Duration::from_secs(600)));
+    assert!(p.spec_changed(&b));
+}
+
+#[test]
+fn a_reschedule_leaves_in_the_cluster_failover_purge_mode() {
+    let (b, clusters) = consolidation();
+    let b = with_cluster_purge(rescheduled(b, 1_000), PurgeMode::Immediately);
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(task_clusters(&p), ["a", "b"]);
+    for task in &p.tasks {
+        assert_eq!(task.purge_mode, Some(PurgeMode::Directly));
+        assert!(!task.keeps_work());
+        assert_eq!(task.reason, "Rescheduled");
+    }
+}
+
+#[test]
+fn a_reschedule_that_keeps_every_cluster_adds_no_task() {
+    // Same split again.
+    let b = rescheduled(
+        scheduled(binding(4, dynamic()), &[("a", 2), ("b", 2)], 900),
+        1_000,
+    );
+    let clusters = vec![snap("a", 2_000, vec![]), snap("b", 2_000, vec![])];
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(targets(&p), [("a".into(), 2), ("b".into(), 2)]);
+    assert!(p.tasks.is_empty());
+    assert!(p.moved_off.is_empty());
+    assert_eq!(p.recheck, None);
+    // A different split that keeps both clusters (a keeps 1 of its 3): no task either,
+    // a's copy keeps running, scaled down.
+    let b = rescheduled(
+        scheduled(binding(4, dynamic()), &[("a", 3), ("b", 1)], 900),
+        1_000,
+    );
+    let clusters = vec![snap("a", 0, vec![]), snap("b", 6_000, vec![])];
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    let t = targets(&p);
+    assert_eq!(t.len(), 2, "{t:?}");
+    assert!(t.iter().any(|(n, r)| n == "a" && *r < 3), "{t:?}");
+    assert!(p.tasks.is_empty());
+}
+
+#[test]
+fn clusters_the_placement_no_longer_admits_go_at_once() {
+    let (mut b, mut clusters) = consolidation();
+    // The placement now allows only b and c; a reschedule consolidates on c.
+    b.spec.placement.as_mut().unwrap().cluster_affinity = Some(affinity(&["b", "c"]));
+    let b = rescheduled(b, 1_000);
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(targets(&p), [("c".into(), 4)]);
+    // a is dropped at once (no task), b, still allowed, gracefully.
+    assert_eq!(task_clusters(&p), ["b"]);
+    assert_eq!(p.moved_off, ["b"]);
+    // A Cluster being deleted is no home to keep a copy in either.
+    let mut deleting = (*clusters[1]).clone();
+    deleting.deleting = true;
+    clusters[1] = Arc::new(deleting);
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(targets(&p), [("c".into(), 4)]);
+    assert!(p.tasks.is_empty(), "{:?}", p.tasks);
+}
+
+#[test]
+fn a_reschedule_back_from_a_backup_term_leaves_the_backup_gracefully() {
+    let mut placement = aggregated();
+    placement.cluster_affinities = vec![
+        flotilla_api::policy::ClusterAffinityTerm {
+            affinity_name: "primary".into(),
+            affinity: affinity(&["a"]),
+            overflow_affinities: vec![],
+        },
+        flotilla_api::policy::ClusterAffinityTerm {
+            affinity_name: "backup".into(),
+            affinity: affinity(&["b"]),
+            overflow_affinities: vec![],
+        },
+    ];
+    let mut b = scheduled(binding(2, placement), &[("b", 2)], 900);
+    b.status.scheduler_observed_affinity_name = Some("backup".into());
+    let clusters = vec![snap("a", 4_000, vec![]), snap("b", 4_000, vec![])];
+    let p = plan_ok(&rescheduled(b, 1_000), &clusters, &Reservations::default());
+    assert_eq!(targets(&p), [("a".into(), 2)]);
+    assert_eq!(
+        p.result
+            .as_ref()
+            .unwrap()
+            .as_ref()
+            .unwrap()
+            .affinity_name
+            .as_deref(),
+        Some("primary")
+    );
+    // b is still allowed (by the backup term): the move is graceful.
+    assert_eq!(task_clusters(&p), ["b"]);
+}
+
+#[test]
+fn a_tainted_cluster_in_a_reschedule_gets_one_task_for_its_taint() {
+    let (b, mut clusters) = consolidation();
+    clusters[0] = snap("a", 2_000, vec![no_execute("custom", 0)]);
+    let p = plan_ok(&rescheduled(b, 1_000), &clusters, &Reservations::default());
+    assert_eq!(targets(&p), [("c".into(), 4)]);
+    assert_eq!(p.evicted_now, ["a"]);
+    assert_eq!(p.moved_off, ["b"]);
+    let reasons: Vec<(&str, &str)> = p
+        .tasks
+        .iter()
+        .map(|t| (t.from_cluster.as_str(), t.reason.as_str()))
+        .collect();
+    assert_eq!(reasons, [("a", "TaintUntolerated"), ("b", "Rescheduled")]);
+}
+
+#[test]
+fn a_rescheduled_move_does_not_oscillate_and_ends_once_the_replacement_is_available() {
+    let (b, clusters) = consolidation();
+    let b = rescheduled(b, 1_000);
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(task_clusters(&p), ["a", "b"]);
+
+    // The spec was written but the status was not (a failed write, or the same second):
+    // the trigger is seen again. a and b are being evicted, so they are no candidates, and
+    // nothing is added twice.
+    let mut spec_only = applied(&b, &p, 900);
+    let again = plan(
+        &spec_only,
+        &clusters,
+        &Reservations::default(),
+        &opts(),
+        ts(1_001),
+    );
+    assert_eq!(targets(&again), [("c".into(), 4)]);
+    assert_eq!(again.tasks, p.tasks);
+    assert!(again.moved_off.is_empty());
+    assert!(!again.spec_changed(&spec_only));
+
+    // A second reschedule while the tasks last, with c short of room: still nothing on a or
+    // b (the fresh weights count what c holds).
+    spec_only.spec.reschedule_triggered_at = Some(Time(ts(1_010)));
+    let tight = vec![
+        snap("a", 2_000, vec![]),
+        snap("b", 2_000, vec![]),
+        snap("c", 0, vec![]),
+    ];
+    let second = plan(
+        &spec_only,
+        &tight,
+        &Reservations::default(),
+        &opts(),
+        ts(1_010),
+    );
+    assert!(matches!(second.result, Some(Ok(_))), "{:?}", second.result);
+    assert_eq!(targets(&second), [("c".into(), 4)]);
+    assert_eq!(second.tasks, p.tasks);
+
+    // Written in full; c reports only its old, smaller copy: the tasks stay.
+    let mut done = applied(&b, &p, 1_000);
+    done.status.aggregated_status = vec![healthy_item("c", Some(2))];
+    let p2 = plan(
+        &done,
+        &clusters,
+        &Reservations::default(),
+        &opts(),
+        ts(1_005),
+    );
+    assert!(p2.result.is_none(), "nothing to schedule");
+    assert_eq!(task_clusters(&p2), ["a", "b"]);
+    // c has its four available: both tasks end, and the replicas stay on c.
+    done.status.aggregated_status = vec![healthy_item("c", Some(4))];
+    let p3 = plan(
+        &done,
+        &clusters,
+        &Reservations::default(),
+        &opts(),
+        ts(1_006),
+    );
+    assert!(p3.result.is_none(), "ending the tasks is not a reschedule");
+    assert!(p3.tasks.is_empty());
+    assert_eq!(targets(&p3), [("c".into(), 4)]);
+    // And then nothing more happens.
+    let ended = applied(&done, &p3, 1_000);
+    let p4 = plan(
+        &ended,
+        &clusters,
+        &Reservations::default(),
+        &opts(),
+        ts(1_100),
+    );
+    assert!(p4.result.is_none());
+    assert!(!p4.spec_changed(&ended));
+}
+
+#[test]
+fn a_reschedule_of_a_kind_without_replicas_adds_no_task() {
+    // Nothing was running there: no copy to keep.
+    let mut placement = duplicated();
+    placement.cluster_affinity = Some(affinity(&["a", "b"]));
+    let b = rescheduled(scheduled(binding(0, placement), &[("a", 0)], 900), 1_000);
+    let mut no_api = (*snap("a", 4_000, vec![])).clone();
+    no_api.api_enablements = flotilla_scheduler::ApiSet::new([("v1", "ConfigMap")]);
+    let clusters = vec![Arc::new(no_api), snap("b", 4_000, vec![])];
+    let p = plan_ok(&b, &clusters, &Reservations::default());
+    assert_eq!(targets(&p), [("b".into(), 0)]);
+    assert!(p.tasks.is_empty());
+}
+
+#[test]
+fn a_copy_only_applied_is_not_a_replacement_until_its_replicas_are_available() {
+    let task = GracefulEvictionTask {
+        from_cluster: "a".into(),
+        reason: EVICTION_REASON_RESCHEDULED.into(),
+        producer: EVICTION_PRODUCER.into(),
+        creation_timestamp: Some(Time(ts(900))),
+        ..GracefulEvictionTask::default()
+    };
+    let target = |replicas| TargetCluster {
+        name: "c".into(),
+        replicas,
+        components: vec![],
+    };
+    let check = |replicas: i32, item: AggregatedStatusItem| {
+        let status = ResourceBindingStatus {
+            aggregated_status: vec![item],
+            ..ResourceBindingStatus::default()
+        };
+        check_evictions(
+            std::slice::from_ref(&task),
+            &[target(replicas)],
+            &status,
+            Duration::from_secs(600),
+            ts(1_000),
+        )
+    };
+    // The Work on c was just applied; the member has reported nothing about the copy yet.
+    let applied = AggregatedStatusItem {
+        cluster_name: "c".into(),
+        status: None,
+        applied: Some(true),
+        applied_message: None,
+        health: None,
+    };
+    assert_eq!(check(4, applied.clone()).keep.len(), 1);
+    // Health unknown, but the reflected status shows the four available.
+    let mut counted = healthy_item("c", Some(4));
+    counted.health = Some(ResourceHealth::Unknown);
+    assert_eq!(check(4, counted).finished, ["a"]);
+    // A copy without replicas counts once applied.
+    assert_eq!(check(0, applied).finished, ["a"]);
+}

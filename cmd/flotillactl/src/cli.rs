@@ -42,7 +42,8 @@ enum Command {
     Unjoin(UnjoinArgs),
     /// Schedule a workload afresh (sets its binding's spec.rescheduleTriggeredAt), e.g. to
     /// spread replicas back onto a recovered cluster; the scheduler otherwise never moves
-    /// placed replicas.
+    /// placed replicas. A cluster the new schedule leaves keeps its copy (a graceful eviction
+    /// task) until the replicas that replace it are available.
     Reschedule(RescheduleArgs),
 }
 

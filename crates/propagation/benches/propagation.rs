@@ -1093,6 +1093,8 @@ async fn override_changes(host: &kube::Client, changes: u32, cm: &Proc) {
         let elapsed = t.elapsed().as_secs_f64();
         let (cpu1, _, _) = usage(cm);
         watch.abort();
+        // One lock: a second `lock()` in the same statement would wait on the first forever.
+        let updated = seen.lock().len();
         println!(
             "  change {round} ({}): {} of {total} Works re-rendered {} {:.2} s after the policy write ({:.0} Works/s); controller-manager CPU {:.2} s",
             if round == 1 {
@@ -1100,10 +1102,10 @@ async fn override_changes(host: &kube::Client, changes: u32, cm: &Proc) {
             } else {
                 "policy updated"
             },
-            seen.lock().len(),
+            updated,
             if done { "in" } else { "TIMED OUT after" },
             elapsed,
-            seen.lock().len() as f64 / elapsed,
+            updated as f64 / elapsed,
             cpu1 - cpu0
         );
     }

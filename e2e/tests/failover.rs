@@ -417,7 +417,9 @@ fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
     apply(&host, dir.path(), "web", DEPLOYMENT);
     apply(&host, dir.path(), "policy", POLICY);
     eventually(WAIT, "web 2/2/2 and 6/6 READY on the host", || {
-        let rb = host.get_json(&["resourcebinding", "web-deployment"]);
+        let rb = host
+            .try_get(&["resourcebinding", "web-deployment"])?
+            .ok_or("no binding yet")?;
         let t = targets(&rb);
         let table = host.ok(&["get", "deploy", "web", "--no-headers"]);
         let even = t.len() == 3 && t.iter().all(|(_, r)| *r == 2);
@@ -461,7 +463,9 @@ fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
         WAIT,
         "member3's replicas running in member1 and member2",
         || {
-            let rb = host.get_json(&["resourcebinding", "web-deployment"]);
+            let rb = host
+                .try_get(&["resourcebinding", "web-deployment"])?
+                .ok_or("no binding yet")?;
             let t = targets(&rb);
             let ready: Vec<i64> = member_k[..2].iter().map(member_ready).collect();
             let moved = t == [("member1".to_string(), 3), ("member2".to_string(), 3)];
@@ -496,7 +500,9 @@ fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
         r#"{"spec":{"taints":[{"key":"maintenance","value":"e2e","effect":"NoExecute"}]}}"#,
     ]);
     eventually(WAIT, "member2's replicas running in member1", || {
-        let rb = host.get_json(&["resourcebinding", "web-deployment"]);
+        let rb = host
+            .try_get(&["resourcebinding", "web-deployment"])?
+            .ok_or("no binding yet")?;
         let t = targets(&rb);
         let ready = member_ready(&member_k[0]);
         if t == [("member1".to_string(), 6)] && ready == 6 && task_clusters(&rb).is_empty() {
@@ -644,7 +650,9 @@ fn a_reschedule_onto_a_new_larger_member_keeps_ready_replicas_throughout() {
         WAIT,
         "web on member1 and member2, 6/6 READY on the host",
         || {
-            let rb = host.get_json(&["resourcebinding", "web-deployment"]);
+            let rb = host
+                .try_get(&["resourcebinding", "web-deployment"])?
+                .ok_or("no binding yet")?;
             let t = targets(&rb);
             let table = host.ok(&["get", "deploy", "web", "--no-headers"]);
             let both = t.len() == 2 && t.iter().all(|(_, r)| *r > 0);
@@ -688,7 +696,9 @@ fn a_reschedule_onto_a_new_larger_member_keeps_ready_replicas_throughout() {
     let started = Instant::now();
     let mut last_trigger: Option<Instant> = None;
     eventually(WAIT, "web consolidated on member3", || {
-        let rb = host.get_json(&["resourcebinding", "web-deployment"]);
+        let rb = host
+            .try_get(&["resourcebinding", "web-deployment"])?
+            .ok_or("no binding yet")?;
         let t = targets(&rb);
         if t == [("member3".to_string(), 6)] {
             return Ok(rb);
@@ -700,7 +710,9 @@ fn a_reschedule_onto_a_new_larger_member_keeps_ready_replicas_throughout() {
         Err(format!("targets {t:?}"))
     });
     eventually(WAIT, "web running on member3 only", || {
-        let rb = host.get_json(&["resourcebinding", "web-deployment"]);
+        let rb = host
+            .try_get(&["resourcebinding", "web-deployment"])?
+            .ok_or("no binding yet")?;
         let ready: Vec<i64> = member_k.iter().map(member_ready).collect();
         let list = host.get_json(&["works", "-A"]);
         let old_works = ["member1", "member2"].map(|m| web_work_live(&list, m));

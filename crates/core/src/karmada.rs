@@ -275,6 +275,14 @@ mod tests {
             ),
             (DELETION_PROTECTED_ALWAYS, "Always"),
             (
+                APPLIED_OVERRIDES_ANNOTATION,
+                "policy.karmada.io/applied-overrides",
+            ),
+            (
+                APPLIED_CLUSTER_OVERRIDES_ANNOTATION,
+                "policy.karmada.io/applied-cluster-overrides",
+            ),
+            (
                 RESOURCE_BINDING_NAME_ANNOTATION,
                 "resourcebinding.karmada.io/name",
             ),

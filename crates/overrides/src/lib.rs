@@ -50,11 +50,10 @@ pub use validate::validate;
 use metadata::MetadataMap;
 use workload::ListField;
 
-/// Work annotation listing the applied OverridePolicies (Karmada's key).
-pub const APPLIED_OVERRIDES_ANNOTATION: &str = "policy.karmada.io/applied-overrides";
-/// Work annotation listing the applied ClusterOverridePolicies (Karmada's key).
-pub const APPLIED_CLUSTER_OVERRIDES_ANNOTATION: &str =
-    "policy.karmada.io/applied-cluster-overrides";
+/// The Work annotations listing the applied policies (Karmada's keys).
+pub use flotilla_core::karmada::{
+    APPLIED_CLUSTER_OVERRIDES_ANNOTATION, APPLIED_OVERRIDES_ANNOTATION,
+};
 
 /// The overrider that failed, in the policy's terms, and why.
 pub(crate) type Failed = (String, OverrideFailure);

@@ -754,8 +754,8 @@ fn annotations_are_karmadas_json_arrays_sorted_by_policy_name() {
     assert_eq!(
         keys,
         [
-            "policy.karmada.io/applied-cluster-overrides",
-            "policy.karmada.io/applied-overrides"
+            APPLIED_CLUSTER_OVERRIDES_ANNOTATION,
+            APPLIED_OVERRIDES_ANNOTATION
         ]
     );
     let parsed = |i: usize| serde_json::from_str::<Value>(&annotations[i].1).unwrap();

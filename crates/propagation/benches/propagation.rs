@@ -1055,7 +1055,9 @@ async fn override_changes(host: &kube::Client, changes: u32, cm: &Proc) {
                     .metadata
                     .annotations
                     .as_ref()
-                    .and_then(|a| a.get("policy.karmada.io/applied-cluster-overrides"))
+                    .and_then(|a| {
+                        a.get(flotilla_core::karmada::APPLIED_CLUSTER_OVERRIDES_ANNOTATION)
+                    })
                     .is_some_and(|v| v.contains(&marker));
                 if carries {
                     let mut s = seen.lock();

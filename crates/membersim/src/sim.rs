@@ -82,6 +82,10 @@ pub(crate) struct Sim {
     cfg: SimConfig,
     defs: Defs,
     cache: BTreeMap<String, Arc<StoredObject>>,
+    /// The parsed form of each cached object, held so that `StoredObject::value` (which keeps
+    /// only a weak reference) parses each version once rather than on every pass: re-parsing
+    /// every object of the member on each pass was most of a busy member-sim's CPU.
+    parsed: HashMap<String, Arc<Value>>,
     /// Keys of the cached objects by their controller's uid, so that finding an owner's
     /// objects costs its own children, not a scan of the namespace (a scan per owner made
     /// every pass quadratic in the objects of a namespace).
@@ -295,6 +299,7 @@ impl Sim {
             cfg,
             defs,
             cache: BTreeMap::new(),
+            parsed: HashMap::new(),
             children: HashMap::new(),
             controller_of: HashMap::new(),
             bound_at: HashMap::new(),
@@ -323,11 +328,13 @@ impl Sim {
         let storage = self.server.storage.clone();
         let list = storage.list("/", &Default::default()).await?;
         self.cache.clear();
+        self.parsed.clear();
         self.children.clear();
         self.controller_of.clear();
         for o in list.items {
             if KEY_PREFIXES.iter().any(|p| o.key.starts_with(p)) {
                 self.index(&o);
+                self.parsed.insert(o.key.clone(), o.value());
                 self.cache.insert(o.key.clone(), o);
             }
         }
@@ -406,12 +413,14 @@ impl Sim {
             EventType::Deleted => {
                 let key = key.clone();
                 self.unindex(&key);
+                self.parsed.remove(&key);
                 self.cache.remove(&key);
             }
             EventType::Added | EventType::Modified => {
                 let key = key.clone();
                 self.unindex(&key);
                 self.index(&ev.object);
+                self.parsed.insert(key.clone(), ev.object.value());
                 self.cache.insert(key, ev.object);
             }
         }

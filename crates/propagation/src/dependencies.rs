@@ -98,6 +98,10 @@ impl DependencyGraph {
     /// Sets what `binding` needs; returns every object it needed before or needs now (whose
     /// `requiredBy` may change, if only by the binding's clusters).
     pub fn set(&mut self, binding: &BindingKey, needs: &BTreeSet<Dependency>) -> Vec<Dependency> {
+        // Most bindings do not propagate dependencies: nothing to record or undo.
+        if needs.is_empty() && !self.index.contains_key(&Node::Binding(binding.clone())) {
+            return Vec::new();
+        }
         let before = self.needs(binding);
         let b = self.node(Node::Binding(binding.clone()));
         let old_edges: Vec<_> = self

@@ -399,3 +399,112 @@ mod tests {
         assert_eq!(selects(&[other], &view), None);
     }
 }
+
+#[cfg(test)]
+mod tracker_tests {
+    use super::*;
+    use kube::runtime::reflector::store::Writer;
+    use kube::runtime::watcher::Event;
+    use serde_json::json;
+
+    fn store<K>(items: Vec<Value>) -> (Writer<K>, Store<K>)
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + 'static,
+    {
+        let mut w = Writer::<K>::default();
+        for item in items {
+            w.apply_watcher_event(&Event::Apply(serde_json::from_value(item).unwrap()));
+        }
+        let r = w.as_reader();
+        (w, r)
+    }
+
+    fn binding(name: &str, cluster: &str) -> Value {
+        json!({"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+               "metadata": {"name": format!("{name}-deployment"), "namespace": "demo"},
+               "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                     "namespace": "demo", "name": name},
+                        "clusters": [{"name": cluster, "replicas": 1}]}})
+    }
+
+    fn policy(selects: &str) -> Value {
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+               "metadata": {"name": "p", "namespace": "demo"},
+               "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": selects}]}})
+    }
+
+    fn member(name: &str, region: &str) -> Value {
+        json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+               "metadata": {"name": name}, "spec": {"syncMode": "Push", "region": region}})
+    }
+
+    fn names(keys: Vec<BindingKey>) -> Vec<String> {
+        let mut n: Vec<String> = keys.into_iter().map(|k| k.name).collect();
+        n.sort();
+        n
+    }
+
+    #[test]
+    fn a_policy_change_concerns_the_bindings_it_selected_or_selects_and_no_other() {
+        let (_b, bindings) = store::<ResourceBinding>(vec![
+            binding("web", "m1"),
+            binding("api", "m2"),
+            binding("db", "m1"),
+        ]);
+        let (_cb, cluster_bindings) = store::<ClusterResourceBinding>(vec![]);
+        let (mut pw, namespaced) = store::<OverridePolicy>(vec![policy("web")]);
+        let (_cp, cluster) = store::<ClusterOverridePolicy>(vec![]);
+        let (mut cw, clusters) = store::<Cluster>(vec![member("m1", "eu"), member("m2", "us")]);
+        let mut tracker = ChangeTracker::new(
+            OverridePolicies {
+                namespaced,
+                cluster,
+            },
+            bindings,
+            cluster_bindings,
+            clusters,
+            Arc::new(dashmap::DashMap::new()),
+        );
+        let change = OverrideChange::Policy {
+            namespace: Some("demo".into()),
+            name: "p".into(),
+        };
+        assert_eq!(names(tracker.affected(&change)), ["web-deployment"]);
+        // It moves from web to api: both need rendering again, db does not.
+        pw.apply_watcher_event(&Event::Apply(
+            serde_json::from_value(policy("api")).unwrap(),
+        ));
+        assert_eq!(
+            names(tracker.affected(&change)),
+            ["api-deployment", "web-deployment"]
+        );
+        // Deleted: what it selected last.
+        pw.apply_watcher_event(&Event::Delete(
+            serde_json::from_value(policy("api")).unwrap(),
+        ));
+        assert_eq!(names(tracker.affected(&change)), ["api-deployment"]);
+
+        // Clusters: the first sight records; a status-only change concerns nothing; a region
+        // change concerns the bindings in that cluster, while policies exist.
+        let m1 = OverrideChange::Cluster("m1".into());
+        assert!(tracker.affected(&m1).is_empty());
+        assert!(tracker.affected(&m1).is_empty());
+        cw.apply_watcher_event(&Event::Apply(
+            serde_json::from_value(member("m1", "ap")).unwrap(),
+        ));
+        assert!(
+            tracker.affected(&m1).is_empty(),
+            "no override policy exists, nothing to render again"
+        );
+        pw.apply_watcher_event(&Event::Apply(
+            serde_json::from_value(policy("web")).unwrap(),
+        ));
+        cw.apply_watcher_event(&Event::Apply(
+            serde_json::from_value(member("m1", "eu")).unwrap(),
+        ));
+        assert_eq!(
+            names(tracker.affected(&m1)),
+            ["db-deployment", "web-deployment"]
+        );
+    }
+}

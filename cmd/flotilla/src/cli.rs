@@ -128,6 +128,8 @@ struct AggregatedArgs {
     merged: crate::components::MergedReadFlags,
     #[command(flatten)]
     merged_server: crate::components::MergedReadServerFlags,
+    #[command(flatten)]
+    inflight: crate::components::InFlightFlags,
 }
 
 #[derive(Args, Debug)]
@@ -174,6 +176,8 @@ struct ApiserverArgs {
     cluster_signing_duration: std::time::Duration,
     #[command(flatten)]
     merged: crate::components::MergedReadFlags,
+    #[command(flatten)]
+    inflight: crate::components::InFlightFlags,
 }
 
 pub fn main() -> ExitCode {
@@ -207,6 +211,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.hosts = args.tls_san;
             opts.watch_history = args.watch_history;
             opts.server.max_body_bytes = args.max_request_bytes;
+            args.inflight.apply(&mut opts.server);
             opts.token_auth_file = args.token_auth_file;
             opts.audit_log = args.audit_log_path;
             opts.rbac = args.authorization_mode == "RBAC";
@@ -327,6 +332,7 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     opts.bind_address = args.bind_address;
     opts.front_proxy_names = names;
     opts.merged_reads = args.merged.aggregated_options(&args.merged_server)?;
+    args.inflight.apply(&mut opts.server);
     if let (Some(c), Some(k)) = (&args.tls_cert_file, &args.tls_private_key_file) {
         opts.serving = Some((crate::process::read_file(c)?, crate::process::read_file(k)?));
     }

@@ -163,6 +163,26 @@ async fn serve_metrics(
     }))
 }
 
+/// Overload protection of an API server (kube-apiserver's flags and defaults): requests past
+/// these are answered 429 with Retry-After; watches, proxies and health checks do not count.
+#[derive(Args, Debug, Clone)]
+pub struct InFlightFlags {
+    /// Read-only requests served at once (0: no limit).
+    #[arg(long, default_value_t = flotilla_apiserver::inflight::DEFAULT_MAX_REQUESTS_INFLIGHT)]
+    pub max_requests_inflight: usize,
+    /// Mutating requests served at once (0: no limit).
+    #[arg(long, default_value_t = flotilla_apiserver::inflight::DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT)]
+    pub max_mutating_requests_inflight: usize,
+}
+
+impl InFlightFlags {
+    /// Sets the limits on a server's configuration.
+    pub fn apply(&self, config: &mut flotilla_apiserver::ServerConfig) {
+        config.max_requests_inflight = self.max_requests_inflight;
+        config.max_mutating_requests_inflight = self.max_mutating_requests_inflight;
+    }
+}
+
 /// Flags of the propagation controllers (shared by `controller-manager` and `local-up`).
 #[derive(Args, Debug, Clone)]
 pub struct PropagationFlags {

@@ -33,6 +33,8 @@ pub struct LocalUpArgs {
     merged: crate::components::MergedReadFlags,
     #[command(flatten)]
     merged_server: crate::components::MergedReadServerFlags,
+    #[command(flatten)]
+    inflight: crate::components::InFlightFlags,
 }
 
 /// `flotilla local-up`.
@@ -40,6 +42,7 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     let mut opts = HostOptions::new(&args.data_dir);
     opts.secure_port = args.port;
     opts.token_auth_file = args.token_auth_file;
+    args.inflight.apply(&mut opts.server);
     let components = LocalComponents {
         controllers: args.clusters.options(),
         propagation: args.propagation.options(),

@@ -76,6 +76,8 @@ pub struct AggregatedOptions {
     pub watch_history: usize,
     /// Merged reads (`search.karmada.io` `proxying/karmada/proxy`); `None` serves none.
     pub merged_reads: Option<MergedReadOptions>,
+    /// Request limits (body size, timeout, in-flight).
+    pub server: ServerConfig,
 }
 
 /// The host's published trust (`kube-system/extension-apiserver-authentication`): client CA,
@@ -122,6 +124,7 @@ impl AggregatedOptions {
             serving: None,
             watch_history: 100_000,
             merged_reads: Some(MergedReadOptions::default()),
+            server: ServerConfig::default(),
         }
     }
 }
@@ -183,12 +186,7 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
         authorizer: Some(Arc::new(DelegatedAuthorizer::new(opts.host.clone()))),
         ..ServerOptions::default()
     };
-    let server = ApiServer::with_options(
-        Arc::new(registry),
-        storage,
-        ServerConfig::default(),
-        options,
-    );
+    let server = ApiServer::with_options(Arc::new(registry), storage, opts.server.clone(), options);
     let members = Arc::new(MemberConnections::new(opts.host.clone()));
     server.add_subresource_handler(
         GROUP,

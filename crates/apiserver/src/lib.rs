@@ -20,6 +20,7 @@ pub mod crds;
 pub mod discovery;
 pub mod filter;
 pub mod handlers;
+pub mod inflight;
 pub mod informer;
 pub mod metrics;
 pub mod namespaces;

@@ -42,6 +42,10 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Deadline of a non-watch request.
     pub request_timeout: Duration,
+    /// Read-only requests served at once; past it, 429 (0: no limit). See [`crate::inflight`].
+    pub max_requests_inflight: usize,
+    /// Mutating requests served at once; past it, 429 (0: no limit).
+    pub max_mutating_requests_inflight: usize,
     /// `/version` `minor` (kubectl on these machines picks its binary from it).
     pub minor: String,
     pub git_version: String,
@@ -52,6 +56,8 @@ impl Default for ServerConfig {
         Self {
             max_body_bytes: 3 * 1024 * 1024,
             request_timeout: Duration::from_secs(60),
+            max_requests_inflight: crate::inflight::DEFAULT_MAX_REQUESTS_INFLIGHT,
+            max_mutating_requests_inflight: crate::inflight::DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
             minor: "32".into(),
             git_version: "v1.32.0-flotilla".into(),
         }
@@ -87,6 +93,8 @@ pub struct ApiServer {
     /// The background loops (APIServices, CRDs, RBAC, namespace cleanup) and whatever else
     /// runs with this server; `tasks.shutdown` stops and joins them.
     pub tasks: crate::tasks::Tasks,
+    /// The max-in-flight limits.
+    pub inflight: crate::inflight::InFlightLimits,
 }
 
 /// The optional parts of a server.
@@ -157,7 +165,13 @@ impl ApiServer {
                 _ => Some(Arc::new(TokenAuthenticators::new(authenticators))
                     as Arc<dyn TokenAuthenticator>),
             };
+        let inflight = crate::inflight::InFlightLimits::new(
+            config.max_requests_inflight,
+            config.max_mutating_requests_inflight,
+        );
+        inflight.register(&metrics);
         let server = Arc::new(Self {
+            inflight,
             admission,
             admission_plugins: options.admission_plugins,
             registry,
@@ -277,6 +291,14 @@ async fn entry(State(server): State<Arc<ApiServer>>, mut req: Request) -> Respon
             None => None,
         };
         caller.user = user.clone();
+        // Held until the response is built (a watch or proxy is exempt: it may last hours).
+        let _inflight = match server
+            .inflight
+            .admit(crate::inflight::classify(&info, user.as_ref()))
+        {
+            Ok(place) => place,
+            Err(e) => return error_response(&e),
+        };
         if let Some(u) = &user {
             tracing::Span::current().record("user", u.name.as_str());
             if let Some(authz) = &server.authorizer {

@@ -174,3 +174,63 @@ async fn strategic_merge_on_a_kind_without_merge_metadata_is_415() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["spec"]["a"], 2);
 }
+
+#[tokio::test]
+async fn past_the_in_flight_limit_requests_get_429_but_health_and_masters_are_answered() {
+    let s = server(ServerConfig {
+        max_requests_inflight: 1,
+        max_mutating_requests_inflight: 1,
+        ..ServerConfig::default()
+    });
+    let user = || PeerIdentity::user(UserInfo::new("alice", &["system:authenticated"]));
+    let list = || {
+        let mut req = Request::get("/apis/example.com/v1/widgets")
+            .body(Body::empty())
+            .unwrap();
+        req.extensions_mut().insert(user());
+        req
+    };
+    let (status, _, _) = call(&s, list()).await;
+    assert_eq!(status, StatusCode::OK, "under the limit");
+
+    // The one read-only place is taken (a slow request would hold it the same way).
+    let held = s
+        .inflight
+        .admit(flotilla_apiserver::inflight::Class::ReadOnly)
+        .unwrap();
+    let (status, headers, body) = call(&s, list()).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(body["reason"], "TooManyRequests");
+    assert_eq!(body["details"]["retryAfterSeconds"], 1);
+    assert_eq!(headers[header::RETRY_AFTER], "1");
+    // Health answers; a write has its own limit; system:masters is not limited.
+    let mut health = Request::get("/healthz").body(Body::empty()).unwrap();
+    health.extensions_mut().insert(user());
+    assert_eq!(call(&s, health).await.0, StatusCode::OK);
+    let mut create = post_widget(json!({"metadata": {"name": "w"}}));
+    create.extensions_mut().insert(user());
+    assert_eq!(call(&s, create).await.0, StatusCode::CREATED);
+    let mut as_admin = list();
+    as_admin.extensions_mut().insert(admin());
+    assert_eq!(call(&s, as_admin).await.0, StatusCode::OK);
+    // The place freed, reads are served again.
+    drop(held);
+    assert_eq!(call(&s, list()).await.0, StatusCode::OK);
+    // The refusal is counted like any answer.
+    let metrics = s.metrics.render();
+    let text = String::from_utf8(
+        metrics
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap();
+    assert!(text.contains("code=\"429\""), "{text}");
+    assert!(
+        text.contains("apiserver_current_inflight_requests"),
+        "{text}"
+    );
+}

@@ -1,0 +1,263 @@
+//! Overload protection: kube-apiserver's max-in-flight limits. A server holds at most
+//! `max_requests_inflight` read-only and `max_mutating_requests_inflight` mutating requests at
+//! once; one past the limit is answered at once with `429 TooManyRequests` and `Retry-After:
+//! 1` (clients back off and retry) rather than queued behind the others.
+//!
+//! Not limited, as in kube-apiserver: long-running requests (watches, and the `proxy`,
+//! `exec`, `attach`, `portforward` subresources and followed logs, which hold a connection for
+//! as long as the client wants), the health and version endpoints (so a loaded server still
+//! answers its probes), and callers in `system:masters` (the break-glass identity). A limit of
+//! 0 turns that limit off.
+
+use std::sync::Arc;
+
+use flotilla_apimachinery::ApiError;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::auth::UserInfo;
+use crate::request::{RequestInfo, Verb};
+
+/// kube-apiserver's defaults (`--max-requests-inflight`, `--max-mutating-requests-inflight`).
+pub const DEFAULT_MAX_REQUESTS_INFLIGHT: usize = 400;
+pub const DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT: usize = 200;
+
+const MASTERS_GROUP: &str = "system:masters";
+/// Subresources whose requests stay open as long as the client wants.
+const LONG_RUNNING_SUBRESOURCES: [&str; 4] = ["proxy", "exec", "attach", "portforward"];
+
+/// Which limit a request counts against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Not limited.
+    Exempt,
+    ReadOnly,
+    Mutating,
+}
+
+impl Class {
+    fn label(self) -> &'static str {
+        match self {
+            Class::Exempt => "exempt",
+            Class::ReadOnly => "readOnly",
+            Class::Mutating => "mutating",
+        }
+    }
+}
+
+/// Which limit `info` from `user` counts against.
+pub fn classify(info: &RequestInfo, user: Option<&UserInfo>) -> Class {
+    if crate::auth::is_public_path(&info.path)
+        || user.is_some_and(|u| u.groups.iter().any(|g| g == MASTERS_GROUP))
+        || info.verb == Verb::Watch
+    {
+        return Class::Exempt;
+    }
+    if let Some(r) = info.resource() {
+        match r.subresource.as_deref() {
+            Some(s) if LONG_RUNNING_SUBRESOURCES.contains(&s) => return Class::Exempt,
+            Some("log") if info.query.flag("follow") => return Class::Exempt,
+            _ => {}
+        }
+    }
+    match info.verb {
+        Verb::Get | Verb::List | Verb::Watch | Verb::Unknown => Class::ReadOnly,
+        Verb::Create
+        | Verb::Update
+        | Verb::Patch
+        | Verb::Delete
+        | Verb::DeleteCollection
+        | Verb::Post
+        | Verb::Put => Class::Mutating,
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+struct KindLabel {
+    request_kind: &'static str,
+}
+
+/// The two limits and a gauge of the requests each holds.
+pub struct InFlightLimits {
+    read_only: Option<Arc<Semaphore>>,
+    mutating: Option<Arc<Semaphore>>,
+    current: Family<KindLabel, Gauge>,
+}
+
+/// A request's place within its limit; released when dropped.
+pub struct InFlight {
+    _permit: Option<OwnedSemaphorePermit>,
+    gauge: Option<Gauge>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(g) = &self.gauge {
+            g.dec();
+        }
+    }
+}
+
+impl InFlightLimits {
+    /// Limits of `read_only` and `mutating` requests (0: unlimited).
+    pub fn new(read_only: usize, mutating: usize) -> Self {
+        let semaphore = |n: usize| (n > 0).then(|| Arc::new(Semaphore::new(n)));
+        Self {
+            read_only: semaphore(read_only),
+            mutating: semaphore(mutating),
+            current: Family::default(),
+        }
+    }
+
+    /// Registers `apiserver_current_inflight_requests{request_kind}` with `metrics`.
+    pub fn register(&self, metrics: &crate::metrics::Metrics) {
+        metrics.register(
+            "apiserver_current_inflight_requests",
+            "Requests being served, by the limit they count against",
+            self.current.clone(),
+        );
+    }
+
+    /// A place for a request of `class`, or the 429 to answer when its limit is reached.
+    pub fn admit(&self, class: Class) -> Result<InFlight, ApiError> {
+        let semaphore = match class {
+            Class::Exempt => None,
+            Class::ReadOnly => self.read_only.as_ref(),
+            Class::Mutating => self.mutating.as_ref(),
+        };
+        let permit = match semaphore {
+            None => None,
+            Some(s) => Some(s.clone().try_acquire_owned().map_err(|_| too_many())?),
+        };
+        let gauge = (class != Class::Exempt).then(|| {
+            let g = self
+                .current
+                .get_or_create(&KindLabel {
+                    request_kind: class.label(),
+                })
+                .clone();
+            g.inc();
+            g
+        });
+        Ok(InFlight {
+            _permit: permit,
+            gauge,
+        })
+    }
+}
+
+fn too_many() -> ApiError {
+    let mut e = ApiError::new(
+        429,
+        "TooManyRequests",
+        "Too many requests, please try again later.",
+    );
+    e.retry_after_seconds = Some(1);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::{HeaderMap, Method, Uri};
+
+    fn info(method: Method, uri: &str) -> RequestInfo {
+        RequestInfo::parse(&method, &uri.parse::<Uri>().unwrap(), &HeaderMap::new())
+    }
+
+    fn user(groups: &[&str]) -> UserInfo {
+        UserInfo {
+            name: "u".into(),
+            uid: String::new(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn requests_are_classified_as_kube_apiserver_does() {
+        let u = user(&["system:authenticated"]);
+        let cases = [
+            (Method::GET, "/api/v1/namespaces/d/pods", Class::ReadOnly),
+            (Method::GET, "/api/v1/namespaces/d/pods/p", Class::ReadOnly),
+            (Method::GET, "/api/v1/pods?watch=true", Class::Exempt),
+            (Method::POST, "/api/v1/namespaces/d/pods", Class::Mutating),
+            (
+                Method::PATCH,
+                "/apis/apps/v1/namespaces/d/deployments/w",
+                Class::Mutating,
+            ),
+            (
+                Method::DELETE,
+                "/api/v1/namespaces/d/configmaps",
+                Class::Mutating,
+            ),
+            (Method::GET, "/healthz", Class::Exempt),
+            (Method::GET, "/readyz", Class::Exempt),
+            (Method::GET, "/version", Class::Exempt),
+            (Method::GET, "/apis", Class::ReadOnly),
+            (
+                Method::GET,
+                "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api/v1/pods",
+                Class::Exempt,
+            ),
+            (
+                Method::POST,
+                "/api/v1/namespaces/d/pods/p/exec",
+                Class::Exempt,
+            ),
+            (
+                Method::GET,
+                "/api/v1/namespaces/d/pods/p/log?follow=true",
+                Class::Exempt,
+            ),
+            (
+                Method::GET,
+                "/api/v1/namespaces/d/pods/p/log",
+                Class::ReadOnly,
+            ),
+        ];
+        for (method, uri, want) in cases {
+            assert_eq!(
+                classify(&info(method.clone(), uri), Some(&u)),
+                want,
+                "{method} {uri}"
+            );
+        }
+        let masters = user(&["system:masters"]);
+        assert_eq!(
+            classify(
+                &info(Method::POST, "/api/v1/namespaces/d/pods"),
+                Some(&masters)
+            ),
+            Class::Exempt
+        );
+    }
+
+    #[test]
+    fn past_the_limit_a_request_gets_429_with_retry_after_until_a_place_frees() {
+        let limits = InFlightLimits::new(2, 1);
+        let a = limits.admit(Class::ReadOnly).unwrap();
+        let _b = limits.admit(Class::ReadOnly).unwrap();
+        let err = limits.admit(Class::ReadOnly).err().unwrap();
+        assert_eq!((err.code, err.reason.as_str()), (429, "TooManyRequests"));
+        assert_eq!(err.retry_after_seconds, Some(1));
+        // The mutating limit is separate, and exempt requests are never refused.
+        let m = limits.admit(Class::Mutating).unwrap();
+        assert!(limits.admit(Class::Mutating).is_err());
+        for _ in 0..10 {
+            limits.admit(Class::Exempt).unwrap();
+        }
+        drop(a);
+        let _c = limits.admit(Class::ReadOnly).unwrap();
+        drop(m);
+        limits.admit(Class::Mutating).unwrap();
+        // 0 is no limit.
+        let open = InFlightLimits::new(0, 0);
+        let held: Vec<InFlight> = (0..1000)
+            .map(|_| open.admit(Class::ReadOnly).unwrap())
+            .collect();
+        assert_eq!(held.len(), 1000);
+    }
+}

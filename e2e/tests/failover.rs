@@ -176,6 +176,22 @@ fn host_kubectl(kubeconfig: &Path, cache: &Path) -> Kubectl {
 }
 
 impl Samplers {
+    /// Waits until each sampler has a first reading.
+    fn wait_first_samples(&self) {
+        eventually(WAIT, "first samples", || {
+            let (r, b, w) = (
+                self.ready.lock().unwrap().len(),
+                self.bindings.lock().unwrap().len(),
+                self.works.lock().unwrap().len(),
+            );
+            if r > 0 && b > 0 && w > 0 {
+                Ok(())
+            } else {
+                Err(format!("{r} {b} {w}"))
+            }
+        });
+    }
+
     fn start(kubeconfig: &Path, dir: &Path) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let ready = Arc::new(Mutex::new(Vec::new()));
@@ -432,18 +448,7 @@ fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
 
     let samplers = Samplers::start(&up.kubeconfig, dir.path());
     // Wait until each sampler has a reading from before the failure.
-    eventually(WAIT, "first samples", || {
-        let (r, b, w) = (
-            samplers.ready.lock().unwrap().len(),
-            samplers.bindings.lock().unwrap().len(),
-            samplers.works.lock().unwrap().len(),
-        );
-        if r > 0 && b > 0 && w > 0 {
-            Ok(())
-        } else {
-            Err(format!("{r} {b} {w}"))
-        }
-    });
+    samplers.wait_first_samples();
 
     // 1. member3's process dies.
     let started = Instant::now();
@@ -676,18 +681,7 @@ fn a_reschedule_onto_a_new_larger_member_keeps_ready_replicas_throughout() {
     });
 
     let samplers = Samplers::start(&up.kubeconfig, dir.path());
-    eventually(WAIT, "first samples", || {
-        let (r, b, w) = (
-            samplers.ready.lock().unwrap().len(),
-            samplers.bindings.lock().unwrap().len(),
-            samplers.works.lock().unwrap().len(),
-        );
-        if r > 0 && b > 0 && w > 0 {
-            Ok(())
-        } else {
-            Err(format!("{r} {b} {w}"))
-        }
-    });
+    samplers.wait_first_samples();
 
     // flotillactl reschedule: a fresh Aggregated division puts all six on member3. The
     // scheduler learns member3's capacity from its watch, which may trail what the host

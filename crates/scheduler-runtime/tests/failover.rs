@@ -23,14 +23,7 @@ async fn report(env: &Env, name: &str, health: &[(&str, &str)]) {
         .iter()
         .map(|(c, h)| json!({"clusterName": c, "applied": true, "health": h}))
         .collect();
-    env.bindings()
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"aggregatedStatus": items}})),
-        )
-        .await
-        .unwrap();
+    env.set_aggregated_status(name, items).await;
 }
 
 /// The scheduler's gauge of copies application failover counts as Unhealthy.

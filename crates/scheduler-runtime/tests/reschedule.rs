@@ -30,14 +30,7 @@ async fn report_available(env: &Env, name: &str, available: &[(&str, i64)]) {
                               "readyReplicas": n, "availableReplicas": n}})
         })
         .collect();
-    env.bindings()
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"aggregatedStatus": items}})),
-        )
-        .await
-        .unwrap();
+    env.set_aggregated_status(name, items).await;
 }
 
 fn tasks(rb: &ResourceBinding) -> Vec<(String, String, Option<i32>)> {

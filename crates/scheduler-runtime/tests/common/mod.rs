@@ -57,6 +57,18 @@ impl Env {
 
     /// Creates a Cluster and writes its status: Ready, apps/v1 Deployment served, `cpu`
     /// cores free (allocatable `cpu`+1, allocated 1) on one node, 110 pods.
+    /// Writes `default/<name>`'s `status.aggregatedStatus`, as the binding controller would.
+    pub async fn set_aggregated_status(&self, name: &str, items: Vec<Value>) {
+        self.bindings()
+            .patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"aggregatedStatus": items}})),
+            )
+            .await
+            .unwrap();
+    }
+
     pub async fn add_cluster(&self, name: &str, cpu: u32) {
         let c: Cluster = serde_json::from_value(json!({
             "apiVersion": "cluster.karmada.io/v1alpha1",

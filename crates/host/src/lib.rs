@@ -168,6 +168,29 @@ pub fn host_registry() -> Arc<Registry> {
     Arc::new(registry)
 }
 
+/// Starts `count` replicas of the host on one shared store (`opts.storage` must be etcd when
+/// `count > 1`): the first in `opts.data_dir`, replica `i` in `<data_dir>-<i>` with the
+/// first's CAs and signing key (so any replica accepts the others' credentials and tokens),
+/// each on its own port. For tests and benchmarks of several replicas in one process.
+pub async fn start_replicas(
+    opts: HostOptions,
+    count: usize,
+) -> Result<Vec<RunningHost>, HostError> {
+    let mut replicas = Vec::with_capacity(count);
+    let first_dir = opts.data_dir.clone();
+    for i in 0..count {
+        let mut replica = opts.clone();
+        if i > 0 {
+            let mut dir = first_dir.clone().into_os_string();
+            dir.push(format!("-{i}"));
+            replica.data_dir = dir.into();
+            flotilla_pki::share_pki(&first_dir, &replica.data_dir)?;
+        }
+        replicas.push(start(replica).await?);
+    }
+    Ok(replicas)
+}
+
 /// Opens storage, prepares certificates, binds, writes `<data-dir>/kubeconfig`, and serves.
 pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     std::fs::create_dir_all(&opts.data_dir).map_err(|source| HostError::CreateDataDir {

@@ -80,7 +80,7 @@ mod tests {
         assert!(!json_exceeds(br#"{"a":{"b":[1,{"c":2}]}}"#, 4));
         assert!(json_exceeds(br#"{"a":{"b":[1,{"c":2}]}}"#, 3));
         // Siblings do not add up.
-        assert!(!json_exceeds(br#"[[1],[2],[3],{"a":[]}]"#, 2));
+        assert!(!json_exceeds(br#"[[1],[2],[3],{"a":1}]"#, 2));
     }
 
     #[test]

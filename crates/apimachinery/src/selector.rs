@@ -615,7 +615,19 @@ impl fmt::Display for FieldRequirement {
         } else {
             "="
         };
-        write!(f, "{}{op}{}", self.field, escape_field_value(&self.value))
+        // A field ending in `!` before `=` would read back as `!=`: a space keeps them apart
+        // (parsing trims it).
+        let gap = if op == "=" && self.field.ends_with('!') {
+            " "
+        } else {
+            ""
+        };
+        write!(
+            f,
+            "{}{gap}{op}{}",
+            self.field,
+            escape_field_value(&self.value)
+        )
     }
 }
 
@@ -993,10 +1005,18 @@ mod tests {
     }
 
     /// Found by the `field_selector` fuzz target: a field name ending in a backslash (once
-    /// trailing whitespace is trimmed) printed as a term whose `=` looked escaped.
+    /// trailing whitespace is trimmed) printed as a term whose `=` looked escaped, and one
+    /// ending in `!` printed as `!=`.
     #[test]
     fn a_backslash_before_the_operator_belongs_to_the_field() {
-        for text in ["a\\\r=geb", "a\\ =b", "a\\=b", "x\\!=y,z=1"] {
+        for text in [
+            "a\\\r=geb",
+            "a\\ =b",
+            "a\\=b",
+            "x\\!=y,z=1",
+            "met\ream\r\r\r!\r\r\r=",
+            "a! =b",
+        ] {
             let s = FieldSelector::parse(text).unwrap();
             let printed = s.to_string();
             assert_eq!(

@@ -6,6 +6,7 @@
 #   fuzz/run.sh              # the short run of the test command (e2e/test-all.sh)
 #   fuzz/run.sh 600          # ten minutes each, on demand
 #   FUZZ_TARGETS="protobuf_decode" fuzz/run.sh 60
+#   FUZZ_TARGET_DIR=/somewhere fuzz/run.sh   # build there instead of fuzz/target
 #
 # The toolchain is stable: cargo-fuzz's instrumentation flags are nightly-only, so
 # RUSTC_BOOTSTRAP=1 lets stable rustc accept them. No sanitizer: the workspace forbids unsafe
@@ -18,6 +19,10 @@ cd "$(dirname "$0")"
 seconds="${1:-20}"
 targets=(${FUZZ_TARGETS:-label_selector field_selector strategic_merge server_side_apply protobuf_decode})
 export RUSTC_BOOTSTRAP=1
+build_args=(--sanitizer none)
+if [[ -n "${FUZZ_TARGET_DIR:-}" ]]; then
+    build_args+=(--target-dir "$FUZZ_TARGET_DIR")
+fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "== installing cargo-fuzz from crates.io"
@@ -26,7 +31,7 @@ fi
 
 start=$(date +%s)
 echo "== building the fuzz targets"
-cargo fuzz build --sanitizer none
+cargo fuzz build "${build_args[@]}"
 built=$(date +%s)
 echo "== built in $((built - start)) s; running ${#targets[@]} targets for ${seconds} s each"
 
@@ -36,7 +41,7 @@ for target in "${targets[@]}"; do
     echo "== $target"
     # Inputs are bounded like request bodies would be after the server's checks (well under
     # the 3 MiB limit keeps each run's executions many); -timeout makes a slow input a failure.
-    if ! cargo fuzz run --sanitizer none "$target" "$work" "corpus/$target" -- \
+    if ! cargo fuzz run "${build_args[@]}" "$target" "$work" "corpus/$target" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
         -print_final_stats=1 >".work/$target.log" 2>&1; then
         tail -n 60 ".work/$target.log"

@@ -1405,3 +1405,66 @@ async fn a_json_patch_of_more_than_10000_operations_is_413() {
     assert_eq!(r.code, 200, "{}", r.text);
     t.host.stop().await;
 }
+
+/// Protobuf wire encoding, enough for a hand-made body: a length-delimited field.
+fn pb_bytes(tag: u32, payload: &[u8]) -> Vec<u8> {
+    fn varint(mut n: u64, out: &mut Vec<u8>) {
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+    }
+    let mut out = Vec::new();
+    varint(u64::from(tag << 3 | 2), &mut out);
+    varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+#[tokio::test]
+async fn protobuf_with_embedded_json_nested_past_the_limit_is_400() {
+    let limit = flotilla_apimachinery::nesting::MAX_NESTING_DEPTH;
+    let t = common::start().await;
+    let revisions = "/apis/apps/v1/namespaces/default/controllerrevisions";
+    // A ControllerRevision whose `data` (a RawExtension: JSON inside the protobuf) nests past
+    // the limit, though under the JSON parser's own.
+    let body = |name: &str, depth: usize| {
+        let object = [
+            pb_bytes(1, &pb_bytes(1, name.as_bytes())),
+            pb_bytes(2, &pb_bytes(1, nested_objects(depth, "1").as_bytes())),
+            vec![3 << 3, 1],
+        ]
+        .concat();
+        let type_meta = [pb_bytes(1, b"apps/v1"), pb_bytes(2, b"ControllerRevision")].concat();
+        [
+            b"k8s\0".to_vec(),
+            pb_bytes(1, &type_meta),
+            pb_bytes(2, &object),
+        ]
+        .concat()
+    };
+    const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+    let r = send(
+        &t.client,
+        Method::POST,
+        revisions,
+        Some(PROTOBUF),
+        body("deep", limit + 10),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("protobuf") && msg.contains("deeper"), "{msg}");
+    assert_absent(&t, &format!("{revisions}/deep")).await;
+    // One level less than the limit in `data` (the object adds one) is stored.
+    let r = send(
+        &t.client,
+        Method::POST,
+        revisions,
+        Some(PROTOBUF),
+        body("fine", limit - 1),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    t.host.stop().await;
+}

@@ -96,10 +96,13 @@ pub const AGGREGATED_APISERVER_USER: &str = "system:flotilla-aggregated-apiserve
 /// - The scheduler reads Clusters and writes ResourceBindings and ClusterResourceBindings (spec
 ///   and status), Events and its Lease. Nothing else: in particular not Secrets, where member
 ///   credentials live (`Cluster.spec.secretRef`).
-/// - The controller-manager does what Karmada's does: its detector watches every kind, its
-///   execution controller reads member credentials, the garbage collector deletes any kind.
-///   It gets every resource verb (not `system:masters`: RBAC still applies, and it has no
-///   non-resource access beyond discovery).
+/// - The controller-manager (as `deploy/controllers.yaml` grants it on a Kubernetes host):
+///   the detector watches and claims templates of every kind and the binding controller
+///   writes their status, the garbage collector deletes any kind and edits ownerReferences
+///   (read, patch, update and delete on everything, but it creates only its own objects:
+///   bindings, Works, execution namespaces, Leases, Events); the cluster controllers write
+///   Cluster finalizers, taints and status; the execution controller reads member
+///   credentials.
 /// - The aggregated API server reads everything (merged reads serve any template kind, the
 ///   cluster proxy reads member credentials), asks the host to authorize its callers
 ///   (SubjectAccessReview, TokenReview) and registers its APIServices. It writes nothing else.
@@ -129,7 +132,23 @@ pub fn component_roles() -> Vec<(&'static str, Vec<PolicyRule>)> {
         ),
         (
             CONTROLLER_MANAGER_USER,
-            vec![PolicyRule::resource(&["*"], &["*"], &["*"])],
+            vec![
+                PolicyRule::resource(
+                    &["get", "list", "watch", "patch", "update", "delete"],
+                    &["*"],
+                    &["*"],
+                ),
+                r(READ_WRITE, "work.karmada.io", &["*"]),
+                r(
+                    &["get", "list", "watch", "update", "patch"],
+                    "cluster.karmada.io",
+                    &["clusters", "clusters/status"],
+                ),
+                r(&["create"], "", &["namespaces"]),
+                r(&lease_verbs, "coordination.k8s.io", &["leases"]),
+                r(&event_verbs, "", &["events"]),
+                r(&event_verbs, "events.k8s.io", &["events"]),
+            ],
         ),
         (
             AGGREGATED_APISERVER_USER,
@@ -734,6 +753,34 @@ mod tests {
             "create",
             "work.karmada.io",
             "works",
+            ""
+        ));
+        assert!(allowed(
+            CONTROLLER_MANAGER_USER,
+            "delete",
+            "apps",
+            "deployments",
+            ""
+        ));
+        assert!(allowed(
+            CONTROLLER_MANAGER_USER,
+            "create",
+            "",
+            "namespaces",
+            ""
+        ));
+        assert!(!allowed(
+            CONTROLLER_MANAGER_USER,
+            "create",
+            "",
+            "secrets",
+            ""
+        ));
+        assert!(!allowed(
+            CONTROLLER_MANAGER_USER,
+            "create",
+            "apps",
+            "deployments",
             ""
         ));
         // Another user in the components group gets none of it: the roles bind users.

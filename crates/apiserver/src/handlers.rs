@@ -293,7 +293,13 @@ async fn check_namespace(ctx: &RequestContext) -> Result<(), ApiError> {
         return Ok(());
     }
     let key = format!("/core/namespaces/{ns}");
-    match ctx.server.storage.get(&key).await {
+    // The cache first (a namespace rarely changes); a namespace it does not hold yet may have
+    // just been created through another replica, so that is asked consistently.
+    let found = match ctx.server.storage.get_cached(&key).await {
+        Ok(None) => ctx.server.storage.get(&key).await,
+        other => other,
+    };
+    match found {
         Ok(Some(obj)) => {
             if obj.value().pointer("/metadata/deletionTimestamp").is_some() {
                 return Err(ApiError::forbidden(format!(

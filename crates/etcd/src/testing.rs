@@ -12,6 +12,18 @@ use std::time::{Duration, Instant};
 
 use crate::rpc::{Client, ConnectOptions};
 
+/// The files of an etcd cluster serving TLS and requiring client certificates.
+pub struct TlsFiles {
+    /// The CA that signed the members' serving certificates and the client's.
+    pub ca_pem: Vec<u8>,
+    /// A client certificate and key the members accept.
+    pub client_cert_pem: Vec<u8>,
+    pub client_key_pem: Vec<u8>,
+    ca_file: PathBuf,
+    cert_file: PathBuf,
+    key_file: PathBuf,
+}
+
 struct Member {
     name: String,
     client_url: String,
@@ -25,6 +37,7 @@ struct Member {
 pub struct EtcdCluster {
     members: Vec<Member>,
     initial_cluster: String,
+    tls: Option<TlsFiles>,
     _dir: tempfile::TempDir,
 }
 
@@ -42,11 +55,48 @@ fn etcd_bin() -> String {
 impl EtcdCluster {
     /// Starts `size` members and waits until they have elected a leader.
     pub async fn start(size: usize) -> Self {
+        Self::start_with(size, false).await
+    }
+
+    /// Starts `size` members serving clients over TLS only and requiring a client
+    /// certificate signed by the CA in [`EtcdCluster::tls`].
+    pub async fn start_tls(size: usize) -> Self {
+        Self::start_with(size, true).await
+    }
+
+    /// The TLS files of a cluster started with [`EtcdCluster::start_tls`].
+    pub fn tls(&self) -> Option<&TlsFiles> {
+        self.tls.as_ref()
+    }
+
+    async fn start_with(size: usize, tls: bool) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory for etcd");
+        let tls = tls.then(|| {
+            let ca = flotilla_pki::CertificateAuthority::generate("etcd-test-ca").unwrap();
+            let loopback = [std::net::IpAddr::from([127, 0, 0, 1])];
+            let server = ca
+                .issue_server("etcd", &["localhost".to_owned()], &loopback)
+                .unwrap();
+            let client = ca.issue_client("flotilla-apiserver", &[]).unwrap();
+            let write = |name: &str, contents: &str| {
+                let path = dir.path().join(name);
+                std::fs::write(&path, contents).unwrap();
+                path
+            };
+            TlsFiles {
+                ca_pem: ca.cert_pem().as_bytes().to_vec(),
+                client_cert_pem: client.cert_pem.into_bytes(),
+                client_key_pem: client.key_pem.into_bytes(),
+                ca_file: write("ca.crt", ca.cert_pem()),
+                cert_file: write("server.crt", &server.cert_pem),
+                key_file: write("server.key", &server.key_pem),
+            }
+        });
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let members: Vec<Member> = (0..size)
             .map(|i| Member {
                 name: format!("m{i}"),
-                client_url: format!("http://127.0.0.1:{}", free_port()),
+                client_url: format!("{scheme}://127.0.0.1:{}", free_port()),
                 peer_url: format!("http://127.0.0.1:{}", free_port()),
                 data_dir: dir.path().join(format!("m{i}")),
                 log: dir.path().join(format!("m{i}.log")),
@@ -61,6 +111,7 @@ impl EtcdCluster {
         let mut cluster = Self {
             members,
             initial_cluster,
+            tls,
             _dir: dir,
         };
         for i in 0..size {
@@ -78,7 +129,15 @@ impl EtcdCluster {
             .append(true)
             .open(&m.log)
             .expect("the etcd log file");
-        let child = Command::new(etcd_bin())
+        let mut command = Command::new(etcd_bin());
+        if let Some(tls) = &self.tls {
+            command
+                .arg(format!("--cert-file={}", tls.cert_file.display()))
+                .arg(format!("--key-file={}", tls.key_file.display()))
+                .arg(format!("--trusted-ca-file={}", tls.ca_file.display()))
+                .arg("--client-cert-auth");
+        }
+        let child = command
             .arg(format!("--name={}", m.name))
             .arg(format!("--data-dir={}", m.data_dir.display()))
             .arg(format!("--listen-client-urls={}", m.client_url))
@@ -107,11 +166,7 @@ impl EtcdCluster {
     pub async fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         for m in self.members.iter().filter(|m| m.child.is_some()) {
-            let client = Client::new(&ConnectOptions {
-                endpoints: vec![m.client_url.clone()],
-                ..ConnectOptions::default()
-            })
-            .unwrap();
+            let client = Client::new(&self.connect_options(vec![m.client_url.clone()])).unwrap();
             loop {
                 match client.status().await {
                     Ok(status) if status.leader != 0 => break,
@@ -127,6 +182,19 @@ impl EtcdCluster {
                     }
                 }
             }
+        }
+    }
+
+    /// How a client reaches `endpoints` of this cluster (with the client certificate when it
+    /// serves TLS).
+    pub fn connect_options(&self, endpoints: Vec<String>) -> ConnectOptions {
+        ConnectOptions {
+            endpoints,
+            ca_pem: self.tls.as_ref().map(|t| t.ca_pem.clone()),
+            client_identity: self
+                .tls
+                .as_ref()
+                .map(|t| (t.client_cert_pem.clone(), t.client_key_pem.clone())),
         }
     }
 

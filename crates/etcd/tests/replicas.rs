@@ -254,3 +254,35 @@ async fn killing_one_member_of_three_loses_no_acknowledged_write() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_client_certificates() {
+    let etcd = EtcdCluster::start_tls(1).await;
+    assert!(etcd.endpoints()[0].starts_with("https://"));
+    let mut opts = EtcdOptions::new(etcd.endpoints(), "/registry/host");
+    opts.connect = etcd.connect_options(etcd.endpoints());
+    let storage = flotilla_etcd::open(opts.clone())
+        .await
+        .expect("open over TLS");
+    let written = storage
+        .create("/configmaps/ns/a", object("a", 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        storage
+            .get("/configmaps/ns/a")
+            .await
+            .unwrap()
+            .map(|o| o.revision),
+        Some(written.revision)
+    );
+    // Without the client certificate etcd refuses the connection: opening fails, clearly.
+    let mut anonymous = opts.clone();
+    anonymous.connect.client_identity = None;
+    let refused = flotilla_etcd::open(anonymous).await;
+    assert!(refused.is_err(), "etcd requires a client certificate");
+    // Without the CA the member's certificate is not trusted.
+    let mut untrusting = opts;
+    untrusting.connect.ca_pem = None;
+    assert!(flotilla_etcd::open(untrusting).await.is_err());
+}

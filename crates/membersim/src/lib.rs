@@ -571,6 +571,13 @@ async fn start_with(
 
 /// The router a member serves: the API server's, behind the health switch and the added
 /// latency.
-fn member_router(server: &Arc<ApiServer>, healthy: Arc<AtomicBool>, latency: Duration) -> axum::Router {
-    latency::with_latency(health::with_health_switch(server.router(), healthy), latency)
+fn member_router(
+    server: &Arc<ApiServer>,
+    healthy: Arc<AtomicBool>,
+    latency: Duration,
+) -> axum::Router {
+    latency::with_latency(
+        health::with_health_switch(server.router(), healthy),
+        latency,
+    )
 }

@@ -928,7 +928,7 @@ async fn many_clients(clients: usize, duration: Duration, load_opts: LoadOptions
             while !stop.load(Ordering::Relaxed) {
                 seq += 1;
                 // Two reads for each write.
-                let req = if seq % 3 == 0 {
+                let req = if seq.is_multiple_of(3) {
                     let body = serde_json::json!({
                         "apiVersion": "v1", "kind": "ConfigMap",
                         "metadata": {"name": format!("c{i}-{seq}")},
@@ -948,7 +948,7 @@ async fn many_clients(clients: usize, duration: Duration, load_opts: LoadOptions
                 latencies.lock().unwrap().push(t.elapsed().as_secs_f64());
                 let c = &counts;
                 match r {
-                    Ok((code, retry_after)) if code == 429 => {
+                    Ok((429, retry_after)) => {
                         c.too_many.fetch_add(1, Ordering::Relaxed);
                         if !retry_after {
                             c.too_many_without_retry_after

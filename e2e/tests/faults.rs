@@ -78,20 +78,119 @@ impl Member {
     }
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct EnvOptions {
     /// Extra `flotilla apiserver` flags.
     host_args: Vec<String>,
     /// `--latency-ms` of each member.
     member_latency_ms: [u64; 3],
+    /// Host API server replicas (sharing one storage, e.g. etcd, through `host_args`); with
+    /// more than one, every client reaches them through a [`TcpFailover`].
+    host_replicas: usize,
+}
+
+impl Default for EnvOptions {
+    fn default() -> Self {
+        Self {
+            host_args: Vec::new(),
+            member_latency_ms: [0; 3],
+            host_replicas: 1,
+        }
+    }
+}
+
+/// One host API server replica.
+struct Host {
+    dir: PathBuf,
+    port: u16,
+    process: Option<ApiserverProcess>,
+}
+
+/// A TCP front for several host API server replicas, as a load balancer would be: each
+/// connection goes to the next replica that accepts it (round robin), so clients with one
+/// URL fail over when a replica dies. TLS passes through untouched (the replicas share their
+/// certificates).
+struct TcpFailover {
+    port: u16,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TcpFailover {
+    /// Must run inside a tokio runtime.
+    fn start(backends: Vec<u16>) -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = inbound.set_nodelay(true);
+                let first = next.fetch_add(1, Ordering::Relaxed);
+                let backends = backends.clone();
+                tokio::spawn(async move {
+                    for k in 0..backends.len() {
+                        let port = backends[(first + k) % backends.len()];
+                        let connect = tokio::net::TcpStream::connect(("127.0.0.1", port));
+                        if let Ok(Ok(mut out)) =
+                            tokio::time::timeout(Duration::from_secs(1), connect).await
+                        {
+                            let _ = out.set_nodelay(true);
+                            let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        TcpFailover { port, task }
+    }
+}
+
+impl Drop for TcpFailover {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Copies a host's certificates and kubeconfigs (not its storage) from `from` to `to`.
+fn copy_host_identity(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.join("pki")).unwrap();
+    for entry in std::fs::read_dir(from.join("pki")).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), to.join("pki").join(entry.file_name())).unwrap();
+        }
+    }
+    for name in ["kubeconfig", "components.kubeconfig"] {
+        std::fs::copy(from.join(name), to.join(name)).unwrap();
+    }
+}
+
+/// `kubeconfig` with its server URL replaced by `url`, written to `to`.
+fn rewrite_server(kubeconfig: &Path, url: &str, to: &Path) {
+    let text = std::fs::read_to_string(kubeconfig).unwrap();
+    let text: String = text
+        .lines()
+        .map(|l| match l.split_once("server: ") {
+            Some((indent, _)) => format!("{indent}server: {url}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(to, text).unwrap();
 }
 
 struct Env {
     dir: WorkDir,
-    host_dir: PathBuf,
-    host_port: u16,
+    hosts: Vec<Host>,
     host_args: Vec<String>,
-    host: Option<ApiserverProcess>,
+    /// Where the kubeconfigs every client uses live (the only host's data directory, or the
+    /// front's with its URL).
+    client_dir: PathBuf,
+    front: Option<TcpFailover>,
     _aggregated: ApiserverProcess,
     _scheduler: Proc,
     _controller_manager: Proc,
@@ -183,15 +282,38 @@ impl WorkDir {
 impl Env {
     fn start(opts: EnvOptions) -> Env {
         let dir = work_dir();
-        let host_dir = dir.path().join("host");
         let host_args = opts.host_args.clone();
         let args: Vec<&str> = host_args.iter().map(String::as_str).collect();
-        let host = start_apiserver_on_port(&host_dir, 0, &args);
-        let host_port = port_of(&host.url);
-        let aggregated = start_aggregated_apiserver(&host_dir, &dir.path().join("aggregated"));
+        let mut hosts: Vec<Host> = Vec::new();
+        for i in 0..opts.host_replicas {
+            let host_dir = dir.path().join(format!("host{i}"));
+            if i > 0 {
+                copy_host_identity(&hosts[0].dir, &host_dir);
+            }
+            let p = start_apiserver_on_port(&host_dir, 0, &args);
+            hosts.push(Host {
+                dir: host_dir,
+                port: port_of(&p.url),
+                process: Some(p),
+            });
+        }
+        let (client_dir, front) = if opts.host_replicas > 1 {
+            let front = TcpFailover::start(hosts.iter().map(|h| h.port).collect());
+            let url = format!("https://127.0.0.1:{}", front.port);
+            let client_dir = dir.path().join("front");
+            copy_host_identity(&hosts[0].dir, &client_dir);
+            for name in ["kubeconfig", "components.kubeconfig"] {
+                rewrite_server(&hosts[0].dir.join(name), &url, &client_dir.join(name));
+            }
+            (client_dir, Some(front))
+        } else {
+            (hosts[0].dir.clone(), None)
+        };
+        let admin_kubeconfig = client_dir.join("kubeconfig");
+        let aggregated = start_aggregated_apiserver(&client_dir, &dir.path().join("aggregated"));
         let kubectl = Kubectl::new(
             kubectl_binary("kubectl"),
-            &host.kubeconfig,
+            &admin_kubeconfig,
             &dir.path().join("cache-host"),
         );
         let mut members = Vec::new();
@@ -224,7 +346,7 @@ impl Env {
             m.start();
             let mut join = Command::new(flotillactl_bin());
             join.arg("--kubeconfig")
-                .arg(&host.kubeconfig)
+                .arg(&admin_kubeconfig)
                 .args(["join", name, "--cluster-kubeconfig"])
                 .arg(m.kubeconfig())
                 .args(["--cluster-context", &format!("{name}-flotilla")]);
@@ -232,7 +354,7 @@ impl Env {
             assert!(out.status.success(), "{}{}", out.stdout, out.stderr);
             members.push(m);
         }
-        let components = host_dir.join("components.kubeconfig");
+        let components = client_dir.join("components.kubeconfig");
         let controller_manager = component(
             &components,
             &[
@@ -257,10 +379,10 @@ impl Env {
         );
         let env = Env {
             dir,
-            host_dir,
-            host_port,
+            hosts,
             host_args,
-            host: Some(host),
+            client_dir,
+            front,
             _aggregated: aggregated,
             _scheduler: scheduler,
             _controller_manager: controller_manager,
@@ -279,26 +401,31 @@ impl Env {
     }
 
     fn admin_kubeconfig(&self) -> PathBuf {
-        self.host_dir.join("kubeconfig")
+        self.client_dir.join("kubeconfig")
     }
 
     fn components_kubeconfig(&self) -> PathBuf {
-        self.host_dir.join("components.kubeconfig")
+        self.client_dir.join("components.kubeconfig")
     }
 
-    fn kill9_host(&mut self) {
-        let mut p = self.host.take().expect("host running");
+    /// The URL clients use: the front's, or the only replica's.
+    fn url(&self) -> String {
+        let port = self.front.as_ref().map_or(self.hosts[0].port, |f| f.port);
+        format!("https://127.0.0.1:{port}")
+    }
+
+    /// SIGKILL of host replica `i`.
+    fn kill9_host(&mut self, i: usize) {
+        let mut p = self.hosts[i].process.take().expect("host running");
         p.child.kill().unwrap();
         let _ = p.child.wait();
     }
 
-    fn restart_host(&mut self) {
+    /// Starts host replica `i` again on its data directory and port.
+    fn restart_host(&mut self, i: usize) {
         let args: Vec<&str> = self.host_args.iter().map(String::as_str).collect();
-        self.host = Some(start_apiserver_on_port(
-            &self.host_dir,
-            self.host_port,
-            &args,
-        ));
+        let h = &mut self.hosts[i];
+        h.process = Some(start_apiserver_on_port(&h.dir, h.port, &args));
     }
 
     /// The Cluster's Ready condition status ("True", "False", "Unknown", "" when none).
@@ -361,8 +488,8 @@ async fn host_apiserver_killed(rounds: usize, load_opts: LoadOptions) {
         .await;
     let mut fault_end = Instant::now();
     for round in 0..rounds {
-        env.kill9_host();
-        env.restart_host();
+        env.kill9_host(0);
+        env.restart_host(0);
         fault_end = Instant::now();
         // The clients are writing again (and one round of load runs before the next kill).
         load.wait_acked_more(10, WAIT, &format!("writes after restart {round}"))
@@ -895,12 +1022,12 @@ async fn many_clients(clients: usize, duration: Duration, load_opts: LoadOptions
         "--group=crowd",
     ]);
     env.kubectl.ok(&["create", "namespace", "crowd"]);
-    let host_url = env.host.as_ref().unwrap().url.clone();
+    let host_url = env.url();
     let token_kubeconfig = env.dir().join("crowd.kubeconfig");
     support::write_token_kubeconfig(
         &token_kubeconfig,
         &host_url,
-        &env.host_dir.join("pki/ca.crt"),
+        &env.client_dir.join("pki/ca.crt"),
         "overload-token",
     );
     let load = Load::start(&env.admin_kubeconfig(), env.dir(), load_opts.clone()).await;

@@ -11,8 +11,19 @@
 //! test prints one row of the fault table (fault | load | writes acknowledged | writes found
 //! after | time to converge), appended to `$FAULTS_TABLE` when set (`e2e/faults.sh`).
 //!
-//! The short versions run in CI with `cargo test`; the `#[ignore]`d long ones run with
-//! `bash e2e/faults.sh --long`.
+//! The faults, each a test (short in CI with `cargo test`; the `#[ignore]`d `long_*` versions,
+//! with more clients, rounds or time, run with `bash e2e/faults.sh --long`):
+//! - kill -9 of the host API server, restarted on its data directory and port;
+//! - kill -9 of a member's process until the host marks it NotReady, then a restart;
+//! - a member flapping (unreachable until NotReady, reachable until Ready, again and again)
+//!   with a 30 s toleration: Deployments placed on it before keep their placement in every
+//!   version of their bindings (watched), with no eviction task;
+//! - a member turning slow (every request +1 s): propagation to each member and merged reads
+//!   timed before and after; the fast members' copies arrive before the slow one's, and merged
+//!   reads leave no member out;
+//! - 200 concurrent clients (a non-admin user, so the in-flight limits apply) past limits of
+//!   20 read-only and 10 mutating requests: only 2xx and 429 with Retry-After, no 5xx, no
+//!   timeouts, health checks answered 200 throughout; request and health latencies printed.
 //!
 //! Needs the binaries: `cargo build --bin flotilla --bin flotillactl` (or `FLOTILLA_BIN`,
 //! `FLOTILLACTL_BIN`).

@@ -44,7 +44,7 @@ pub use kubeconfig::{
 pub use server_pki::{
     ADMIN_GROUP, ADMIN_USER, APISERVER_COMMON_NAME, CA_COMMON_NAME, COMPONENTS_GROUP,
     COMPONENTS_USER, FRONT_PROXY_CA_COMMON_NAME, FRONT_PROXY_CLIENT_USER, ServerPki,
-    ensure_server_pki,
+    ensure_server_pki, share_pki,
 };
 pub use service_account::{
     SERVICE_ACCOUNT_KEY_BASENAME, ServiceAccountKey, ServiceAccountKeyFiles,

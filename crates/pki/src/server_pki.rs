@@ -135,6 +135,30 @@ pub fn ensure_server_pki(dir: &Path, hosts: &[String]) -> Result<ServerPki> {
     })
 }
 
+/// Gives a replica's data directory `to` the trust of the server whose data directory is
+/// `from`: its CAs and its service-account signing key (the files replicas of one
+/// deployment share, as kubeadm copies them to every control-plane node). The replica's
+/// own leaf certificates are then issued from those CAs by [`ensure_server_pki`].
+pub fn share_pki(from: &Path, to: &Path) -> Result<()> {
+    let (from, to) = (from.join("pki"), to.join("pki"));
+    fsutil::create_dir_all(&to)?;
+    for basename in ["ca", "front-proxy-ca", crate::SERVICE_ACCOUNT_KEY_BASENAME] {
+        for (extension, private) in [("crt", false), ("key", true), ("pub", false)] {
+            let source = from.join(format!("{basename}.{extension}"));
+            if !source.exists() {
+                continue;
+            }
+            let contents = fsutil::read_to_string(&source)?;
+            fsutil::write_file(
+                &to.join(format!("{basename}.{extension}")),
+                contents.as_bytes(),
+                private,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// DNS and IP SANs for the serving certificate: the loopback names plus `hosts`, deduplicated.
 fn serving_names(hosts: &[String]) -> (Vec<String>, Vec<IpAddr>) {
     let mut dns = vec!["localhost".to_string()];

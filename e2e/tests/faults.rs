@@ -584,6 +584,126 @@ async fn long_member_kill9_repeatedly_under_load() {
     member_killed(long_rounds(), opts).await;
 }
 
+// === etcd: kill -9 of a host API server replica, and of an etcd member ===
+
+fn etcd_args(etcd: &flotilla_etcd::testing::EtcdCluster) -> Vec<String> {
+    vec![
+        "--storage".into(),
+        "etcd".into(),
+        "--etcd-servers".into(),
+        etcd.servers_flag(),
+    ]
+}
+
+async fn host_replica_killed(rounds: usize, load_opts: LoadOptions) {
+    let etcd = flotilla_etcd::testing::EtcdCluster::start(1).await;
+    let mut env = Env::start(EnvOptions {
+        host_args: etcd_args(&etcd),
+        host_replicas: 2,
+        ..EnvOptions::default()
+    });
+    let load = Load::start(&env.admin_kubeconfig(), env.dir(), load_opts.clone()).await;
+    load.wait_acked_more(20, WAIT, "writes before the fault")
+        .await;
+    let mut fault_end = Instant::now();
+    for round in 0..rounds {
+        let victim = round % 2;
+        env.kill9_host(victim);
+        // Clients, components and members go on through the other replica.
+        load.wait_acked_more(
+            10,
+            WAIT,
+            &format!("writes through the surviving replica ({round})"),
+        )
+        .await;
+        env.restart_host(victim);
+        fault_end = Instant::now();
+        load.wait_acked_more(5, WAIT, &format!("writes after restart {round}"))
+            .await;
+    }
+    let log = load.stop().await;
+    let (took, found) = env.converge(&log, fault_end).await;
+    load::print_row(
+        &format!(
+            "kill -9 of one of two host API server replicas on one etcd (clients through a TCP failover front), restarted (x{rounds})"
+        ),
+        &load_opts.describe(),
+        &log,
+        &found,
+        took,
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn host_replica_kill9_on_etcd_under_load_loses_nothing() {
+    host_replica_killed(1, LoadOptions::default()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "long: bash e2e/faults.sh --long"]
+async fn long_host_replica_kill9_on_etcd_repeatedly() {
+    let opts = LoadOptions {
+        kube_clients: 6,
+        kubectl_clients: 2,
+        deployments_per_client: 8,
+        ..LoadOptions::default()
+    };
+    host_replica_killed(long_rounds(), opts).await;
+}
+
+async fn etcd_member_killed(rounds: usize, load_opts: LoadOptions) {
+    let mut etcd = flotilla_etcd::testing::EtcdCluster::start(3).await;
+    let env = Env::start(EnvOptions {
+        host_args: etcd_args(&etcd),
+        ..EnvOptions::default()
+    });
+    let load = Load::start(&env.admin_kubeconfig(), env.dir(), load_opts.clone()).await;
+    load.wait_acked_more(20, WAIT, "writes before the fault")
+        .await;
+    let mut fault_end = Instant::now();
+    for round in 0..rounds {
+        let victim = round % 3;
+        etcd.kill(victim);
+        // Two of three members keep a quorum: writes go on.
+        load.wait_acked_more(
+            10,
+            WAIT,
+            &format!("writes with etcd member {victim} down ({round})"),
+        )
+        .await;
+        etcd.restart(victim).await;
+        fault_end = Instant::now();
+        load.wait_acked_more(5, WAIT, &format!("writes after restart {round}"))
+            .await;
+    }
+    let log = load.stop().await;
+    let (took, found) = env.converge(&log, fault_end).await;
+    load::print_row(
+        &format!("kill -9 of one etcd member of three, restarted (x{rounds})"),
+        &load_opts.describe(),
+        &log,
+        &found,
+        took,
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn etcd_member_kill9_under_load_loses_nothing() {
+    etcd_member_killed(1, LoadOptions::default()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "long: bash e2e/faults.sh --long"]
+async fn long_etcd_member_kill9_repeatedly() {
+    let opts = LoadOptions {
+        kube_clients: 6,
+        kubectl_clients: 2,
+        deployments_per_client: 8,
+        ..LoadOptions::default()
+    };
+    etcd_member_killed(long_rounds(), opts).await;
+}
+
 // === A member flapping ===
 
 /// Deployments written before the flapping and never changed during it: their placement

@@ -866,7 +866,7 @@ async fn member_flapping(cycles: usize, load_opts: LoadOptions) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn member_flapping_under_load_keeps_the_placement() {
-    member_flapping(3, LoadOptions::default()).await;
+    member_flapping(2, LoadOptions::default()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -1036,7 +1036,7 @@ async fn slow_member(probes: usize, latency_ms: u64, load_opts: LoadOptions) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn slow_member_under_load_does_not_hold_up_the_others() {
-    slow_member(3, 1000, LoadOptions::default()).await;
+    slow_member(2, 1000, LoadOptions::default()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -1332,7 +1332,7 @@ async fn many_clients(clients: usize, duration: Duration, load_opts: LoadOptions
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hundred_clients_get_429s_not_a_collapse() {
-    many_clients(200, Duration::from_secs(8), LoadOptions::default()).await;
+    many_clients(200, Duration::from_secs(5), LoadOptions::default()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

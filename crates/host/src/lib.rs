@@ -271,6 +271,10 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         "components",
         &pki.components,
     )?;
+    for (identity, cert) in &pki.component_identities {
+        let path = component_kubeconfig(&opts.data_dir, identity);
+        write_kubeconfig(&path, &url, &pki.ca.cert_pem, identity.name, cert)?;
+    }
 
     let handle = ServerHandle::spawn(listener, tls, server.router(), trust)
         .map_err(|source| HostError::Listen { addr, source })?;
@@ -287,6 +291,16 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
 /// `<data-dir>/components.kubeconfig`: the identity of Flotilla's own components
 /// ([`flotilla_pki::COMPONENTS_GROUP`]), which reads the template store past merged reads.
 pub const COMPONENTS_KUBECONFIG: &str = "components.kubeconfig";
+
+/// `<data-dir>/<component>.kubeconfig` (`scheduler`, `controller-manager`,
+/// `aggregated-apiserver`): one component's own identity, holding only its ClusterRole's
+/// permissions (see [`flotilla_pki::COMPONENT_IDENTITIES`]).
+pub fn component_kubeconfig(
+    data_dir: &Path,
+    identity: &flotilla_pki::ComponentIdentity,
+) -> std::path::PathBuf {
+    data_dir.join(format!("{}.kubeconfig", identity.name))
+}
 
 fn write_kubeconfig(
     path: &Path,

@@ -602,6 +602,10 @@ impl<B: Backend> Storage for Cached<B> {
         Ok(self.cache.get(key))
     }
 
+    async fn get_cached(&self, key: &str) -> Result<Option<Arc<StoredObject>>, StorageError> {
+        Ok(self.cache.get(key))
+    }
+
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListResult, StorageError> {
         match opts.revision {
             None => self.sync().await?,

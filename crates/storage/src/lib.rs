@@ -280,8 +280,16 @@ pub enum StorageError {
 /// The storage contract the API servers build on.
 #[async_trait::async_trait]
 pub trait Storage: Send + Sync + 'static {
-    /// The object at `key`, if any.
+    /// The object at `key`, if any, reflecting every write acknowledged before the call (on
+    /// a shared store, possibly written by another server).
     async fn get(&self, key: &str) -> Result<Option<Arc<StoredObject>>, StorageError>;
+
+    /// The object at `key` as this server's cache holds it now, without waiting for a shared
+    /// store's latest writes: for checks where a briefly stale answer is harmless, as
+    /// kube-apiserver's admission reads its informers (e.g. that a namespace exists).
+    async fn get_cached(&self, key: &str) -> Result<Option<Arc<StoredObject>>, StorageError> {
+        self.get(key).await
+    }
 
     /// The objects whose key starts with `prefix`, in key order, selected by `opts`, and the
     /// revision the list is consistent with.

@@ -167,6 +167,16 @@ impl Drop for TcpFailover {
     }
 }
 
+/// The kubeconfigs a host writes: the admin's, the components' (reads past merged reads) and
+/// each component's own (least privilege).
+const KUBECONFIGS: [&str; 5] = [
+    "kubeconfig",
+    "components.kubeconfig",
+    "scheduler.kubeconfig",
+    "controller-manager.kubeconfig",
+    "aggregated-apiserver.kubeconfig",
+];
+
 /// Copies a host's certificates and kubeconfigs (not its storage) from `from` to `to`.
 fn copy_host_identity(from: &Path, to: &Path) {
     std::fs::create_dir_all(to.join("pki")).unwrap();
@@ -176,7 +186,7 @@ fn copy_host_identity(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), to.join("pki").join(entry.file_name())).unwrap();
         }
     }
-    for name in ["kubeconfig", "components.kubeconfig"] {
+    for name in KUBECONFIGS {
         std::fs::copy(from.join(name), to.join(name)).unwrap();
     }
 }
@@ -313,7 +323,7 @@ impl Env {
             let url = format!("https://127.0.0.1:{}", front.port);
             let client_dir = dir.path().join("front");
             copy_host_identity(&hosts[0].dir, &client_dir);
-            for name in ["kubeconfig", "components.kubeconfig"] {
+            for name in KUBECONFIGS {
                 rewrite_server(&hosts[0].dir.join(name), &url, &client_dir.join(name));
             }
             (client_dir, Some(front))
@@ -365,9 +375,8 @@ impl Env {
             assert!(out.status.success(), "{}{}", out.stdout, out.stderr);
             members.push(m);
         }
-        let components = client_dir.join("components.kubeconfig");
         let controller_manager = component(
-            &components,
+            &client_dir.join("controller-manager.kubeconfig"),
             &[
                 "controller-manager",
                 "--cluster-status-update-frequency",
@@ -383,7 +392,7 @@ impl Env {
             "controller-manager running",
         );
         let scheduler = component(
-            &components,
+            &client_dir.join("scheduler.kubeconfig"),
             &["scheduler"],
             &dir.path().join("scheduler.log"),
             "scheduler running",

@@ -87,6 +87,10 @@ struct MemberSimArgs {
     /// Bearer token for Flotilla (user flotilla, group system:masters); random if unset.
     #[arg(long, env = "FLOTILLA_MEMBER_TOKEN")]
     token: Option<String>,
+    /// Delay every request by this many milliseconds (health checks and API calls alike):
+    /// a slow member, as over a slow link.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
 }
 
 #[derive(Args, Debug)]
@@ -241,6 +245,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.node_memory = args.node_memory;
             opts.node_pods = args.node_pods;
             opts.token = args.token;
+            opts.latency = std::time::Duration::from_millis(args.latency_ms);
             let member = flotilla_membersim::start(opts)
                 .await
                 .with_context(|| format!("starting member-sim {}", args.name))?;
@@ -279,6 +284,7 @@ async fn run_member_sims(args: MemberSimArgs) -> anyhow::Result<()> {
     opts.node_cpu = args.node_cpu;
     opts.node_memory = args.node_memory;
     opts.node_pods = args.node_pods;
+    opts.latency = std::time::Duration::from_millis(args.latency_ms);
     let members = flotilla_membersim::start_many(opts)
         .await
         .with_context(|| format!("starting {} member-sims", args.clusters))?;

@@ -596,30 +596,46 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
     let is_apply = matches!(patch, Patch::Apply { .. });
     let opts = ctx.write_options(is_apply)?;
     if ctx.subresource() == Some("scale") {
-        let old = ctx.objects().get(ctx.namespace(), ctx.name()).await?;
-        let scale = ctx.objects().scale_of(&old)?;
-        let patched = match &patch {
-            Patch::Json(ops) => {
-                let ops: json_patch::Patch = serde_json::from_value(ops.clone())
-                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
-                let mut s = scale.clone();
-                json_patch::patch(&mut s, &ops)
-                    .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
-                s
+        // Re-applied to the newer object when another writer (a status update, say) won the
+        // race, unless the patch carries a resourceVersion: as for the object itself.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let old = ctx.objects().get(ctx.namespace(), ctx.name()).await?;
+            let scale = ctx.objects().scale_of(&old)?;
+            let patched = match &patch {
+                Patch::Json(ops) => {
+                    let ops: json_patch::Patch = serde_json::from_value(ops.clone())
+                        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+                    let mut s = scale.clone();
+                    json_patch::patch(&mut s, &ops)
+                        .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
+                    s
+                }
+                Patch::Merge(p) | Patch::Strategic(p) => {
+                    let mut s = scale.clone();
+                    json_patch::merge(&mut s, p);
+                    s
+                }
+                Patch::Apply { body, .. } => {
+                    let mut s = scale.clone();
+                    json_patch::merge(&mut s, body);
+                    s
+                }
+            };
+            match ctx.objects().write_scale(&old, &patched, &opts).await {
+                Err(e)
+                    if e.code == 409
+                        && e.reason == "Conflict"
+                        && attempts < objects::PATCH_ATTEMPTS
+                        && !patch.has_precondition() =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(e),
+                Ok(w) => return written_response(ctx, &w, StatusCode::OK),
             }
-            Patch::Merge(p) | Patch::Strategic(p) => {
-                let mut s = scale.clone();
-                json_patch::merge(&mut s, p);
-                s
-            }
-            Patch::Apply { body, .. } => {
-                let mut s = scale.clone();
-                json_patch::merge(&mut s, body);
-                s
-            }
-        };
-        let w = ctx.objects().write_scale(&old, &patched, &opts).await?;
-        return written_response(ctx, &w, StatusCode::OK);
+        }
     }
     if is_apply {
         let key = objects::object_key(&ctx.def, ctx.namespace(), ctx.name());

@@ -22,7 +22,7 @@ use crate::builtin_admission::{self, PluginRequest, Plugins};
 use crate::request::{FieldValidation, ResourceVersion};
 
 /// How many times a patch without a precondition is re-applied after losing a write race.
-const PATCH_ATTEMPTS: u32 = 128;
+pub(crate) const PATCH_ATTEMPTS: u32 = 128;
 
 /// Who is writing and how: the options every write shares.
 #[derive(Debug, Clone)]
@@ -1496,7 +1496,7 @@ impl<'a> Objects<'a> {
 
 /// A resourceVersion in the patch itself is a precondition (no retry then).
 impl Patch {
-    fn has_precondition(&self) -> bool {
+    pub(crate) fn has_precondition(&self) -> bool {
         let body = match self {
             Patch::Merge(v) | Patch::Strategic(v) => v,
             Patch::Apply { body, .. } => body,

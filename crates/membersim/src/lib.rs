@@ -13,6 +13,7 @@
 //! directory and port with the same credentials.
 
 mod health;
+mod latency;
 mod many;
 pub mod quantity;
 mod sim;
@@ -168,6 +169,8 @@ pub struct MemberOptions {
     pub shared_pki: Option<Arc<MemberPki>>,
     /// Watch events kept for resuming watches.
     pub watch_history: usize,
+    /// Added to every request before it is served: a slow member (zero: none).
+    pub latency: Duration,
 }
 
 impl MemberOptions {
@@ -186,6 +189,7 @@ impl MemberOptions {
             token: None,
             shared_pki: None,
             watch_history: DEFAULT_WATCH_HISTORY,
+            latency: Duration::ZERO,
         }
     }
 }
@@ -245,6 +249,8 @@ pub struct RunningMember {
     reachable: AtomicBool,
     /// Read by the health layer of every router this member serves with.
     healthy: Arc<AtomicBool>,
+    /// Added to every request (see [`MemberOptions::latency`]).
+    latency: Duration,
 }
 
 impl RunningMember {
@@ -322,7 +328,7 @@ impl RunningMember {
         ServerHandle::spawn(
             listener,
             self.pki.tls.clone(),
-            health::with_health_switch(self.server.router(), self.healthy.clone()),
+            member_router(&self.server, self.healthy.clone(), self.latency),
             self.pki.trust.clone(),
         )
         .map_err(|source| MemberError::Listen {
@@ -537,7 +543,7 @@ async fn start_with(
     let handle = ServerHandle::spawn(
         listener,
         pki.tls.clone(),
-        health::with_health_switch(server.router(), healthy.clone()),
+        member_router(&server, healthy.clone(), opts.latency),
         pki.trust.clone(),
     )
     .map_err(|source| MemberError::Listen { addr, source });
@@ -559,5 +565,19 @@ async fn start_with(
         serving: tokio::sync::Mutex::new(Some(handle)),
         reachable: AtomicBool::new(true),
         healthy,
+        latency: opts.latency,
     })
+}
+
+/// The router a member serves: the API server's, behind the health switch and the added
+/// latency.
+fn member_router(
+    server: &Arc<ApiServer>,
+    healthy: Arc<AtomicBool>,
+    latency: Duration,
+) -> axum::Router {
+    latency::with_latency(
+        health::with_health_switch(server.router(), healthy),
+        latency,
+    )
 }

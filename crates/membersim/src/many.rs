@@ -37,6 +37,8 @@ pub struct ManyOptions {
     pub watch_history: usize,
     /// How many members start at once.
     pub parallelism: usize,
+    /// Added to every request of every member (see [`crate::MemberOptions::latency`]).
+    pub latency: Duration,
 }
 
 impl ManyOptions {
@@ -54,6 +56,7 @@ impl ManyOptions {
             ready_delay: Duration::from_millis(500),
             watch_history: DEFAULT_WATCH_HISTORY,
             parallelism: 8,
+            latency: Duration::ZERO,
         }
     }
 
@@ -69,6 +72,7 @@ impl ManyOptions {
         opts.node_pods = self.node_pods;
         opts.ready_delay = self.ready_delay;
         opts.watch_history = self.watch_history;
+        opts.latency = self.latency;
         opts.shared_pki = Some(pki.clone());
         opts
     }

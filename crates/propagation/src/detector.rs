@@ -180,8 +180,13 @@ fn enqueue_for_policy(
     }
 }
 
+/// The longest pause between two attempts to set a policy's permanent id.
+const PERMANENT_ID_RETRY_MAX: Duration = Duration::from_secs(5);
+
 /// Puts a permanent id on a policy that has none (Karmada's mutating webhook does this on
-/// creation; here whatever runs first after creation does).
+/// creation; here whatever runs first after creation does). A failed write (the host down
+/// or overloaded) is tried again with backoff until the policy has an id or is gone: the
+/// reflector calls back only when the policy changes, and templates wait for the id.
 fn ensure_permanent_id<K>(api: Api<K>, policy: &K, label: &'static str)
 where
     K: Resource<DynamicType = ()>
@@ -198,11 +203,25 @@ where
     let id = uuid::Uuid::new_v4().to_string();
     tokio::spawn(async move {
         let patch = json!({"metadata": {"labels": {label: id}}});
-        if let Err(e) = api
-            .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
-            .await
-        {
-            tracing::warn!(policy = %name, error = %e, "setting the policy's permanent id failed");
+        let mut pause = Duration::from_millis(200);
+        loop {
+            let e = match api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => return,
+                Err(e) => e,
+            };
+            tracing::warn!(policy = %name, error = %e, "setting the policy's permanent id failed; retrying");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(PERMANENT_ID_RETRY_MAX);
+            // Another writer may have set one meanwhile (or the policy went): keep that.
+            match api.get_opt(&name).await {
+                Ok(None) => return,
+                Ok(Some(p)) if p.labels().contains_key(label) => return,
+                Ok(Some(p)) if p.meta().deletion_timestamp.is_some() => return,
+                Ok(Some(_)) | Err(_) => {}
+            }
         }
     });
 }

@@ -80,6 +80,16 @@ pub fn start_apiserver(data_dir: &Path) -> ApiserverProcess {
 /// Like [`start_apiserver`] with extra `flotilla apiserver` flags, e.g.
 /// `["--token-auth-file", F, "--audit-log-path", F]`.
 pub fn start_apiserver_with_args(data_dir: &Path, extra_args: &[&str]) -> ApiserverProcess {
+    start_apiserver_on_port(data_dir, 0, extra_args)
+}
+
+/// Like [`start_apiserver_with_args`] on `port` (0 picks a free one): a restart after a crash
+/// serves at the same URL, so clients and kubeconfigs keep working.
+pub fn start_apiserver_on_port(
+    data_dir: &Path,
+    port: u16,
+    extra_args: &[&str],
+) -> ApiserverProcess {
     std::fs::create_dir_all(data_dir).unwrap();
     let log = data_dir.join("apiserver.log");
     let log_file = OpenOptions::new()
@@ -91,7 +101,7 @@ pub fn start_apiserver_with_args(data_dir: &Path, extra_args: &[&str]) -> Apiser
         .arg("apiserver")
         .arg("--data-dir")
         .arg(data_dir)
-        .args(["--secure-port", "0"])
+        .args(["--secure-port", &port.to_string()])
         .args(extra_args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -87,9 +87,12 @@ impl Admission {
             WebhookKind::Mutating => MUTATING_PREFIX,
             WebhookKind::Validating => VALIDATING_PREFIX,
         };
+        // From the cache, as kube-apiserver reads its webhook configurations from an
+        // informer: every write asks, and a configuration written through another replica
+        // a moment ago may apply a moment later.
         let listed = self
             .storage
-            .list(prefix, &Default::default())
+            .list_cached(prefix, &Default::default())
             .await
             .map_err(|e| ApiError::internal(format!("listing webhook configurations: {e}")))?;
         let mut items: Vec<_> = listed.items.iter().collect();
@@ -140,7 +143,7 @@ impl Admission {
     ) -> Result<Option<serde_json::Map<String, Value>>, ApiError> {
         let ns = self
             .storage
-            .get(&format!("/core/namespaces/{namespace}"))
+            .get_cached(&format!("/core/namespaces/{namespace}"))
             .await
             .map_err(|e| ApiError::internal(format!("reading namespace {namespace}: {e}")))?;
         Ok(ns.and_then(|o| {

@@ -606,6 +606,14 @@ impl<B: Backend> Storage for Cached<B> {
         Ok(self.cache.get(key))
     }
 
+    async fn list_cached(
+        &self,
+        prefix: &str,
+        opts: &ListOptions,
+    ) -> Result<ListResult, StorageError> {
+        self.cache.list(prefix, opts)
+    }
+
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListResult, StorageError> {
         match opts.revision {
             None => self.sync().await?,

@@ -295,6 +295,16 @@ pub trait Storage: Send + Sync + 'static {
     /// revision the list is consistent with.
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListResult, StorageError>;
 
+    /// [`Storage::list`] of the current state as this server's cache holds it, without
+    /// waiting for a shared store's latest writes (see [`Storage::get_cached`]).
+    async fn list_cached(
+        &self,
+        prefix: &str,
+        opts: &ListOptions,
+    ) -> Result<ListResult, StorageError> {
+        self.list(prefix, opts).await
+    }
+
     /// Creates `key`; fails with `AlreadyExists` when it exists. Returns the stored version.
     async fn create(&self, key: &str, value: Value) -> Result<Arc<StoredObject>, StorageError>;
 

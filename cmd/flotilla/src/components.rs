@@ -113,7 +113,7 @@ pub struct ComponentArgs {
     #[arg(long, default_value = "7s", value_parser = parse_duration)]
     pub leader_elect_renew_deadline: Duration,
     /// How often the leader renews and candidates retry.
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub leader_elect_retry_period: Duration,
     /// Plain-HTTP address for /metrics, /healthz and /readyz (empty disables it).
     #[arg(long)]

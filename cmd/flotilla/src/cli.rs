@@ -339,8 +339,8 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     let running = flotilla_aggregated::start(opts)
         .await
         .context("starting the aggregated API server")?;
+    let url = args.advertise_url.clone().unwrap_or_else(|| running.url());
     if !args.no_register {
-        let url = args.advertise_url.clone().unwrap_or_else(|| running.url());
         flotilla_aggregated::register_apiservice(&host, &url, &running.ca_pem)
             .await
             .context("registering v1alpha1.cluster.karmada.io on the host")?;
@@ -349,9 +349,18 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
                 .await
                 .context("registering v1alpha1.search.karmada.io on the host")?;
         }
+        // Several replicas: each is one endpoint of the APIServices' Service.
+        flotilla_aggregated::register_endpoint(&host, &url)
+            .await
+            .context("registering this replica's EndpointSlice on the host")?;
     }
     println!("Flotilla aggregated API server ready at {}", running.url());
     crate::process::shutdown_signal().await;
+    if !args.no_register {
+        if let Err(e) = flotilla_aggregated::deregister_endpoint(&host, &url).await {
+            tracing::warn!(error = %e, "removing this replica's EndpointSlice");
+        }
+    }
     running.stop().await;
     Ok(())
 }

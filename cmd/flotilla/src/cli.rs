@@ -341,6 +341,11 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
         .context("starting the aggregated API server")?;
     let url = args.advertise_url.clone().unwrap_or_else(|| running.url());
     if !args.no_register {
+        // Several replicas: each is one endpoint of the APIServices' Service. Written first,
+        // so the host resolves it when the APIService changes below.
+        flotilla_aggregated::register_endpoint(&host, &url)
+            .await
+            .context("registering this replica's EndpointSlice on the host")?;
         flotilla_aggregated::register_apiservice(&host, &url, &running.ca_pem)
             .await
             .context("registering v1alpha1.cluster.karmada.io on the host")?;
@@ -349,10 +354,6 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
                 .await
                 .context("registering v1alpha1.search.karmada.io on the host")?;
         }
-        // Several replicas: each is one endpoint of the APIServices' Service.
-        flotilla_aggregated::register_endpoint(&host, &url)
-            .await
-            .context("registering this replica's EndpointSlice on the host")?;
     }
     println!("Flotilla aggregated API server ready at {}", running.url());
     crate::process::shutdown_signal().await;

@@ -824,6 +824,7 @@ fn is_upgrade(req: &Request) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -848,5 +849,63 @@ mod tests {
         let urls: Vec<String> = slice_urls(&v6, 443).iter().map(Uri::to_string).collect();
         assert_eq!(urls, ["https://[::1]:443/"]);
         assert!(slice_urls(&json!({}), 443).is_empty());
+    }
+
+    fn remote_backend() -> Backend {
+        let agg = Aggregator::new(None);
+        agg.build_backend(&json!({
+            "metadata": {"name": "v1.x.example.com",
+                         "annotations": {URL_ANNOTATION: "https://127.0.0.1:9"}},
+            "spec": {"group": "x.example.com", "version": "v1", "insecureSkipTLSVerify": true,
+                     "service": {"namespace": "x", "name": "x"}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_annotation_is_the_only_endpoint_until_the_service_resolves() {
+        let b = remote_backend();
+        assert_eq!(b.endpoints(), [("https://127.0.0.1:9/".to_string(), true)]);
+        assert_eq!(
+            b.service,
+            Some(ServiceRef {
+                namespace: "x".into(),
+                name: "x".into(),
+                port: 443
+            })
+        );
+    }
+
+    #[test]
+    fn requests_take_turns_over_replicas_up_and_try_those_down_last() {
+        let b = remote_backend();
+        let urls = [
+            "https://127.0.0.1:1",
+            "https://127.0.0.1:2",
+            "https://127.0.0.1:3",
+        ];
+        assert!(b.set_endpoints(urls.iter().map(|u| u.parse().unwrap()).collect()));
+        let order =
+            |b: &Backend| -> Vec<String> { b.pick().iter().map(|e| e.url.clone()).collect() };
+        let firsts: Vec<String> = (0..3).map(|_| order(&b)[0].clone()).collect();
+        assert_eq!(
+            firsts,
+            [
+                "https://127.0.0.1:1/",
+                "https://127.0.0.1:2/",
+                "https://127.0.0.1:3/"
+            ]
+        );
+        b.endpoints.read()[1]
+            .healthy
+            .store(false, Ordering::Relaxed);
+        for _ in 0..3 {
+            let o = order(&b);
+            assert_eq!(o.len(), 3);
+            assert_eq!(o[2], "https://127.0.0.1:2/", "{o:?}");
+        }
+        // The same set again keeps the endpoints (and their connections and state).
+        assert!(!b.set_endpoints(urls.iter().map(|u| u.parse().unwrap()).collect()));
+        assert!(!b.endpoints.read()[1].healthy.load(Ordering::Relaxed));
     }
 }

@@ -498,13 +498,14 @@ impl Handler for ApiServiceController {
 async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
     let name = meta_str(obj, "name").unwrap_or_default().to_string();
     // Status-only changes (our own writes) keep the current backend and its connections.
-    if let Some(existing) = agg
+    let existing = agg
         .backends
         .read()
         .values()
         .find(|b| b.name == name)
-        .cloned()
-    {
+        .cloned();
+    let previous_spec = agg.spec_of(&name);
+    if let Some(existing) = &existing {
         let same = existing.group
             == obj
                 .pointer("/spec/group")
@@ -515,14 +516,26 @@ async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
                     .pointer("/spec/version")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-        let stored_spec = agg.spec_of(&name);
-        if same && stored_spec.as_ref() == Some(&spec_key(obj)) {
+        if same && previous_spec.as_ref() == Some(&spec_key(obj)) {
             return;
         }
     }
     agg.backends.write().retain(|_, b| b.name != name);
     match agg.build_backend(obj) {
         Ok(backend) => {
+            // Only the annotations changed (replicas each writing their URL): the replicas,
+            // their connections and the availability carry over, so requests do not see
+            // a 503 until the next check.
+            if let (Some(old), Some((old_spec, _))) = (&existing, &previous_spec) {
+                if !backend.local
+                    && old.group == backend.group
+                    && old.version == backend.version
+                    && old_spec.as_ref() == obj.get("spec")
+                {
+                    *backend.state.write() = old.state.read().clone();
+                    *backend.endpoints.write() = old.endpoints.read().clone();
+                }
+            }
             let backend = Arc::new(backend);
             agg.remember_spec(&name, obj);
             agg.backends.write().insert(

@@ -10,6 +10,16 @@ if ! command -v kubectl >/dev/null 2>&1; then
   exit 1
 fi
 
+# The etcd backend's tests start real etcd processes on loopback ports: install Debian's
+# etcd-server when etcd is missing (the package's own service is not needed and not used).
+if ! command -v etcd >/dev/null 2>&1; then
+  echo "installing etcd (Debian's etcd-server) for the etcd tests" >&2
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq etcd-server >/dev/null
+fi
+
 # The e2e tests run the `flotilla` and `flotillactl` binaries as processes (kill -9, restarts).
 # `cargo test` builds them before running any test (cmd/*/tests make it), with the same
 # features as the tests, so dependencies are compiled once.

@@ -130,6 +130,8 @@ struct AggregatedArgs {
     merged_server: crate::components::MergedReadServerFlags,
     #[command(flatten)]
     inflight: crate::components::InFlightFlags,
+    #[command(flatten)]
+    storage: crate::components::StorageFlags,
 }
 
 #[derive(Args, Debug)]
@@ -178,6 +180,8 @@ struct ApiserverArgs {
     merged: crate::components::MergedReadFlags,
     #[command(flatten)]
     inflight: crate::components::InFlightFlags,
+    #[command(flatten)]
+    storage: crate::components::StorageFlags,
 }
 
 pub fn main() -> ExitCode {
@@ -212,6 +216,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.watch_history = args.watch_history;
             opts.server.max_body_bytes = args.max_request_bytes;
             args.inflight.apply(&mut opts.server);
+            opts.storage = args.storage.choice("host")?;
             opts.token_auth_file = args.token_auth_file;
             opts.audit_log = args.audit_log_path;
             opts.rbac = args.authorization_mode == "RBAC";
@@ -333,6 +338,7 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     opts.front_proxy_names = names;
     opts.merged_reads = args.merged.aggregated_options(&args.merged_server)?;
     args.inflight.apply(&mut opts.server);
+    opts.storage = args.storage.choice("aggregated")?;
     if let (Some(c), Some(k)) = (&args.tls_cert_file, &args.tls_private_key_file) {
         opts.serving = Some((crate::process::read_file(c)?, crate::process::read_file(k)?));
     }

@@ -3,6 +3,7 @@
 //! and serves `/metrics`, `/healthz` and `/readyz` over plain HTTP on a local address.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -196,6 +197,63 @@ async fn serve_metrics(
             tracing::error!(error = %e, "metrics server failed");
         }
     }))
+}
+
+/// Where an API server keeps its objects (`--storage`), as kube-apiserver's etcd flags.
+#[derive(Args, Debug, Clone)]
+pub struct StorageFlags {
+    /// `embedded` (a redb file in the data directory; one server) or `etcd` (several
+    /// replicas may share it).
+    #[arg(long, default_value = "embedded", value_parser = ["embedded", "etcd"])]
+    pub storage: String,
+    /// etcd members, comma-separated (`http://127.0.0.1:2379,...`; `https://` with TLS).
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// Root of Flotilla's keys in etcd: the host's objects go under `<prefix>/host`, the
+    /// aggregated API server's under `<prefix>/aggregated`.
+    #[arg(long, default_value = "/registry/flotilla")]
+    pub etcd_prefix: String,
+    /// CA bundle that signed the etcd members' serving certificates.
+    #[arg(long)]
+    pub etcd_cafile: Option<PathBuf>,
+    /// Client certificate for etcd (with --etcd-keyfile).
+    #[arg(long, requires = "etcd_keyfile")]
+    pub etcd_certfile: Option<PathBuf>,
+    #[arg(long, requires = "etcd_certfile")]
+    pub etcd_keyfile: Option<PathBuf>,
+    /// How often etcd's history is compacted (0s: never).
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub etcd_compaction_interval: Duration,
+}
+
+impl StorageFlags {
+    /// The store of the server whose keys live under `<etcd-prefix>/<component>`.
+    pub fn choice(&self, component: &str) -> anyhow::Result<flotilla_etcd::StorageChoice> {
+        match self.storage.as_str() {
+            "etcd" => {
+                if self.etcd_servers.is_empty() {
+                    anyhow::bail!("--storage etcd needs --etcd-servers");
+                }
+                let read = |path: &PathBuf| {
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+                };
+                let mut opts = flotilla_etcd::EtcdOptions::new(
+                    self.etcd_servers.clone(),
+                    format!("{}/{component}", self.etcd_prefix.trim_end_matches('/')),
+                );
+                opts.connect.ca_pem = self.etcd_cafile.as_ref().map(read).transpose()?;
+                if let (Some(cert), Some(key)) = (&self.etcd_certfile, &self.etcd_keyfile) {
+                    opts.connect.client_identity = Some((read(cert)?, read(key)?));
+                }
+                opts.compaction_interval = self.etcd_compaction_interval;
+                Ok(flotilla_etcd::StorageChoice::Etcd(opts))
+            }
+            _ if !self.etcd_servers.is_empty() => {
+                anyhow::bail!("--etcd-servers needs --storage etcd")
+            }
+            _ => Ok(flotilla_etcd::StorageChoice::Embedded),
+        }
+    }
 }
 
 /// Overload protection of an API server (kube-apiserver's flags and defaults): requests past

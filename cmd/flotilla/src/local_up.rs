@@ -35,6 +35,8 @@ pub struct LocalUpArgs {
     merged_server: crate::components::MergedReadServerFlags,
     #[command(flatten)]
     inflight: crate::components::InFlightFlags,
+    #[command(flatten)]
+    storage: crate::components::StorageFlags,
 }
 
 /// `flotilla local-up`.
@@ -43,7 +45,9 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     opts.secure_port = args.port;
     opts.token_auth_file = args.token_auth_file;
     args.inflight.apply(&mut opts.server);
+    opts.storage = args.storage.choice("host")?;
     let components = LocalComponents {
+        aggregated_storage: args.storage.choice("aggregated")?,
         controllers: args.clusters.options(),
         propagation: args.propagation.options(),
         scheduler: args.scheduler.options(),
@@ -60,6 +64,7 @@ struct LocalComponents {
     scheduler: flotilla_scheduler_runtime::SchedulerOptions,
     merged_host: flotilla_host::merged_reads::MergedReadsConfig,
     merged_aggregated: Option<flotilla_aggregated::search::MergedReadOptions>,
+    aggregated_storage: flotilla_etcd::StorageChoice,
 }
 
 /// local-up: the host, behind it through an APIService over loopback TLS (as in a split
@@ -83,6 +88,7 @@ async fn serve_local_up(
         &data_dir.join("pki"),
         data_dir.join("aggregated"),
         components.merged_aggregated.clone(),
+        components.aggregated_storage.clone(),
     )
     .await
     .context("starting the aggregated API server behind v1alpha1.cluster.karmada.io")?;

@@ -10,8 +10,9 @@ use base64::Engine;
 use flotilla_apiserver::serve::{PeerTrust, ServerHandle};
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
 use flotilla_core::karmada;
+use flotilla_etcd::StorageChoice;
 use flotilla_pki::ChainVerifier;
-use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
+use flotilla_storage::Storage;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
@@ -78,6 +79,8 @@ pub struct AggregatedOptions {
     pub merged_reads: Option<MergedReadOptions>,
     /// Request limits (body size, timeout, in-flight).
     pub server: ServerConfig,
+    /// Where the Cluster objects are kept (embedded in `data_dir`, or etcd).
+    pub storage: StorageChoice,
 }
 
 /// The host's published trust (`kube-system/extension-apiserver-authentication`): client CA,
@@ -125,6 +128,7 @@ impl AggregatedOptions {
             watch_history: 100_000,
             merged_reads: Some(MergedReadOptions::default()),
             server: ServerConfig::default(),
+            storage: StorageChoice::Embedded,
         }
     }
 }
@@ -170,13 +174,10 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
         source,
     })?;
     let pki = flotilla_pki::ensure_server_pki(&opts.data_dir, &[])?;
-    let storage: Arc<dyn Storage> = Arc::new(EmbeddedStorage::open(
-        &opts.data_dir,
-        EmbeddedOptions {
-            history: opts.watch_history,
-            ..EmbeddedOptions::default()
-        },
-    )?);
+    let storage: Arc<dyn Storage> = opts
+        .storage
+        .open(&opts.data_dir, opts.watch_history)
+        .await?;
     let registry = Registry::new();
     registry.register(cluster_resource());
     if opts.merged_reads.is_some() {
@@ -312,6 +313,7 @@ pub async fn start_registered(
     host_pki_dir: &std::path::Path,
     data_dir: impl Into<PathBuf>,
     merged_reads: Option<MergedReadOptions>,
+    storage: StorageChoice,
 ) -> Result<RunningAggregated, AggregatedError> {
     let read = |file: &str| {
         let path = host_pki_dir.join(file);
@@ -325,6 +327,7 @@ pub async fn start_registered(
         read("front-proxy-ca.crt")?,
     );
     opts.merged_reads = merged_reads;
+    opts.storage = storage;
     let running = start(opts).await?;
     register_apiservice(host, &running.url(), &running.ca_pem).await?;
     if running.merged_reads {

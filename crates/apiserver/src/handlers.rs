@@ -368,6 +368,9 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
                     "Too large resource version: {requested}, current: {current}"
                 ))
             }
+            flotilla_storage::StorageError::Unavailable(message) => {
+                ApiError::service_unavailable(message)
+            }
             e => ApiError::internal(e.to_string()),
         })?;
     let mut items: Vec<&Arc<StoredObject>> = Vec::new();

@@ -125,6 +125,7 @@ pub fn storage_error(def: &ResourceDef, name: &str, err: StorageError) -> ApiErr
         StorageError::Expired { requested, oldest } => {
             ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
         }
+        StorageError::Unavailable(message) => ApiError::service_unavailable(message),
         other => ApiError::internal(other.to_string()),
     }
 }

@@ -27,8 +27,9 @@ use flotilla_apiserver::serve::{PeerTrust, ServerHandle, https_url};
 use flotilla_apiserver::serviceaccount::{IssuerOptions, TokenIssuer, TokenKeyError};
 use flotilla_apiserver::tasks::SHUTDOWN_GRACE;
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
+use flotilla_etcd::StorageChoice;
 use flotilla_pki::ChainVerifier;
-use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, Storage};
+use flotilla_storage::Storage;
 use serde_json::json;
 use tokio::net::TcpListener;
 
@@ -94,6 +95,9 @@ pub struct HostOptions {
     pub server: ServerConfig,
     /// The CSR signer of `kubernetes.io/kube-apiserver-client`.
     pub signer: csr_signer::SignerOptions,
+    /// Where objects are kept: embedded in `data_dir` (the default) or a shared etcd, for
+    /// several replicas.
+    pub storage: StorageChoice,
 }
 
 impl HostOptions {
@@ -112,6 +116,7 @@ impl HostOptions {
             service_account_max_token_expiration: None,
             server: ServerConfig::default(),
             signer: csr_signer::SignerOptions::default(),
+            storage: StorageChoice::Embedded,
         }
     }
 }
@@ -170,13 +175,10 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         source,
     })?;
     let pki = flotilla_pki::ensure_server_pki(&opts.data_dir, &opts.hosts)?;
-    let storage: Arc<dyn Storage> = Arc::new(EmbeddedStorage::open(
-        &opts.data_dir,
-        EmbeddedOptions {
-            history: opts.watch_history,
-            ..EmbeddedOptions::default()
-        },
-    )?);
+    let storage: Arc<dyn Storage> = opts
+        .storage
+        .open(&opts.data_dir, opts.watch_history)
+        .await?;
     let registry = host_registry();
     let mut options = ServerOptions::default();
     if let Some(path) = &opts.token_auth_file {

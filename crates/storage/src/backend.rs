@@ -35,6 +35,22 @@ pub trait Backend: Send + Sync + 'static {
     /// Finishes queued writes and releases files and connections; called once, when the
     /// storage is dropped, before its watches are ended.
     fn shutdown(&self) {}
+
+    /// Whether other servers write the same store (API server replicas on one etcd), so the
+    /// cache can be behind it. `false` (the default): every write goes through this cache
+    /// and is applied before it is acknowledged, so the cache is always current.
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// For a shared store: the store's current revision, which a read of the current state
+    /// must reflect (the cache waits until it has applied it). Not called when
+    /// [`Backend::shared`] is `false`.
+    async fn consistent_revision(&self) -> Result<Revision, StorageError> {
+        Err(StorageError::Backend(
+            "consistent_revision on a backend that is not shared".to_owned(),
+        ))
+    }
 }
 
 /// One requested change, before validation.
@@ -101,6 +117,18 @@ impl Feed {
         self.0.revision()
     }
 
+    /// Moves the cache's revision to `revision` with no change to its objects: the store
+    /// counted writes outside the cache's keys.
+    pub fn advance(&self, revision: Revision) {
+        self.0.advance(revision);
+    }
+
+    /// Replaces the cache's state with `snapshot` after the backend lost events (they were
+    /// compacted before it could read them); every watch is ended with `Expired`.
+    pub fn reset(&self, snapshot: Snapshot) {
+        self.0.reset(snapshot);
+    }
+
     /// The cache's compaction point (it trims its history by count and size on its own).
     pub fn compacted(&self) -> Revision {
         self.0.compacted()
@@ -138,7 +166,7 @@ pub fn prepare_batch(feed: &Feed, ops: Vec<WriteOp>) -> Vec<Result<WatchEvent, S
 
 /// Checks that `value` can be stamped: a JSON object whose `metadata`, if present, is an
 /// object.
-pub(crate) fn check_object(value: &Value) -> Result<(), StorageError> {
+pub fn check_object(value: &Value) -> Result<(), StorageError> {
     let obj = value.as_object().ok_or(StorageError::InvalidObject)?;
     match obj.get("metadata") {
         None | Some(Value::Object(_)) => Ok(()),
@@ -147,7 +175,7 @@ pub(crate) fn check_object(value: &Value) -> Result<(), StorageError> {
 }
 
 /// Sets `metadata.resourceVersion` to `revision` and serialises the result once.
-pub(crate) fn stamp(
+pub fn stamp(
     key: &str,
     mut value: Value,
     revision: Revision,

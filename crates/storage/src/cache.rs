@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use parking_lot::RwLock;
 use serde_json::Value;
@@ -325,9 +326,39 @@ impl Cache {
         self.wake.send_replace(revision);
     }
 
+    /// Moves the revision forward without an event: the backend's store reached `revision`
+    /// through writes outside this cache's keys (etcd's revision counts every key), and
+    /// nothing under them changed in between.
+    pub(crate) fn advance(&self, revision: Revision) {
+        {
+            let mut inner = self.inner.write();
+            if revision <= inner.revision {
+                return;
+            }
+            inner.revision = revision;
+        }
+        self.wake.send_replace(revision);
+    }
+
+    /// Starts over from `snapshot`: the backend lost the events between the cache's revision
+    /// and the snapshot's (they were compacted away). The history is dropped, so every watcher
+    /// gets `Expired` (and its client lists again), as after a compaction.
+    pub(crate) fn reset(&self, snapshot: Snapshot) {
+        let revision = {
+            let mut inner = self.inner.write();
+            inner.objects = snapshot.objects.into_iter().map(ByKey).collect();
+            inner.revision = inner.revision.max(snapshot.revision);
+            inner.history.clear();
+            inner.history_bytes = 0;
+            inner.compacted = inner.revision;
+            inner.revision
+        };
+        self.wake.send_replace(revision);
+    }
+
     /// Waits until the cache has applied `revision` (at once for backends that feed before
     /// acknowledging).
-    async fn wait_for(&self, revision: Revision) -> Result<(), StorageError> {
+    pub(crate) async fn wait_for(&self, revision: Revision) -> Result<(), StorageError> {
         let mut wake = self.wake.subscribe();
         loop {
             if *wake.borrow_and_update() >= revision {
@@ -510,10 +541,52 @@ impl<B: Backend> Cached<B> {
 
     async fn write(&self, op: WriteOp) -> Result<Arc<StoredObject>, StorageError> {
         let written = self.backend.write(op).await?;
-        self.cache.wait_for(written.revision).await?;
+        // The write is durable; waiting lets the writer read it back. A shared store's cache
+        // follows it through a watch that may be reconnecting: past the bound the write is
+        // still acknowledged (its reads wait on their own, see `sync`).
+        if tokio::time::timeout(ACK_WAIT, self.cache.wait_for(written.revision))
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                revision = written.revision,
+                cache = self.cache.revision(),
+                "acknowledging a write the cache has not applied yet"
+            );
+        }
         Ok(written)
     }
+
+    /// For a shared store: waits until the cache holds every write the store had committed
+    /// when this was called (kube-apiserver's consistent reads from its watch cache).
+    async fn sync(&self) -> Result<(), StorageError> {
+        if !self.backend.shared() {
+            return Ok(());
+        }
+        let revision = self.backend.consistent_revision().await?;
+        self.catch_up(revision).await
+    }
+
+    /// Waits (boundedly) until the cache has applied `revision`.
+    async fn catch_up(&self, revision: Revision) -> Result<(), StorageError> {
+        if self.cache.revision() >= revision {
+            return Ok(());
+        }
+        match tokio::time::timeout(CATCH_UP_WAIT, self.cache.wait_for(revision)).await {
+            Ok(result) => result,
+            Err(_) => Err(StorageError::Unavailable(format!(
+                "the watch cache did not reach revision {revision} in {CATCH_UP_WAIT:?} (at {})",
+                self.cache.revision()
+            ))),
+        }
+    }
 }
+
+/// How long a write waits for the cache to apply it before it is acknowledged anyway.
+const ACK_WAIT: Duration = Duration::from_secs(10);
+/// How long a read waits for a shared store's cache to catch up (kube-apiserver waits 3 s
+/// for a resource version its watch cache has not reached).
+const CATCH_UP_WAIT: Duration = Duration::from_secs(3);
 
 impl<B: Backend> Drop for Cached<B> {
     fn drop(&mut self) {
@@ -525,10 +598,20 @@ impl<B: Backend> Drop for Cached<B> {
 #[async_trait::async_trait]
 impl<B: Backend> Storage for Cached<B> {
     async fn get(&self, key: &str) -> Result<Option<Arc<StoredObject>>, StorageError> {
+        self.sync().await?;
         Ok(self.cache.get(key))
     }
 
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListResult, StorageError> {
+        match opts.revision {
+            None => self.sync().await?,
+            // A revision another replica reported may not have reached this cache yet.
+            Some(revision) if self.backend.shared() => {
+                // Past the wait, the list below says FutureRevision.
+                let _ = self.catch_up(revision).await;
+            }
+            Some(_) => {}
+        }
         self.cache.list(prefix, opts)
     }
 

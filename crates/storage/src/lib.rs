@@ -15,7 +15,10 @@
 //!           │           every read, list (also as of an older revision) and watch
 //!           └─ B: Backend   backend.rs: durable writes; feeds its events into the cache
 //!                ├─ RedbBackend   (embedded.rs, [`EmbeddedStorage`] = Cached<RedbBackend>)
-//!                └─ MemoryBackend (memory.rs, [`MemoryStorage`] = Cached<MemoryBackend>)
+//!                ├─ MemoryBackend (memory.rs, [`MemoryStorage`] = Cached<MemoryBackend>)
+//!                └─ EtcdBackend   (crate flotilla-etcd: etcd's KV API, the cache fed by one
+//!                                  etcd watch; reads of the current state wait until the
+//!                                  cache has reached etcd's revision)
 //! ```
 //!
 //! Watches replay the event history after a revision and then follow live writes. A revision
@@ -42,7 +45,7 @@ mod memory;
 #[cfg(test)]
 mod tests;
 
-pub use backend::{Backend, Feed, Snapshot, WriteOp, prepare_batch};
+pub use backend::{Backend, Feed, Snapshot, WriteOp, check_object, prepare_batch, stamp};
 pub use cache::{Cached, HistoryLimits};
 pub use embedded::{EmbeddedOptions, EmbeddedStorage, RedbBackend, WriterStats};
 pub use memory::{MemoryBackend, MemoryStorage};
@@ -268,6 +271,10 @@ pub enum StorageError {
     Backend(String),
     #[error("the storage is shut down")]
     Closed,
+    /// The store cannot answer now (unreachable, or its cache is catching up); retrying
+    /// later may succeed.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// The storage contract the API servers build on.

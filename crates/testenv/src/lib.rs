@@ -90,6 +90,7 @@ impl ControlPlane {
             &host_dir.join("pki"),
             dir.path().join("aggregated"),
             None,
+            flotilla_etcd::StorageChoice::Embedded,
         )
         .await
         .map_err(TestEnvError::Aggregated)?;

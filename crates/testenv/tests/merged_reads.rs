@@ -59,6 +59,7 @@ impl Fleet {
                 member_timeout: Duration::from_secs(2),
                 ..MergedReadOptions::default()
             }),
+            flotilla_etcd::StorageChoice::Embedded,
         )
         .await
         .unwrap();

@@ -3,20 +3,24 @@
 //! aggregator spreads requests over both, and after one is killed with SIGKILL every
 //! `kubectl get clusters` through the host still answers, served by the other.
 //!
-//! Each replica has its own embedded storage here, which makes the replica that served a
-//! read visible: a Cluster created directly in replica B is listed through the host only
-//! when B answered.
+//! In the first test each replica has its own embedded storage, which makes the replica that
+//! served a read visible: a Cluster created directly in replica B is listed through the host
+//! only when B answered. In the second they share one etcd, as replicas are meant to run: a
+//! Cluster created through one is listed through the other, and through the host after
+//! either is killed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use support::{
-    ApiserverProcess, Kubectl, eventually, kubectl_binary, start_aggregated_apiserver,
-    start_apiserver,
+    ApiserverProcess, Kubectl, eventually, flotilla_bin, kubectl_binary,
+    start_aggregated_apiserver, start_apiserver,
 };
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -165,4 +169,131 @@ fn a_killed_aggregated_replica_is_not_noticed_by_clients() {
     assert_eq!(names, ["created-after-the-kill", MARKER]);
     drop(b);
     drop(host);
+}
+
+/// A `flotilla aggregated-apiserver` replica on etcd; killed when dropped.
+struct Replica {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts an aggregated API server replica for the host in `host_dir`, its certificates in
+/// `data_dir` and its objects in etcd, and waits for its `ready at URL` line.
+fn etcd_replica(host_dir: &Path, data_dir: &Path, etcd_servers: &str) -> Replica {
+    std::fs::create_dir_all(data_dir).unwrap();
+    let pki = host_dir.join("pki");
+    let log = std::fs::File::create(data_dir.join("aggregated.log")).unwrap();
+    let mut child = Command::new(flotilla_bin())
+        .arg("aggregated-apiserver")
+        .arg("--kubeconfig")
+        .arg(host_dir.join("kubeconfig"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["--secure-port", "0"])
+        .arg("--client-ca-file")
+        .arg(pki.join("ca.crt"))
+        .arg("--requestheader-client-ca-file")
+        .arg(pki.join("front-proxy-ca.crt"))
+        .args(["--storage", "etcd", "--etcd-servers", etcd_servers])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.split("ready at ").nth(1) {
+                let _ = tx.send(rest.trim().to_string());
+            }
+        }
+    });
+    let url = rx.recv_timeout(WAIT).unwrap_or_else(|e| {
+        panic!(
+            "no ready line ({e}); log:\n{}",
+            std::fs::read_to_string(data_dir.join("aggregated.log")).unwrap_or_default()
+        )
+    });
+    Replica { child, url }
+}
+
+fn cluster_file(dir: &Path, name: &str) -> String {
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"apiVersion":"cluster.karmada.io/v1alpha1","kind":"Cluster",
+"metadata":{{"name":"{name}"}},"spec":{{"syncMode":"Push","apiEndpoint":"https://127.0.0.1:1"}}}}"#
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn aggregated_replicas_on_one_etcd_serve_the_same_clusters_and_survive_a_kill() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let etcd = rt.block_on(flotilla_etcd::testing::EtcdCluster::start(1));
+    let servers = etcd.servers_flag();
+    let dir = tempfile::tempdir().unwrap();
+    let host_dir = dir.path().join("host");
+    let host = start_apiserver(&host_dir);
+    let k = Kubectl::new(
+        kubectl_binary("kubectl"),
+        &host.kubeconfig,
+        &dir.path().join("cache"),
+    );
+    let (a_dir, b_dir) = (dir.path().join("agg-a"), dir.path().join("agg-b"));
+    let mut a = etcd_replica(&host_dir, &a_dir, &servers);
+    std::fs::create_dir_all(b_dir.join("pki")).unwrap();
+    for entry in std::fs::read_dir(a_dir.join("pki")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), b_dir.join("pki").join(entry.file_name())).unwrap();
+    }
+    let b = etcd_replica(&host_dir, &b_dir, &servers);
+    let direct = |name: &str, replica: &Replica, replica_dir: &Path| {
+        let path = dir.path().join(format!("{name}.kubeconfig"));
+        replica_kubeconfig(&path, &replica.url, &host_dir, replica_dir);
+        Kubectl::new(
+            kubectl_binary("kubectl"),
+            &path,
+            &dir.path().join(format!("cache-{name}")),
+        )
+    };
+    let (ka, kb) = (direct("a", &a, &a_dir), direct("b", &b, &b_dir));
+
+    // Written through A, read through B (a consistent list waits for etcd's revision).
+    ka.ok(&["create", "-f", &cluster_file(dir.path(), "through-a")]);
+    assert_eq!(cluster_names(&kb).unwrap(), ["through-a"]);
+    kb.ok(&["create", "-f", &cluster_file(dir.path(), "through-b")]);
+    assert_eq!(cluster_names(&ka).unwrap(), ["through-a", "through-b"]);
+    // Through the host, whichever replica answers.
+    for _ in 0..4 {
+        assert_eq!(cluster_names(&k).unwrap(), ["through-a", "through-b"]);
+    }
+
+    // A is killed: reads and writes through the host go on, served by B.
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    for i in 0..10 {
+        let names = cluster_names(&k).unwrap_or_else(|e| panic!("read {i} after the kill: {e}"));
+        assert_eq!(names, ["through-a", "through-b"], "read {i} after the kill");
+    }
+    k.ok(&["create", "-f", &cluster_file(dir.path(), "after-the-kill")]);
+    assert_eq!(
+        cluster_names(&kb).unwrap(),
+        ["after-the-kill", "through-a", "through-b"]
+    );
+    drop(b);
+    drop(host);
+    drop(etcd);
 }

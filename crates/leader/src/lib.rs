@@ -685,7 +685,7 @@ mod tests {
             o.validate().is_err(),
             "a leader must step down before its Lease passes"
         );
-        o.renew_deadline = Duration::from_secs(2);
+        o.renew_deadline = o.retry_period;
         assert!(
             o.validate().is_err(),
             "more than one renewal before the deadline"

@@ -361,6 +361,49 @@ fn killed_leaders_are_replaced_within_15s_and_nothing_is_lost_or_doubled() {
     );
     assert!(took <= TAKEOVER, "scheduler takeover took {took:?}");
 
+    // A leader that stops cleanly (SIGTERM) stops its controllers, then releases the Lease:
+    // the standby takes over without waiting for it to expire.
+    cms.push(component(&host.kubeconfig, &cm, &log("cm-3")));
+    eventually(WAIT, "the third controller-manager competes", || {
+        let text = std::fs::read_to_string(log("cm-3")).unwrap_or_default();
+        if text.contains("waiting for the leader's Lease") {
+            Ok(())
+        } else {
+            Err(text)
+        }
+    });
+    let (holder, _) = lease(&k, "flotilla-controller-manager");
+    let index = cms
+        .iter()
+        .position(|p| p.child.id() == pid_of(&holder))
+        .expect("the leader is one of ours");
+    let stopping = Instant::now();
+    let term = Command::new("kill")
+        .args(["-TERM", &cms[index].child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let exit = cms[index].child.wait().unwrap();
+    assert!(exit.success(), "a clean stop: {exit}");
+    let (after, _) = lease(&k, "flotilla-controller-manager");
+    assert_ne!(
+        after, holder,
+        "a leader that stops cleanly releases its Lease"
+    );
+    eventually(WAIT, "the standby leads", || {
+        let (h, _) = lease(&k, "flotilla-controller-manager");
+        if !h.is_empty() && h != holder {
+            Ok(())
+        } else {
+            Err(format!("holder {h:?}"))
+        }
+    });
+    println!(
+        "controller-manager handover after SIGTERM: new holder {:.1} s after the signal",
+        stopping.elapsed().as_secs_f64()
+    );
+    cms.remove(index);
+
     wait_for_writes(&acked, 3);
     stop.store(true, Ordering::SeqCst);
     writing.join().unwrap();

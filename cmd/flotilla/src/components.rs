@@ -107,11 +107,11 @@ pub struct ComponentArgs {
     pub leader_elect: bool,
     /// How long candidates wait after last seeing the leader renew before taking its Lease
     /// (a killed leader is replaced within this plus the retry period).
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "8s", value_parser = parse_duration)]
     pub leader_elect_lease_duration: Duration,
     /// A leader that cannot renew for this long stops acting (must be less than the lease
     /// duration; the difference is the time it has to stop writing).
-    #[arg(long, default_value = "7s", value_parser = parse_duration)]
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub leader_elect_renew_deadline: Duration,
     /// How often the leader renews and candidates retry.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]

@@ -88,12 +88,12 @@ pub struct LeaderOptions {
 }
 
 /// Default Lease duration. Shorter than kube's 15 s so that a killed leader is replaced
-/// within 15 s: the worst case is `lease_duration + retry_period` (11 s) plus the time the
+/// within 15 s: the worst case is `lease_duration + retry_period` (9 s) plus the time the
 /// successor needs to start its watches.
-pub const DEFAULT_LEASE_DURATION: Duration = Duration::from_secs(10);
-/// Default renew deadline: six renewal attempts may fail before the leader steps down, and
+pub const DEFAULT_LEASE_DURATION: Duration = Duration::from_secs(8);
+/// Default renew deadline: four renewal attempts may fail before the leader steps down, and
 /// it has 3 s left to stop writing before the Lease can pass.
-pub const DEFAULT_RENEW_DEADLINE: Duration = Duration::from_secs(7);
+pub const DEFAULT_RENEW_DEADLINE: Duration = Duration::from_secs(5);
 /// Default retry period: half kube's, so a candidate sees a killed leader's last renewal
 /// (and a released Lease) within a second; the cost is one small read a second.
 pub const DEFAULT_RETRY_PERIOD: Duration = Duration::from_secs(1);
@@ -679,7 +679,7 @@ mod tests {
         assert!(o.validate().is_ok());
         assert_eq!(o.step_down_grace(), Duration::from_secs(3));
         // The defaults replace a killed leader within 15 s, with time to start.
-        assert!(o.lease_duration + o.retry_period <= Duration::from_secs(11));
+        assert!(o.lease_duration + o.retry_period <= Duration::from_secs(9));
         o.renew_deadline = o.lease_duration;
         assert!(
             o.validate().is_err(),

@@ -32,3 +32,8 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 # Two test threads per binary: the machine has 2 cores and the e2e tests start servers.
 cargo test --locked --workspace --no-fail-fast -- --test-threads=2
+
+# Fuzzing, briefly: every cargo-fuzz target (fuzz/: selectors, strategic merge, server-side
+# apply, the protobuf decoder) for FUZZ_SECONDS each; a crash fails the suite. fuzz/run.sh
+# installs cargo-fuzz from crates.io when it is missing. `bash fuzz/run.sh 600` fuzzes longer.
+FUZZ_TARGET_DIR="$target_dir/fuzz" bash fuzz/run.sh "${FUZZ_SECONDS:-10}"

@@ -2,7 +2,9 @@
 //! `flotilla controller-manager` replicas and a `flotilla scheduler`, each its own process as
 //! on a real host cluster. Only the Lease holder acts; when it is killed the standby takes
 //! over; members joined with flotillactl get their status; bindings get scheduled; each
-//! component serves /metrics.
+//! component serves /metrics. The controller-manager and the scheduler connect with their
+//! own kubeconfigs (`<data-dir>/<component>.kubeconfig`): their own users, only their own
+//! ClusterRoles, no `system:masters`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -79,19 +81,22 @@ fn components_as_separate_processes_with_leader_election() {
     };
     let args_a = cm_args(port_a);
     let args_a: Vec<&str> = args_a.iter().map(String::as_str).collect();
-    let mut a = component(&host.kubeconfig, &args_a);
+    // Each component as its own user with only its own ClusterRole, as deployed.
+    let cm_kubeconfig = host_dir.join("controller-manager.kubeconfig");
+    let scheduler_kubeconfig = host_dir.join("scheduler.kubeconfig");
+    let mut a = component(&cm_kubeconfig, &args_a);
     a.wait_for_line(WAIT, "controller-manager A leads", |l| {
         l.contains("controller-manager running (leader)")
     });
     let args_b = cm_args(port_b);
     let args_b: Vec<&str> = args_b.iter().map(String::as_str).collect();
-    let mut b = component(&host.kubeconfig, &args_b);
+    let mut b = component(&cm_kubeconfig, &args_b);
     let scheduler_args = [
         "scheduler",
         "--metrics-bind-address",
         &format!("127.0.0.1:{port_s}"),
     ];
-    let mut scheduler = component(&host.kubeconfig, &scheduler_args);
+    let mut scheduler = component(&scheduler_kubeconfig, &scheduler_args);
     scheduler.wait_for_line(WAIT, "the scheduler runs", |l| {
         l.contains("scheduler running")
     });

@@ -81,10 +81,17 @@ async fn serve_local_up(
         .await
         .with_context(|| format!("starting the API server in {}", data_dir.display()))?;
     eprintln!("starting the aggregated API server (cluster.karmada.io, search.karmada.io)");
-    // The components read the template store (their group bypasses merged reads).
+    // The components read the template store (their group bypasses merged reads), each as
+    // its own user with only its own ClusterRole; joining the members is an operator's act.
     let client = crate::process::host_client(&host.components_kubeconfig).await?;
+    let component_client = |identity: flotilla_pki::ComponentIdentity| {
+        crate::process::host_client_owned(flotilla_host::component_kubeconfig(&data_dir, &identity))
+    };
+    let aggregated_client = component_client(flotilla_pki::AGGREGATED_APISERVER).await?;
+    let controller_client = component_client(flotilla_pki::CONTROLLER_MANAGER).await?;
+    let scheduler_client = component_client(flotilla_pki::SCHEDULER).await?;
     let aggregated = flotilla_aggregated::start_registered(
-        &client,
+        &aggregated_client,
         &data_dir.join("pki"),
         data_dir.join("aggregated"),
         components.merged_aggregated.clone(),
@@ -102,11 +109,11 @@ async fn serve_local_up(
     }
     eprintln!("starting the controller-manager and the scheduler");
     let controllers = crate::components::ControllerSet::spawn(
-        client.clone(),
+        controller_client,
         components.controllers,
         components.propagation,
     );
-    let scheduler = flotilla_scheduler_runtime::spawn(client.clone(), components.scheduler);
+    let scheduler = flotilla_scheduler_runtime::spawn(scheduler_client, components.scheduler);
     let mut members = Vec::new();
     for i in 1..=member_count {
         let name = format!("member{i}");

@@ -32,6 +32,13 @@ pub(crate) async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<
     component_client(config)
 }
 
+/// [`host_client`] for a path the future owns.
+pub(crate) async fn host_client_owned(
+    kubeconfig: std::path::PathBuf,
+) -> anyhow::Result<kube::Client> {
+    host_client(&kubeconfig).await
+}
+
 fn component_client(mut config: kube::Config) -> anyhow::Result<kube::Client> {
     config.headers.push((
         http::HeaderName::from_static(flotilla_core::TEMPLATE_READ_HEADER),

@@ -5,10 +5,12 @@
 //!   and the per-kind hooks (validation, printing, merge schema, OpenAPI schema);
 //! - [`selector`]: label and field selectors (equality- and set-based);
 //! - [`names`]: DNS-1123 name rules;
+//! - [`nesting`]: how deeply a request body may nest, measured before the expensive work;
 //! - [`duration`]: the `AGE` column's human durations.
 
 pub mod duration;
 pub mod names;
+pub mod nesting;
 pub mod quantity;
 pub mod resource;
 pub mod selector;

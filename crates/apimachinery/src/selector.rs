@@ -546,7 +546,8 @@ impl Parser {
         }
     }
 
-    /// `( v1, v2, ... )`; empty entries such as `(a,)` are empty strings.
+    /// `( v1, v2, ... )`; empty entries such as `(a,)` are empty strings, and `()` is the
+    /// set of the empty string, as in kube (it is also how `(,)` prints).
     fn value_set(&mut self) -> Result<Vec<String>, SelectorError> {
         match self.next() {
             Token::Open => {}
@@ -555,6 +556,7 @@ impl Parser {
         let mut values = Vec::new();
         if *self.peek() == Token::Close {
             self.next();
+            values.push(String::new());
             return Ok(values);
         }
         loop {
@@ -613,7 +615,19 @@ impl fmt::Display for FieldRequirement {
         } else {
             "="
         };
-        write!(f, "{}{op}{}", self.field, escape_field_value(&self.value))
+        // A field ending in `!` before `=` would read back as `!=`: a space keeps them apart
+        // (parsing trims it).
+        let gap = if op == "=" && self.field.ends_with('!') {
+            " "
+        } else {
+            ""
+        };
+        write!(
+            f,
+            "{}{gap}{op}{}",
+            self.field,
+            escape_field_value(&self.value)
+        )
     }
 }
 
@@ -714,17 +728,14 @@ fn split_unescaped(s: &str, sep: char) -> Vec<&str> {
     parts
 }
 
-/// Finds the first unescaped operator of a term (`!=`, `==`, then `=`).
+/// Finds the first operator of a term (`!=`, `==`, then `=`), as kube does: escapes belong to
+/// values only, so a backslash before the operator is part of the field name (`a\=b` is field
+/// `a\`). Honouring it there made a field name ending in a backslash print as a term without
+/// an operator (found by the `field_selector` fuzz target).
 fn split_term(term: &str) -> Option<(&str, FieldOperator, &str)> {
     let bytes = term.as_bytes();
-    let mut escaped = false;
     for (i, &b) in bytes.iter().enumerate() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
         match b {
-            b'\\' => escaped = true,
             b'!' if bytes.get(i + 1) == Some(&b'=') => {
                 return Some((&term[..i], FieldOperator::NotEquals, &term[i + 2..]));
             }
@@ -816,16 +827,29 @@ mod tests {
         assert!(s.matches(Some(&labels(json!({"a": "", "b": ""})))));
     }
 
+    /// Found by the `label_selector` fuzz target: `(,)` parsed to the empty value but printed
+    /// as `()`, which did not parse. kube reads `()` as the set of the empty string.
+    #[test]
+    fn empty_parentheses_are_the_empty_value_and_print_back() {
+        for text in ["a in ()", "a in (,)", "a in ( , )", "a notin (,),k>2"] {
+            let s = LabelSelector::parse(text).unwrap();
+            assert_eq!(s.requirements()[0].values(), [""], "{text}");
+            assert_eq!(LabelSelector::parse(&s.to_string()).unwrap(), s, "{text}");
+        }
+        let s = LabelSelector::parse("a in ()").unwrap();
+        assert_eq!(s.to_string(), "a in ()");
+        assert!(s.matches(Some(&labels(json!({"a": ""})))));
+        assert!(!s.matches(Some(&labels(json!({"a": "x"})))));
+        assert!(!s.matches(Some(&labels(json!({})))));
+        assert!(LabelSelector::parse("a notin ()").unwrap().matches(None));
+    }
+
     #[test]
     fn parse_errors() {
         let err = |s: &str| LabelSelector::parse(s).unwrap_err().to_string();
         assert_eq!(
             err("a in b"),
             "unable to parse requirement: found 'b', expected: '('"
-        );
-        assert_eq!(
-            err("a in ()"),
-            "unable to parse requirement: the values set can't be empty for operator in on key \"a\""
         );
         assert_eq!(
             err(",a"),
@@ -978,6 +1002,37 @@ mod tests {
         assert!(!FieldSelector::parse("x=a").unwrap().matches(|_| None));
         assert!(FieldSelector::parse("").unwrap().is_empty());
         assert!(FieldSelector::parse("a=b,").unwrap().requirements().len() == 1);
+    }
+
+    /// Found by the `field_selector` fuzz target: a field name ending in a backslash (once
+    /// trailing whitespace is trimmed) printed as a term whose `=` looked escaped, and one
+    /// ending in `!` printed as `!=`.
+    #[test]
+    fn a_backslash_before_the_operator_belongs_to_the_field() {
+        for text in [
+            "a\\\r=geb",
+            "a\\ =b",
+            "a\\=b",
+            "x\\!=y,z=1",
+            "met\ream\r\r\r!\r\r\r=",
+            "a! =b",
+        ] {
+            let s = FieldSelector::parse(text).unwrap();
+            let printed = s.to_string();
+            assert_eq!(
+                FieldSelector::parse(&printed).unwrap().to_string(),
+                printed,
+                "{text:?}"
+            );
+        }
+        let s = FieldSelector::parse(r"a\=b").unwrap();
+        assert_eq!(
+            (
+                s.requirements()[0].field.as_str(),
+                s.requirements()[0].value.as_str()
+            ),
+            (r"a\", "b")
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use axum::response::Response;
 use base64::Engine;
 use bytes::{BufMut, Bytes, BytesMut};
+use flotilla_apimachinery::nesting::{self, MAX_NESTING_DEPTH};
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_storage::StoredObject;
 use http::{HeaderMap, StatusCode, header};
@@ -20,6 +21,9 @@ use crate::request::{ListOptions, RequestInfo, ResourcePath, ResourceVersion, Wr
 use crate::response::{Format, add_warnings, json_bytes, json_value, negotiate};
 use crate::server::ApiServer;
 use crate::table::{self, IncludeObject};
+
+/// The most operations one JSON patch may hold (kube-apiserver's limit; more get 413).
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 
 /// One resource request after routing.
 pub struct RequestContext {
@@ -183,29 +187,62 @@ pub async fn post_to_subresource(
     Ok((ctx, body))
 }
 
-/// Decodes a create/update body (JSON or YAML).
+/// Decodes a create/update body (JSON, YAML or protobuf), refusing one nested deeper than
+/// [`MAX_NESTING_DEPTH`] before anything else looks at it.
 pub(crate) fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, ApiError> {
     match ctx.content_type().as_str() {
         "application/json" | "" => decode_json(body),
         "application/yaml" => decode_yaml(body),
         // kubectl 1.32+ sends typed objects (create namespace, create deployment, ...) as protobuf.
-        flotilla_protobuf::CONTENT_TYPE => flotilla_protobuf::decode_object(body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "the body of the request could not be decoded as protobuf: {e}"
-            ))
-        }),
+        flotilla_protobuf::CONTENT_TYPE => {
+            let v = flotilla_protobuf::decode_object(body).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the body of the request could not be decoded as protobuf: {e}"
+                ))
+            })?;
+            // Embedded JSON (RawExtension, FieldsV1) can nest below the message's own fields.
+            check_value_depth(&v, "protobuf")?;
+            Ok(v)
+        }
         other => Err(ApiError::unsupported_media_type(format!(
             "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {other})"
         ))),
     }
 }
 
-fn decode_json(body: &Bytes) -> Result<Value, ApiError> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| {
+fn too_deep(format: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "the body of the request could not be decoded as {format}: it nests arrays and objects deeper than the limit of {MAX_NESTING_DEPTH} levels"
+    ))
+}
+
+/// Refuses JSON text nested past the limit, from its bytes, before it is parsed.
+fn check_json_depth(body: &[u8]) -> Result<(), ApiError> {
+    if nesting::json_exceeds(body, MAX_NESTING_DEPTH) {
+        return Err(too_deep("JSON"));
+    }
+    Ok(())
+}
+
+fn check_value_depth(v: &Value, format: &str) -> Result<(), ApiError> {
+    if nesting::value_depth(v) > MAX_NESTING_DEPTH {
+        return Err(too_deep(format));
+    }
+    Ok(())
+}
+
+/// Parses a JSON body of any shape, depth checked first.
+fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    check_json_depth(body)?;
+    serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(format!(
             "the body of the request could not be decoded as JSON: {e}"
         ))
-    })?;
+    })
+}
+
+fn decode_json(body: &Bytes) -> Result<Value, ApiError> {
+    let v = parse_json(body)?;
     if !v.is_object() {
         return Err(ApiError::bad_request(
             "the body of the request must be a JSON object",
@@ -215,8 +252,12 @@ fn decode_json(body: &Bytes) -> Result<Value, ApiError> {
 }
 
 fn decode_yaml(body: &Bytes) -> Result<Value, ApiError> {
+    // The YAML parser stops at 128 levels itself; the limit is checked on what it built,
+    // before anything walks it. (YAML text is not byte-scanned: brackets in plain scalars
+    // would count.)
     let v: Value = serde_norway::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    check_value_depth(&v, "YAML")?;
     if !v.is_object() {
         return Err(ApiError::bad_request(
             "the body of the request must be a YAML or JSON object",
@@ -508,15 +549,18 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
     let content_type = ctx.content_type();
     let patch = match content_type.as_str() {
         "application/json-patch+json" => {
-            let v: Value = serde_json::from_slice(body).map_err(|e| {
-                ApiError::bad_request(format!(
-                    "the body of the request could not be decoded as JSON: {e}"
-                ))
-            })?;
-            if !v.is_array() {
+            let v = parse_json(body)?;
+            let Some(ops) = v.as_array() else {
                 return Err(ApiError::bad_request(
                     "a JSON patch must be an array of operations",
                 ));
+            };
+            // kube-apiserver's bound on the work one JSON patch can ask for.
+            if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+                return Err(ApiError::too_large(format!(
+                    "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                    ops.len()
+                )));
             }
             Patch::Json(v)
         }
@@ -607,6 +651,7 @@ fn parse_delete_options(ctx: &RequestContext, body: &Bytes) -> Result<DeleteOpti
                 .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?,
         )
     } else {
+        check_json_depth(body)?;
         Some(
             serde_json::from_slice::<Value>(body)
                 .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?,

@@ -6,8 +6,12 @@
 //! Not limited, as in kube-apiserver: long-running requests (watches, and the `proxy`,
 //! `exec`, `attach`, `portforward` subresources and followed logs, which hold a connection for
 //! as long as the client wants), the health and version endpoints (so a loaded server still
-//! answers its probes), and callers in `system:masters` (the break-glass identity). A limit of
-//! 0 turns that limit off.
+//! answers its probes), and callers in `system:masters` (the break-glass identity). Nor are
+//! Flotilla's own components (`system:flotilla:components`, which no longer carry
+//! `system:masters`): as kube's priority-and-fairness keeps kube-controller-manager and
+//! kube-scheduler in a level users cannot starve, a load of user requests must not stop
+//! propagation, scheduling or the aggregated server's authorization checks. A limit of 0 turns
+//! that limit off.
 
 use std::sync::Arc;
 
@@ -24,6 +28,7 @@ pub const DEFAULT_MAX_REQUESTS_INFLIGHT: usize = 400;
 pub const DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT: usize = 200;
 
 const MASTERS_GROUP: &str = "system:masters";
+const COMPONENTS_GROUP: &str = flotilla_pki::COMPONENTS_GROUP;
 /// Subresources whose requests stay open as long as the client wants.
 const LONG_RUNNING_SUBRESOURCES: [&str; 4] = ["proxy", "exec", "attach", "portforward"];
 
@@ -49,7 +54,11 @@ impl Class {
 /// Which limit `info` from `user` counts against.
 pub fn classify(info: &RequestInfo, user: Option<&UserInfo>) -> Class {
     if crate::auth::is_public_path(&info.path)
-        || user.is_some_and(|u| u.groups.iter().any(|g| g == MASTERS_GROUP))
+        || user.is_some_and(|u| {
+            u.groups
+                .iter()
+                .any(|g| g == MASTERS_GROUP || g == COMPONENTS_GROUP)
+        })
         || info.verb == Verb::Watch
     {
         return Class::Exempt;
@@ -225,14 +234,16 @@ mod tests {
                 "{method} {uri}"
             );
         }
-        let masters = user(&["system:masters"]);
-        assert_eq!(
-            classify(
-                &info(Method::POST, "/api/v1/namespaces/d/pods"),
-                Some(&masters)
-            ),
-            Class::Exempt
-        );
+        for groups in [&["system:masters"], &["system:flotilla:components"]] {
+            assert_eq!(
+                classify(
+                    &info(Method::POST, "/api/v1/namespaces/d/pods"),
+                    Some(&user(groups))
+                ),
+                Class::Exempt,
+                "{groups:?}"
+            );
+        }
     }
 
     #[test]

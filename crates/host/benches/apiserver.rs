@@ -8,6 +8,11 @@
 //! reordered watch event, a short list).
 //!
 //! Run: `cargo bench -p flotilla-host --bench apiserver`.
+//!
+//! `FLOTILLA_BENCH_STORAGE=etcd` runs the host on a real single-member etcd (started on a
+//! loopback port; `etcd` on PATH) instead of the embedded store, and
+//! `FLOTILLA_BENCH_REPLICAS=N` runs N host replicas on it, the clients spread over them
+//! (writes through one replica, watches on the first).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -57,22 +62,56 @@ async fn run() -> Result<()> {
         "machine: {cores} cores; the server, its storage writer and every client share this \
          one process and these cores (client CPU is included in every figure)"
     );
+    let etcd_storage = std::env::var("FLOTILLA_BENCH_STORAGE").as_deref() == Ok("etcd");
+    let replicas: usize = std::env::var("FLOTILLA_BENCH_REPLICAS")
+        .ok()
+        .map(|r| r.parse())
+        .transpose()
+        .context("FLOTILLA_BENCH_REPLICAS")?
+        .unwrap_or(1);
+    ensure!(
+        replicas == 1 || etcd_storage,
+        "several replicas need FLOTILLA_BENCH_STORAGE=etcd"
+    );
     println!(
         "transport: TLS (rustls) + HTTP/1.1 (kube-rs negotiates no HTTP/2), one connection per \
-         concurrent client; storage: embedded redb, fsync per commit (group commit)"
+         concurrent client; storage: {}; {replicas} host replica(s)",
+        if etcd_storage {
+            "etcd (one member, a separate process on this machine, default fsync)"
+        } else {
+            "embedded redb, fsync per commit (group commit)"
+        }
     );
     rss("startup (before the host)")?;
 
     let dir = tempfile::tempdir().context("temp data dir")?;
-    let mut opts = flotilla_host::HostOptions::new(dir.path());
+    let mut opts = flotilla_host::HostOptions::new(dir.path().join("host"));
     opts.secure_port = 0;
-    let host = flotilla_host::start(opts)
+    let etcd = if etcd_storage {
+        let etcd = flotilla_etcd::testing::EtcdCluster::start(1).await;
+        opts.storage = flotilla_etcd::StorageChoice::Etcd(flotilla_etcd::EtcdOptions::new(
+            etcd.endpoints(),
+            "/registry/flotilla/host",
+        ));
+        Some(etcd)
+    } else {
+        None
+    };
+    let hosts = flotilla_host::start_replicas(opts, replicas)
         .await
         .context("starting the host")?;
-    println!("host: {} data dir {}", host.url(), dir.path().display());
+    for host in &hosts {
+        println!(
+            "host: {} data dir {}",
+            host.url(),
+            host.kubeconfig.display()
+        );
+    }
     rss("host started")?;
 
-    let clients = connect_clients(&host.kubeconfig, CLIENTS).await?;
+    let kubeconfigs: Vec<&Path> = hosts.iter().map(|h| h.kubeconfig.as_path()).collect();
+    let clients = connect_clients(&kubeconfigs, CLIENTS).await?;
+    let host = &hosts[0];
     for ns in ["bench-create", "bench-list", "bench-watch"] {
         create_namespace(&clients[0], ns).await?;
     }
@@ -98,7 +137,10 @@ async fn run() -> Result<()> {
         rss("after watch")?;
     }
 
-    host.stop().await;
+    for host in hosts {
+        host.stop().await;
+    }
+    drop(etcd);
     Ok(())
 }
 
@@ -596,11 +638,12 @@ async fn client_for(kubeconfig: &Path) -> Result<kube::Client> {
     Ok(kube::Client::try_from(config)?)
 }
 
-/// `n` independent clients, each with its TLS connection already established.
-async fn connect_clients(kubeconfig: &Path, n: usize) -> Result<Vec<kube::Client>> {
+/// `n` independent clients, each with its TLS connection already established, spread over
+/// the replicas' kubeconfigs in turn.
+async fn connect_clients(kubeconfigs: &[&Path], n: usize) -> Result<Vec<kube::Client>> {
     let mut clients = Vec::with_capacity(n);
-    for _ in 0..n {
-        let client = client_for(kubeconfig).await?;
+    for i in 0..n {
+        let client = client_for(kubeconfigs[i % kubeconfigs.len()]).await?;
         client.apiserver_version().await?;
         clients.push(client);
     }

@@ -168,6 +168,29 @@ pub fn host_registry() -> Arc<Registry> {
     Arc::new(registry)
 }
 
+/// Starts `count` replicas of the host on one shared store (`opts.storage` must be etcd when
+/// `count > 1`): the first in `opts.data_dir`, replica `i` in `<data_dir>-<i>` with the
+/// first's CAs and signing key (so any replica accepts the others' credentials and tokens),
+/// each on its own port. For tests and benchmarks of several replicas in one process.
+pub async fn start_replicas(
+    opts: HostOptions,
+    count: usize,
+) -> Result<Vec<RunningHost>, HostError> {
+    let mut replicas = Vec::with_capacity(count);
+    let first_dir = opts.data_dir.clone();
+    for i in 0..count {
+        let mut replica = opts.clone();
+        if i > 0 {
+            let mut dir = first_dir.clone().into_os_string();
+            dir.push(format!("-{i}"));
+            replica.data_dir = dir.into();
+            flotilla_pki::share_pki(&first_dir, &replica.data_dir)?;
+        }
+        replicas.push(start(replica).await?);
+    }
+    Ok(replicas)
+}
+
 /// Opens storage, prepares certificates, binds, writes `<data-dir>/kubeconfig`, and serves.
 pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     std::fs::create_dir_all(&opts.data_dir).map_err(|source| HostError::CreateDataDir {
@@ -248,6 +271,10 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         "components",
         &pki.components,
     )?;
+    for (identity, cert) in &pki.component_identities {
+        let path = component_kubeconfig(&opts.data_dir, identity);
+        write_kubeconfig(&path, &url, &pki.ca.cert_pem, identity.name, cert)?;
+    }
 
     let handle = ServerHandle::spawn(listener, tls, server.router(), trust)
         .map_err(|source| HostError::Listen { addr, source })?;
@@ -264,6 +291,16 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
 /// `<data-dir>/components.kubeconfig`: the identity of Flotilla's own components
 /// ([`flotilla_pki::COMPONENTS_GROUP`]), which reads the template store past merged reads.
 pub const COMPONENTS_KUBECONFIG: &str = "components.kubeconfig";
+
+/// `<data-dir>/<component>.kubeconfig` (`scheduler`, `controller-manager`,
+/// `aggregated-apiserver`): one component's own identity, holding only its ClusterRole's
+/// permissions (see [`flotilla_pki::COMPONENT_IDENTITIES`]).
+pub fn component_kubeconfig(
+    data_dir: &Path,
+    identity: &flotilla_pki::ComponentIdentity,
+) -> std::path::PathBuf {
+    data_dir.join(format!("{}.kubeconfig", identity.name))
+}
 
 fn write_kubeconfig(
     path: &Path,

@@ -1215,3 +1215,256 @@ async fn unknown_resources_and_verbs_get_a_status() {
     assert_absent(&t, &format!("{DEPLOYMENTS}/web2")).await;
     t.host.stop().await;
 }
+
+/// `levels` nested objects around `leaf`: `{"n":{"n":...leaf...}}`.
+fn nested_objects(levels: usize, leaf: &str) -> String {
+    format!("{}{leaf}{}", r#"{"n":"#.repeat(levels), "}".repeat(levels))
+}
+
+/// A ConfigMap-shaped create body whose `metadata.annotations` hold `depth` levels in all.
+fn deep_configmap(name: &str, depth: usize) -> String {
+    // The body's own object and `metadata` are two levels, `annotations` a third.
+    format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","annotations":{}}}}}"#,
+        nested_objects(depth - 2, r#""x""#)
+    )
+}
+
+#[tokio::test]
+async fn the_default_body_limit_is_kube_apiservers_3_mib() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let limit = 3 * 1024 * 1024;
+    let cm = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "big"},
+        "data": {"blob": "x".repeat(limit)},
+    });
+    let r = send(&t.client, Method::POST, CONFIGMAPS, Some(JSON), bytes(&cm)).await;
+    let msg = failure(&r, 413, "RequestEntityTooLarge");
+    assert!(msg.contains(&limit.to_string()), "{msg}");
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{WEB}?fieldManager=test"),
+        Some(APPLY),
+        format!(
+            "{{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{{\"name\":\"web\",\"annotations\":{{\"blob\":\"{}\"}}}}}}",
+            "y".repeat(limit)
+        ),
+    )
+    .await;
+    failure(&r, 413, "RequestEntityTooLarge");
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{CONFIGMAPS}/big")).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn json_nested_past_the_limit_is_400_on_every_write_and_stores_nothing() {
+    let limit = flotilla_apimachinery::nesting::MAX_NESTING_DEPTH;
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+
+    // Create: one level past the limit, and a body of nothing but brackets (which the JSON
+    // parser alone would take apart recursively).
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        deep_configmap("deep", limit + 1),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(
+        msg.contains(&format!("deeper than the limit of {limit}")),
+        "{msg}"
+    );
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        "[".repeat(1 << 20),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    // Update, merge and strategic merge patches, a JSON patch, and DeleteOptions.
+    let mut current = get(&t.client, WEB).await.body;
+    current["metadata"]["annotations"] = json!({"a": "b"});
+    let deep_web = serde_json::to_string(&current).unwrap().replace(
+        r#""a":"b""#,
+        &format!(r#""a":{}"#, nested_objects(limit, "1")),
+    );
+    let r = send(&t.client, Method::PUT, WEB, Some(JSON), deep_web).await;
+    failure(&r, 400, "BadRequest");
+    let deep_patch = format!(
+        r#"{{"metadata":{{"labels":{}}}}}"#,
+        nested_objects(limit, "1")
+    );
+    for ct in [MERGE, "application/strategic-merge-patch+json"] {
+        let r = send(&t.client, Method::PATCH, WEB, Some(ct), deep_patch.clone()).await;
+        failure(&r, 400, "BadRequest");
+    }
+    let deep_ops = format!(
+        r#"[{{"op":"add","path":"/metadata/annotations","value":{}}}]"#,
+        nested_objects(limit, "1")
+    );
+    let r = send(&t.client, Method::PATCH, WEB, Some(JSON_PATCH), deep_ops).await;
+    failure(&r, 400, "BadRequest");
+    let r = send(
+        &t.client,
+        Method::DELETE,
+        WEB,
+        Some(JSON),
+        format!(
+            r#"{{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{}}}"#,
+            nested_objects(limit, "1")
+        ),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{CONFIGMAPS}/deep")).await;
+
+    // At the limit is accepted: the bound refuses only what is past it. A JSON patch whose
+    // `test` value nests to exactly the limit (the array and the operation are two levels)
+    // gets past decoding and fails only its test (422).
+    let at_limit = format!(
+        r#"[{{"op":"test","path":"/metadata/name","value":{}}}]"#,
+        nested_objects(limit - 2, "1")
+    );
+    let r = send(&t.client, Method::PATCH, WEB, Some(JSON_PATCH), at_limit).await;
+    failure(&r, 422, "Invalid");
+    assert_eq!(snapshot(&t).await, before);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn yaml_nested_past_the_limit_is_400_on_apply_and_stores_nothing() {
+    let limit = flotilla_apimachinery::nesting::MAX_NESTING_DEPTH;
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    // Block style, indentation only: no brackets for a byte scan to count.
+    let mut yaml =
+        String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\n  annotations:\n");
+    for level in 0..limit {
+        yaml.push_str(&"  ".repeat(level + 2));
+        yaml.push_str("n:\n");
+    }
+    yaml.push_str(&"  ".repeat(limit + 2));
+    yaml.push_str("x: y\n");
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{CONFIGMAPS}/deep?fieldManager=test"),
+        Some(APPLY),
+        yaml,
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("YAML") && msg.contains("deeper"), "{msg}");
+    // Flow style too, and on a create with a YAML body.
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some("application/yaml"),
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep, annotations: {}}}\n",
+            nested_objects(limit, "1")
+        ),
+    )
+    .await;
+    failure(&r, 400, "BadRequest");
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{CONFIGMAPS}/deep")).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn a_json_patch_of_more_than_10000_operations_is_413() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let op = json!({"op": "test", "path": "/metadata/name", "value": "web"});
+    let ops = Value::Array(vec![op; 10_001]);
+    let r = send(&t.client, Method::PATCH, WEB, Some(JSON_PATCH), bytes(&ops)).await;
+    let msg = failure(&r, 413, "RequestEntityTooLarge");
+    assert!(msg.contains("10000"), "{msg}");
+    assert_eq!(snapshot(&t).await, before);
+    // 10,000 are accepted.
+    let ops = Value::Array(vec![
+        json!({"op": "test", "path": "/metadata/name", "value": "web"});
+        10_000
+    ]);
+    let r = send(&t.client, Method::PATCH, WEB, Some(JSON_PATCH), bytes(&ops)).await;
+    assert_eq!(r.code, 200, "{}", r.text);
+    t.host.stop().await;
+}
+
+/// Protobuf wire encoding, enough for a hand-made body: a length-delimited field.
+fn pb_bytes(tag: u32, payload: &[u8]) -> Vec<u8> {
+    fn varint(mut n: u64, out: &mut Vec<u8>) {
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+    }
+    let mut out = Vec::new();
+    varint(u64::from(tag << 3 | 2), &mut out);
+    varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+#[tokio::test]
+async fn protobuf_with_embedded_json_nested_past_the_limit_is_400() {
+    let limit = flotilla_apimachinery::nesting::MAX_NESTING_DEPTH;
+    let t = common::start().await;
+    let revisions = "/apis/apps/v1/namespaces/default/controllerrevisions";
+    // A ControllerRevision whose `data` (a RawExtension: JSON inside the protobuf) nests past
+    // the limit, though under the JSON parser's own.
+    let body = |name: &str, depth: usize| {
+        let object = [
+            pb_bytes(1, &pb_bytes(1, name.as_bytes())),
+            pb_bytes(2, &pb_bytes(1, nested_objects(depth, "1").as_bytes())),
+            vec![3 << 3, 1],
+        ]
+        .concat();
+        let type_meta = [pb_bytes(1, b"apps/v1"), pb_bytes(2, b"ControllerRevision")].concat();
+        [
+            b"k8s\0".to_vec(),
+            pb_bytes(1, &type_meta),
+            pb_bytes(2, &object),
+        ]
+        .concat()
+    };
+    const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+    let r = send(
+        &t.client,
+        Method::POST,
+        revisions,
+        Some(PROTOBUF),
+        body("deep", limit + 10),
+    )
+    .await;
+    let msg = failure(&r, 400, "BadRequest");
+    assert!(msg.contains("protobuf") && msg.contains("deeper"), "{msg}");
+    assert_absent(&t, &format!("{revisions}/deep")).await;
+    // One level less than the limit in `data` (the object adds one) is stored.
+    let r = send(
+        &t.client,
+        Method::POST,
+        revisions,
+        Some(PROTOBUF),
+        body("fine", limit - 1),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    t.host.stop().await;
+}

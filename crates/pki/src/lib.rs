@@ -42,9 +42,10 @@ pub use kubeconfig::{
     Cluster, Context, Kubeconfig, NamedCluster, NamedContext, NamedUser, ResolvedContext, User,
 };
 pub use server_pki::{
-    ADMIN_GROUP, ADMIN_USER, APISERVER_COMMON_NAME, CA_COMMON_NAME, COMPONENTS_GROUP,
-    COMPONENTS_USER, FRONT_PROXY_CA_COMMON_NAME, FRONT_PROXY_CLIENT_USER, ServerPki,
-    ensure_server_pki,
+    ADMIN_GROUP, ADMIN_USER, AGGREGATED_APISERVER, APISERVER_COMMON_NAME, CA_COMMON_NAME,
+    COMPONENT_IDENTITIES, COMPONENTS_GROUP, COMPONENTS_USER, CONTROLLER_MANAGER, ComponentIdentity,
+    FRONT_PROXY_CA_COMMON_NAME, FRONT_PROXY_CLIENT_USER, SCHEDULER, ServerPki, ensure_server_pki,
+    share_pki,
 };
 pub use service_account::{
     SERVICE_ACCOUNT_KEY_BASENAME, ServiceAccountKey, ServiceAccountKeyFiles,

@@ -32,8 +32,38 @@ pub const FRONT_PROXY_CLIENT_USER: &str = "front-proxy-client";
 /// server) when they run in one process with the host (`local-up`).
 pub const COMPONENTS_USER: &str = "system:flotilla:components";
 /// The group of Flotilla's own components: the host serves them its template store (no
-/// merged reads), and they hold every permission (they also carry `system:masters`).
+/// merged reads). It grants no permission by itself; `components.crt` also carries
+/// `system:masters`, the per-component certificates carry only this group.
 pub const COMPONENTS_GROUP: &str = "system:flotilla:components";
+
+/// One component's own identity: the basename of its certificate (`pki/<name>.crt`) and of
+/// its kubeconfig (`<data-dir>/<name>.kubeconfig`), and its user. Each gets only its own
+/// ClusterRole (`flotilla_rbac::bootstrap`), so a component reads only what it needs: the
+/// scheduler cannot read Secrets (where member credentials live).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ComponentIdentity {
+    pub name: &'static str,
+    pub user: &'static str,
+}
+
+/// The scheduler's identity.
+pub const SCHEDULER: ComponentIdentity = ComponentIdentity {
+    name: "scheduler",
+    user: "system:flotilla-scheduler",
+};
+/// The controller-manager's identity.
+pub const CONTROLLER_MANAGER: ComponentIdentity = ComponentIdentity {
+    name: "controller-manager",
+    user: "system:flotilla-controller-manager",
+};
+/// The aggregated API server's identity (towards the host).
+pub const AGGREGATED_APISERVER: ComponentIdentity = ComponentIdentity {
+    name: "aggregated-apiserver",
+    user: "system:flotilla-aggregated-apiserver",
+};
+/// Every component identity [`ensure_server_pki`] issues a certificate for.
+pub const COMPONENT_IDENTITIES: [ComponentIdentity; 3] =
+    [SCHEDULER, CONTROLLER_MANAGER, AGGREGATED_APISERVER];
 
 /// A leaf certificate is reissued when it expires within this many days.
 const RENEW_BEFORE_DAYS: i64 = 30;
@@ -52,6 +82,9 @@ pub struct ServerPki {
     /// `components.crt` / `components.key`: CN system:flotilla:components, O system:masters
     /// and O system:flotilla:components.
     pub components: CertFiles,
+    /// One client certificate per [`COMPONENT_IDENTITIES`] entry, in that order: CN its user,
+    /// O system:flotilla:components.
+    pub component_identities: Vec<(ComponentIdentity, CertFiles)>,
     /// `front-proxy-ca.crt` / `front-proxy-ca.key`.
     pub front_proxy_ca: CertFiles,
     /// `front-proxy-client.crt` / `front-proxy-client.key`: CN front-proxy-client.
@@ -112,6 +145,19 @@ pub fn ensure_server_pki(dir: &Path, hosts: &[String]) -> Result<ServerPki> {
         |cert| has_identity(cert, COMPONENTS_USER, &components_groups),
         || ca.issue_client(COMPONENTS_USER, &components_groups),
     )?;
+    let identity_groups = [COMPONENTS_GROUP.to_string()];
+    let mut component_identities = Vec::new();
+    for identity in COMPONENT_IDENTITIES {
+        let files = ensure_leaf(
+            &pki_dir,
+            identity.name,
+            &ca,
+            &mut written,
+            |cert| has_identity(cert, identity.user, &identity_groups),
+            || ca.issue_client(identity.user, &identity_groups),
+        )?;
+        component_identities.push((identity, files));
+    }
     let front_proxy_client = ensure_leaf(
         &pki_dir,
         "front-proxy-client",
@@ -128,11 +174,36 @@ pub fn ensure_server_pki(dir: &Path, hosts: &[String]) -> Result<ServerPki> {
         apiserver,
         admin,
         components,
+        component_identities,
         front_proxy_ca: fp_ca_files,
         front_proxy_client,
         service_account,
         written,
     })
+}
+
+/// Gives a replica's data directory `to` the trust of the server whose data directory is
+/// `from`: its CAs and its service-account signing key (the files replicas of one
+/// deployment share, as kubeadm copies them to every control-plane node). The replica's
+/// own leaf certificates are then issued from those CAs by [`ensure_server_pki`].
+pub fn share_pki(from: &Path, to: &Path) -> Result<()> {
+    let (from, to) = (from.join("pki"), to.join("pki"));
+    fsutil::create_dir_all(&to)?;
+    for basename in ["ca", "front-proxy-ca", crate::SERVICE_ACCOUNT_KEY_BASENAME] {
+        for (extension, private) in [("crt", false), ("key", true), ("pub", false)] {
+            let source = from.join(format!("{basename}.{extension}"));
+            if !source.exists() {
+                continue;
+            }
+            let contents = fsutil::read_to_string(&source)?;
+            fsutil::write_file(
+                &to.join(format!("{basename}.{extension}")),
+                contents.as_bytes(),
+                private,
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// DNS and IP SANs for the serving certificate: the loopback names plus `hosts`, deduplicated.
@@ -335,6 +406,9 @@ mod tests {
                 "apiserver",
                 "admin",
                 "components",
+                "scheduler",
+                "controller-manager",
+                "aggregated-apiserver",
                 "front-proxy-client",
                 "sa"
             ]
@@ -346,18 +420,24 @@ mod tests {
             [
                 "admin.crt",
                 "admin.key",
+                "aggregated-apiserver.crt",
+                "aggregated-apiserver.key",
                 "apiserver.crt",
                 "apiserver.key",
                 "ca.crt",
                 "ca.key",
                 "components.crt",
                 "components.key",
+                "controller-manager.crt",
+                "controller-manager.key",
                 "front-proxy-ca.crt",
                 "front-proxy-ca.key",
                 "front-proxy-client.crt",
                 "front-proxy-client.key",
                 "sa.key",
                 "sa.pub",
+                "scheduler.crt",
+                "scheduler.key",
             ]
         );
         #[cfg(unix)]
@@ -375,6 +455,13 @@ mod tests {
             identity_from_cert(&first_cert_der(&first.admin.cert_pem, "").unwrap()).unwrap();
         assert_eq!(admin.user, "admin");
         assert_eq!(admin.groups, ["system:masters"]);
+        // The components' own identities: no system:masters.
+        for (identity, files) in &first.component_identities {
+            let id = identity_from_cert(&first_cert_der(&files.cert_pem, "").unwrap()).unwrap();
+            assert_eq!(id.user, identity.user);
+            assert_eq!(id.groups, [COMPONENTS_GROUP]);
+        }
+        assert_eq!(first.component_identities.len(), COMPONENT_IDENTITIES.len());
         let fp =
             identity_from_cert(&first_cert_der(&first.front_proxy_client.cert_pem, "").unwrap())
                 .unwrap();
@@ -420,7 +507,18 @@ mod tests {
         std::fs::remove_file(&first.ca.cert_path).unwrap();
         std::fs::remove_file(&first.ca.key_path).unwrap();
         let third = ensure_server_pki(dir.path(), &[]).unwrap();
-        assert_eq!(third.written, ["ca", "apiserver", "admin", "components"]);
+        assert_eq!(
+            third.written,
+            [
+                "ca",
+                "apiserver",
+                "admin",
+                "components",
+                "scheduler",
+                "controller-manager",
+                "aggregated-apiserver"
+            ]
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The default RBAC policy a server creates at start (idempotently): the user-facing
 //! ClusterRoles (`cluster-admin`, `admin`, `edit`, `view`), the roles every authenticated or
 //! anonymous client needs for discovery and self-review, the approver role of the client
-//! certificate signer, and their ClusterRoleBindings.
+//! certificate signer, the roles of Flotilla's own components (one identity each, see
+//! [`component_roles`]), and their ClusterRoleBindings.
 //!
 //! `admin`, `edit` and `view` are aggregated roles as in Kubernetes: their permissions live in
 //! `system:aggregate-to-{admin,edit,view}`, `view` is labelled into `edit` and `edit` into
@@ -72,6 +73,98 @@ fn cluster_role_binding(name: &str, role: &str, groups: &[&str]) -> Value {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
         "subjects": subjects,
     })
+}
+
+fn user_role_binding(name: &str, role: &str, user: &str) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": metadata(name, &[]),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": user}],
+    })
+}
+
+/// The users of Flotilla's components (the CNs of their client certificates, issued by
+/// `flotilla_pki`), each bound to the ClusterRole of the same name.
+pub const SCHEDULER_USER: &str = "system:flotilla-scheduler";
+pub const CONTROLLER_MANAGER_USER: &str = "system:flotilla-controller-manager";
+pub const AGGREGATED_APISERVER_USER: &str = "system:flotilla-aggregated-apiserver";
+
+/// Each component's ClusterRole, named after its user: what it needs and no more.
+///
+/// - The scheduler reads Clusters and writes ResourceBindings and ClusterResourceBindings (spec
+///   and status), Events and its Lease. Nothing else: in particular not Secrets, where member
+///   credentials live (`Cluster.spec.secretRef`).
+/// - The controller-manager (as `deploy/controllers.yaml` grants it on a Kubernetes host):
+///   the detector watches and claims templates of every kind and the binding controller
+///   writes their status, the garbage collector deletes any kind and edits ownerReferences
+///   (read, patch, update and delete on everything, but it creates only its own objects:
+///   bindings, Works, execution namespaces, Leases, Events); the cluster controllers write
+///   Cluster finalizers, taints and status; the execution controller reads member
+///   credentials.
+/// - The aggregated API server reads everything (merged reads serve any template kind, the
+///   cluster proxy reads member credentials), asks the host to authorize its callers
+///   (SubjectAccessReview, TokenReview) and registers its APIServices. It writes nothing else.
+pub fn component_roles() -> Vec<(&'static str, Vec<PolicyRule>)> {
+    let lease_verbs = ["get", "list", "watch", "create", "update", "patch"];
+    let event_verbs = ["create", "patch", "update"];
+    let binding_verbs = ["get", "list", "watch", "patch", "update"];
+    vec![
+        (
+            SCHEDULER_USER,
+            vec![
+                r(READ, "cluster.karmada.io", &["clusters", "clusters/status"]),
+                r(
+                    &binding_verbs,
+                    "work.karmada.io",
+                    &[
+                        "resourcebindings",
+                        "resourcebindings/status",
+                        "clusterresourcebindings",
+                        "clusterresourcebindings/status",
+                    ],
+                ),
+                r(&event_verbs, "", &["events"]),
+                r(&event_verbs, "events.k8s.io", &["events"]),
+                r(&lease_verbs, "coordination.k8s.io", &["leases"]),
+            ],
+        ),
+        (
+            CONTROLLER_MANAGER_USER,
+            vec![
+                PolicyRule::resource(
+                    &["get", "list", "watch", "patch", "update", "delete"],
+                    &["*"],
+                    &["*"],
+                ),
+                r(READ_WRITE, "work.karmada.io", &["*"]),
+                r(
+                    &["get", "list", "watch", "update", "patch"],
+                    "cluster.karmada.io",
+                    &["clusters", "clusters/status"],
+                ),
+                r(&["create"], "", &["namespaces"]),
+                r(&lease_verbs, "coordination.k8s.io", &["leases"]),
+                r(&event_verbs, "", &["events"]),
+                r(&event_verbs, "events.k8s.io", &["events"]),
+            ],
+        ),
+        (
+            AGGREGATED_APISERVER_USER,
+            vec![
+                PolicyRule::resource(READ, &["*"], &["*"]),
+                r(
+                    &["create"],
+                    "authorization.k8s.io",
+                    &["subjectaccessreviews"],
+                ),
+                r(&["create"], "authentication.k8s.io", &["tokenreviews"]),
+                r(READ_WRITE, "apiregistration.k8s.io", &["apiservices"]),
+                r(&event_verbs, "", &["events"]),
+            ],
+        ),
+    ]
 }
 
 fn r(verbs: &[&str], group: &str, resources: &[&str]) -> PolicyRule {
@@ -374,7 +467,18 @@ pub fn bootstrap_policy() -> Vec<Value> {
                 .with_names(&["kubernetes.io/kube-apiserver-client"])],
         ),
     ];
+    let components = component_roles();
+    roles.extend(
+        components
+            .iter()
+            .map(|(user, rules)| cluster_role(user, &[], rules)),
+    );
     fill_aggregated_rules(&mut roles);
+    roles.extend(
+        components
+            .iter()
+            .map(|(user, _)| user_role_binding(user, user, user)),
+    );
     roles.extend([
         cluster_role_binding("cluster-admin", "cluster-admin", &["system:masters"]),
         cluster_role_binding(
@@ -438,8 +542,9 @@ mod tests {
                 other => panic!("unexpected kind {other}"),
             }
         }
-        assert_eq!(roles.len(), 12);
-        assert_eq!(bindings.len(), 5);
+        // 12 of kube's and Flotilla's own; 3 for the components, each bound to its user.
+        assert_eq!(roles.len(), 15);
+        assert_eq!(bindings.len(), 8);
         for meta in roles
             .iter()
             .map(|r| &r.metadata)
@@ -565,5 +670,133 @@ mod tests {
                 .all(|r| r.verbs == ["get"] || r.verbs == ["create"]),
             "{rules:?}"
         );
+    }
+
+    #[test]
+    fn each_component_gets_its_role_and_only_the_scheduler_is_kept_from_secrets() {
+        use crate::{Attributes, UserRef};
+        let authz = RbacAuthorizer::new();
+        for obj in bootstrap_policy() {
+            authz.upsert(obj["kind"].as_str().unwrap(), &obj).unwrap();
+        }
+        let groups = vec![
+            "system:flotilla:components".to_string(),
+            "system:authenticated".to_string(),
+        ];
+        let allowed = |user: &str, verb: &str, group: &str, resource: &str, sub: &str| {
+            let attrs = Attributes {
+                user: UserRef {
+                    name: user,
+                    groups: &groups,
+                },
+                verb,
+                resource_request: true,
+                api_group: group,
+                resource,
+                subresource: sub,
+                namespace: "karmada-cluster",
+                name: "member1",
+                path: "",
+            };
+            authz.authorize(&attrs).is_allowed()
+        };
+        for verb in ["get", "list", "watch"] {
+            assert!(!allowed(SCHEDULER_USER, verb, "", "secrets", ""), "{verb}");
+            assert!(allowed(CONTROLLER_MANAGER_USER, verb, "", "secrets", ""));
+            assert!(allowed(AGGREGATED_APISERVER_USER, verb, "", "secrets", ""));
+        }
+        assert!(allowed(
+            SCHEDULER_USER,
+            "patch",
+            "work.karmada.io",
+            "resourcebindings",
+            "status"
+        ));
+        assert!(allowed(
+            SCHEDULER_USER,
+            "watch",
+            "cluster.karmada.io",
+            "clusters",
+            ""
+        ));
+        assert!(allowed(
+            SCHEDULER_USER,
+            "update",
+            "coordination.k8s.io",
+            "leases",
+            ""
+        ));
+        assert!(!allowed(
+            SCHEDULER_USER,
+            "create",
+            "work.karmada.io",
+            "works",
+            ""
+        ));
+        assert!(!allowed(SCHEDULER_USER, "get", "", "configmaps", ""));
+        assert!(!allowed(
+            AGGREGATED_APISERVER_USER,
+            "create",
+            "",
+            "secrets",
+            ""
+        ));
+        assert!(!allowed(
+            AGGREGATED_APISERVER_USER,
+            "delete",
+            "apps",
+            "deployments",
+            ""
+        ));
+        assert!(allowed(
+            CONTROLLER_MANAGER_USER,
+            "create",
+            "work.karmada.io",
+            "works",
+            ""
+        ));
+        assert!(allowed(
+            CONTROLLER_MANAGER_USER,
+            "delete",
+            "apps",
+            "deployments",
+            ""
+        ));
+        assert!(allowed(
+            CONTROLLER_MANAGER_USER,
+            "create",
+            "",
+            "namespaces",
+            ""
+        ));
+        assert!(!allowed(
+            CONTROLLER_MANAGER_USER,
+            "create",
+            "",
+            "secrets",
+            ""
+        ));
+        assert!(!allowed(
+            CONTROLLER_MANAGER_USER,
+            "create",
+            "apps",
+            "deployments",
+            ""
+        ));
+        // Another user in the components group gets none of it: the roles bind users.
+        assert!(!allowed(
+            "system:flotilla-someone",
+            "get",
+            "",
+            "secrets",
+            ""
+        ));
+        assert!(!allowed(
+            "system:flotilla-someone",
+            "list",
+            "work.karmada.io",
+            "resourcebindings",
+            ""
+        ));
     }
 }

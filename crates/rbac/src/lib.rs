@@ -14,7 +14,10 @@ pub mod message;
 pub mod rule;
 
 pub use authorizer::{RbacAuthorizer, SubjectRules};
-pub use bootstrap::bootstrap_policy;
+pub use bootstrap::{
+    AGGREGATED_APISERVER_USER, CONTROLLER_MANAGER_USER, SCHEDULER_USER, bootstrap_policy,
+    component_roles,
+};
 pub use message::{escalation_message, forbidden_error, forbidden_message};
 pub use rule::{PolicyRule, uncovered};
 

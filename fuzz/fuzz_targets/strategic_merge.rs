@@ -1,0 +1,49 @@
+//! Strategic merge patch: an object and a patch (two JSON documents separated by a NUL byte,
+//! each within the API server's nesting limit, as the server only merges such bodies), merged
+//! under a built-in kind's schema or the generic one. Any error is fine; a panic is not.
+#![no_main]
+
+use flotilla_apimachinery::nesting::{MAX_NESTING_DEPTH, json_exceeds};
+use flotilla_merge::{Schema, strategic_merge};
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let Some((original, patch)) = two_documents(rest) else {
+        return;
+    };
+    let schema = schema(selector);
+    if let Ok(merged) = strategic_merge(&original, &patch, schema) {
+        // The same patch again over its own result (directives now meet merged lists).
+        let _ = strategic_merge(&merged, &patch, schema);
+    }
+});
+
+fn two_documents(data: &[u8]) -> Option<(Value, Value)> {
+    let split = data.iter().position(|&b| b == 0)?;
+    let (a, b) = (&data[..split], &data[split + 1..]);
+    Some((parse(a)?, parse(b)?))
+}
+
+fn parse(text: &[u8]) -> Option<Value> {
+    if json_exceeds(text, MAX_NESTING_DEPTH) {
+        return None;
+    }
+    serde_json::from_slice(text).ok()
+}
+
+fn schema(selector: u8) -> &'static Schema {
+    const KINDS: [(&str, &str); 4] = [
+        ("apps", "Deployment"),
+        ("", "Pod"),
+        ("", "Service"),
+        ("", "ConfigMap"),
+    ];
+    KINDS
+        .get(usize::from(selector % 5))
+        .and_then(|(group, kind)| Schema::builtin(group, kind))
+        .unwrap_or_else(Schema::generic)
+}

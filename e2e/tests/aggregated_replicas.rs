@@ -18,10 +18,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use support::{
-    ApiserverProcess, Kubectl, eventually, flotilla_bin, kubectl_binary,
-    start_aggregated_apiserver, start_apiserver,
-};
+use support::{Kubectl, eventually, flotilla_bin, kubectl_binary, start_apiserver};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -85,14 +82,14 @@ fn a_killed_aggregated_replica_is_not_noticed_by_clients() {
         &dir.path().join("cache"),
     );
     let (a_dir, b_dir) = (dir.path().join("agg-a"), dir.path().join("agg-b"));
-    let mut a: ApiserverProcess = start_aggregated_apiserver(&host_dir, &a_dir);
+    let mut a = replica(&host_dir, &a_dir, &[]);
     // Replicas share their serving certificate (one caBundle on the APIService).
     std::fs::create_dir_all(b_dir.join("pki")).unwrap();
     for entry in std::fs::read_dir(a_dir.join("pki")).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), b_dir.join("pki").join(entry.file_name())).unwrap();
     }
-    let b = start_aggregated_apiserver(&host_dir, &b_dir);
+    let b = replica(&host_dir, &b_dir, &[]);
 
     let slices = k.get_json(&["endpointslices", "-n", "karmada-system"]);
     let addresses: Vec<String> = slices["items"]
@@ -171,7 +168,7 @@ fn a_killed_aggregated_replica_is_not_noticed_by_clients() {
     drop(host);
 }
 
-/// A `flotilla aggregated-apiserver` replica on etcd; killed when dropped.
+/// A `flotilla aggregated-apiserver` replica; killed when dropped.
 struct Replica {
     child: Child,
     url: String,
@@ -184,16 +181,17 @@ impl Drop for Replica {
     }
 }
 
-/// Starts an aggregated API server replica for the host in `host_dir`, its certificates in
-/// `data_dir` and its objects in etcd, and waits for its `ready at URL` line.
-fn etcd_replica(host_dir: &Path, data_dir: &Path, etcd_servers: &str) -> Replica {
+/// Starts an aggregated API server replica for the host in `host_dir` as its own component
+/// user (only its own ClusterRole), its certificates in `data_dir` (and its objects, unless
+/// `storage` says etcd), and waits for its `ready at URL` line.
+fn replica(host_dir: &Path, data_dir: &Path, storage: &[&str]) -> Replica {
     std::fs::create_dir_all(data_dir).unwrap();
     let pki = host_dir.join("pki");
     let log = std::fs::File::create(data_dir.join("aggregated.log")).unwrap();
     let mut child = Command::new(flotilla_bin())
         .arg("aggregated-apiserver")
         .arg("--kubeconfig")
-        .arg(host_dir.join("kubeconfig"))
+        .arg(host_dir.join("aggregated-apiserver.kubeconfig"))
         .arg("--data-dir")
         .arg(data_dir)
         .args(["--secure-port", "0"])
@@ -201,7 +199,7 @@ fn etcd_replica(host_dir: &Path, data_dir: &Path, etcd_servers: &str) -> Replica
         .arg(pki.join("ca.crt"))
         .arg("--requestheader-client-ca-file")
         .arg(pki.join("front-proxy-ca.crt"))
-        .args(["--storage", "etcd", "--etcd-servers", etcd_servers])
+        .args(storage)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log)
@@ -253,13 +251,14 @@ fn aggregated_replicas_on_one_etcd_serve_the_same_clusters_and_survive_a_kill() 
         &dir.path().join("cache"),
     );
     let (a_dir, b_dir) = (dir.path().join("agg-a"), dir.path().join("agg-b"));
-    let mut a = etcd_replica(&host_dir, &a_dir, &servers);
+    let on_etcd = ["--storage", "etcd", "--etcd-servers", servers.as_str()];
+    let mut a = replica(&host_dir, &a_dir, &on_etcd);
     std::fs::create_dir_all(b_dir.join("pki")).unwrap();
     for entry in std::fs::read_dir(a_dir.join("pki")).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), b_dir.join("pki").join(entry.file_name())).unwrap();
     }
-    let b = etcd_replica(&host_dir, &b_dir, &servers);
+    let b = replica(&host_dir, &b_dir, &on_etcd);
     let direct = |name: &str, replica: &Replica, replica_dir: &Path| {
         let path = dir.path().join(format!("{name}.kubeconfig"));
         replica_kubeconfig(&path, &replica.url, &host_dir, replica_dir);

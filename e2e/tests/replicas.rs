@@ -285,13 +285,16 @@ fn killed_leaders_are_replaced_within_15s_and_nothing_is_lost_or_doubled() {
         "1s",
     ];
     let log = |name: &str| dir.path().join(format!("{name}.log"));
+    // Each component as its own user with only its own ClusterRole, as deployed.
+    let cm_kubeconfig = host_dir.join("controller-manager.kubeconfig");
+    let scheduler_kubeconfig = host_dir.join("scheduler.kubeconfig");
     let mut cms = vec![
-        component(&host.kubeconfig, &cm, &log("cm-1")),
-        component(&host.kubeconfig, &cm, &log("cm-2")),
+        component(&cm_kubeconfig, &cm, &log("cm-1")),
+        component(&cm_kubeconfig, &cm, &log("cm-2")),
     ];
     let mut schedulers = vec![
-        component(&host.kubeconfig, &["scheduler"], &log("scheduler-1")),
-        component(&host.kubeconfig, &["scheduler"], &log("scheduler-2")),
+        component(&scheduler_kubeconfig, &["scheduler"], &log("scheduler-1")),
+        component(&scheduler_kubeconfig, &["scheduler"], &log("scheduler-2")),
     ];
     wait_for_holder(&k, "flotilla-controller-manager", &cms);
     wait_for_holder(&k, "flotilla-scheduler", &schedulers);
@@ -363,7 +366,7 @@ fn killed_leaders_are_replaced_within_15s_and_nothing_is_lost_or_doubled() {
 
     // A leader that stops cleanly (SIGTERM) stops its controllers, then releases the Lease:
     // the standby takes over without waiting for it to expire.
-    cms.push(component(&host.kubeconfig, &cm, &log("cm-3")));
+    cms.push(component(&cm_kubeconfig, &cm, &log("cm-3")));
     eventually(WAIT, "the third controller-manager competes", || {
         let text = std::fs::read_to_string(log("cm-3")).unwrap_or_default();
         if text.contains("waiting for the leader's Lease") {

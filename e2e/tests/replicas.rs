@@ -432,8 +432,13 @@ fn killed_leaders_are_replaced_within_15s_and_nothing_is_lost_or_doubled() {
     eventually(WAIT, "every binding scheduled and fully applied", || {
         let bindings = items(&k.get_json(&["resourcebinding", "-n", NS]));
         if bindings.len() != templates.len() {
+            let bound: Vec<String> = bindings.iter().map(name_of).collect();
+            let unbound: Vec<&String> = templates
+                .keys()
+                .filter(|t| !bound.contains(&format!("{t}-deployment")))
+                .collect();
             return Err(format!(
-                "{} bindings for {} templates",
+                "{} bindings for {} templates; without a binding: {unbound:?}",
                 bindings.len(),
                 templates.len()
             ));

@@ -351,8 +351,14 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     let running = flotilla_aggregated::start(opts)
         .await
         .context("starting the aggregated API server")?;
+    let url = args.advertise_url.clone().unwrap_or_else(|| running.url());
     if !args.no_register {
-        let url = args.advertise_url.clone().unwrap_or_else(|| running.url());
+        // Several replicas: each is one endpoint of the APIServices' Service. Written first,
+        // so the host resolves it when the APIService changes below. Without it one replica
+        // still works (through the APIService's URL annotation), so a failure only warns.
+        if let Err(e) = flotilla_aggregated::register_endpoint(&host, &url).await {
+            tracing::warn!(error = %e, source = ?std::error::Error::source(&e), "registering this replica's EndpointSlice on the host; the host will reach only the replica named in the APIService");
+        }
         flotilla_aggregated::register_apiservice(&host, &url, &running.ca_pem)
             .await
             .context("registering v1alpha1.cluster.karmada.io on the host")?;
@@ -364,6 +370,11 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     }
     println!("Flotilla aggregated API server ready at {}", running.url());
     crate::process::shutdown_signal().await;
+    if !args.no_register {
+        if let Err(e) = flotilla_aggregated::deregister_endpoint(&host, &url).await {
+            tracing::warn!(error = %e, "removing this replica's EndpointSlice");
+        }
+    }
     running.stop().await;
     Ok(())
 }

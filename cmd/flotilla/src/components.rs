@@ -105,6 +105,17 @@ pub struct ComponentArgs {
     /// Compete for a Lease in kube-system so that only one replica acts.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub leader_elect: bool,
+    /// How long candidates wait after last seeing the leader renew before taking its Lease
+    /// (a killed leader is replaced within this plus the retry period).
+    #[arg(long, default_value = "8s", value_parser = parse_duration)]
+    pub leader_elect_lease_duration: Duration,
+    /// A leader that cannot renew for this long stops acting (must be less than the lease
+    /// duration; the difference is the time it has to stop writing).
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub leader_elect_renew_deadline: Duration,
+    /// How often the leader renews and candidates retry.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub leader_elect_retry_period: Duration,
     /// Plain-HTTP address for /metrics, /healthz and /readyz (empty disables it).
     #[arg(long)]
     pub metrics_bind_address: Option<SocketAddr>,
@@ -126,6 +137,30 @@ pub struct SchedulerArgs {
     pub component: ComponentArgs,
     #[command(flatten)]
     pub scheduler: SchedulerFlags,
+}
+
+impl ComponentArgs {
+    /// The Lease `kube-system/flotilla-<component>` with these flags' timings, or `None`
+    /// without `--leader-elect`.
+    fn leader(&self, component: &str) -> anyhow::Result<Option<flotilla_leader::LeaderOptions>> {
+        if !self.leader_elect {
+            return Ok(None);
+        }
+        let mut opts = flotilla_leader::LeaderOptions::for_component(component);
+        opts.lease_duration = self.leader_elect_lease_duration;
+        opts.renew_deadline = self.leader_elect_renew_deadline;
+        opts.retry_period = self.leader_elect_retry_period;
+        opts.on_step_down_overrun = Some(exit_after_overrun);
+        opts.validate().context("--leader-elect-* flags")?;
+        Ok(Some(opts))
+    }
+}
+
+/// A component that lost its Lease and did not stop in time exits, so that nothing it still
+/// has in flight can write beside the new leader (kube's components exit on a lost Lease).
+fn exit_after_overrun() {
+    eprintln!("lost the Lease and could not stop in time; exiting");
+    std::process::exit(1);
 }
 
 type MetricsSource = Arc<dyn Fn() -> String + Send + Sync>;
@@ -346,11 +381,9 @@ pub async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Resu
 pub async fn run_scheduler(args: SchedulerArgs) -> anyhow::Result<()> {
     let host = crate::process::connect_host(args.component.kubeconfig.as_deref()).await?;
     let mut opts = args.scheduler.options();
-    if args.component.leader_elect {
-        // The scheduler runs its engine per term itself (flotilla_leader::run_elected), so
-        // that a standby still serves its metrics.
-        opts.leader = Some(flotilla_leader::LeaderOptions::for_component("scheduler"));
-    }
+    // The scheduler runs its engine per term itself (flotilla_leader::run_elected), so that
+    // a standby still serves its metrics.
+    opts.leader = args.component.leader("scheduler")?;
     let scheduler = Arc::new(flotilla_scheduler_runtime::spawn(host, opts));
     let source: Arc<parking_lot::Mutex<Option<MetricsSource>>> = Arc::default();
     let for_metrics = scheduler.clone();
@@ -388,9 +421,7 @@ async fn run_component(
         Some(addr) => Some(serve_metrics(addr, source.clone()).await?),
         None => None,
     };
-    let leader = args
-        .leader_elect
-        .then(|| flotilla_leader::LeaderOptions::for_component(component));
+    let leader = args.leader(component)?;
     if let Some(l) = &leader {
         eprintln!("waiting to lead (Lease {}/{})", l.namespace, l.name);
     }

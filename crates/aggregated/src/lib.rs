@@ -13,11 +13,13 @@
 
 pub mod cluster;
 pub mod delegated;
+pub mod endpoints;
 pub mod members;
 pub mod proxy;
 pub mod search;
 pub mod server;
 
+pub use endpoints::{EndpointError, deregister_endpoint, register_endpoint};
 pub use server::{
     AggregatedError, AggregatedOptions, RunningAggregated, authentication_config,
     register_apiservice, register_search_apiservice, start, start_registered,

@@ -6,8 +6,18 @@
 //! `X-Remote-User`, `X-Remote-Group` and `X-Remote-Extra-*`. Responses stream through
 //! (watches), and connection upgrades (exec, port-forward) are spliced.
 //!
-//! Flotilla also runs outside Kubernetes, where a Service cannot be resolved: the annotation
-//! [`URL_ANNOTATION`] gives the backend's base URL directly (e.g. `https://127.0.0.1:7443`).
+//! `spec.service` is resolved as kube-aggregator does, through the Service's EndpointSlices
+//! (label [`SERVICE_NAME_LABEL`] in the Service's namespace): every ready address is a
+//! replica of the extension server. Requests are spread round-robin over the replicas that
+//! passed their last check; a replica that cannot be connected to is marked down and the
+//! request goes to the next one (any request: the replica never saw it), as does an
+//! idempotent request (GET, HEAD, OPTIONS) that failed in another way. A watch cut by a dying
+//! replica is re-established by its client and lands on a live one.
+//!
+//! Flotilla also runs outside Kubernetes, where nothing maintains EndpointSlices unless the
+//! extension servers write their own (`flotilla aggregated-apiserver` does): without any,
+//! the annotation [`URL_ANNOTATION`] gives the backend's base URL directly (e.g.
+//! `https://127.0.0.1:7443`).
 //!
 //! A controller follows the APIService objects, checks each backend every few seconds by
 //! fetching its discovery document, records the result in `status.conditions[Available]`,
@@ -16,6 +26,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -23,7 +34,7 @@ use axum::extract::Request;
 use axum::response::Response;
 use base64::Engine;
 use flotilla_apimachinery::ApiError;
-use flotilla_storage::{EventType, StorageError, StoredObject, WatchEvent};
+use flotilla_storage::{EventType, ListOptions, StorageError, StoredObject, WatchEvent};
 use http::{Uri, header};
 use parking_lot::RwLock;
 use serde_json::{Value, json};
@@ -31,12 +42,18 @@ use serde_json::{Value, json};
 use crate::auth::UserInfo;
 use crate::informer::{Handler, Informer};
 use crate::objects::{meta_str, now_rfc3339};
-use crate::proxy::{Upstream, forward, remote_user_headers};
+use crate::proxy::{Upstream, remote_user_headers, try_forward};
 use crate::response::error_response;
 use crate::server::ApiServer;
 
 /// Base URL of an extension API server reached without a Kubernetes Service.
 pub const URL_ANNOTATION: &str = "apiregistration.flotilla.io/url";
+/// The label tying an EndpointSlice to its Service.
+pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+/// Storage prefix of EndpointSlices (`/<group>/<plural>/<namespace>/<name>`).
+const ENDPOINT_SLICES: &str = "/discovery.k8s.io/endpointslices/";
+/// Largest request body kept to send to another replica after a failed attempt.
+const MAX_RETRY_BODY: usize = 16 << 20;
 pub const APISERVICE_PREFIX: &str = "/apiregistration.k8s.io/apiservices/";
 const CHECK_INTERVAL: Duration = Duration::from_secs(5);
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -52,8 +69,33 @@ pub struct Backend {
     pub version_priority: i64,
     /// Served by this server.
     pub local: bool,
-    upstream: Option<Upstream>,
+    /// `spec.service`, resolved through its EndpointSlices.
+    service: Option<ServiceRef>,
+    /// The [`URL_ANNOTATION`] address, used while the Service has no endpoints.
+    fallback: Option<Uri>,
+    /// How the replicas are reached (caBundle, front-proxy identity).
+    tls: Option<Arc<rustls::ClientConfig>>,
+    /// The replicas, as last resolved.
+    endpoints: RwLock<Vec<Arc<Endpoint>>>,
+    /// Round-robin position.
+    next: AtomicUsize,
     state: RwLock<BackendState>,
+}
+
+/// `spec.service` of an APIService.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ServiceRef {
+    namespace: String,
+    name: String,
+    port: i64,
+}
+
+/// One replica of an extension API server.
+pub struct Endpoint {
+    pub url: String,
+    upstream: Upstream,
+    /// False after a failed check or connection; true again after a passed check.
+    healthy: AtomicBool,
 }
 
 #[derive(Clone, Default)]
@@ -68,6 +110,65 @@ struct BackendState {
 impl Backend {
     pub fn available(&self) -> bool {
         self.local || self.state.read().available
+    }
+
+    /// The replicas' URLs and whether each is considered up.
+    pub fn endpoints(&self) -> Vec<(String, bool)> {
+        self.endpoints
+            .read()
+            .iter()
+            .map(|e| (e.url.clone(), e.healthy.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    /// The replicas in the order to try them for one request: those up, starting at the
+    /// next in turn, then those down (their last check may be stale).
+    fn pick(&self) -> Vec<Arc<Endpoint>> {
+        let all = self.endpoints.read().clone();
+        if all.is_empty() {
+            return all;
+        }
+        let start = self.next.fetch_add(1, Ordering::Relaxed) % all.len();
+        let rotated = all[start..].iter().chain(&all[..start]);
+        let (up, down): (Vec<_>, Vec<_>) = rotated
+            .cloned()
+            .partition(|e| e.healthy.load(Ordering::Relaxed));
+        up.into_iter().chain(down).collect()
+    }
+
+    /// Replaces the replicas by `urls`, keeping the connections of those still there.
+    fn set_endpoints(&self, urls: Vec<Uri>) -> bool {
+        let Some(tls) = &self.tls else {
+            return false;
+        };
+        let mut current = self.endpoints.write();
+        let same = current.len() == urls.len()
+            && current
+                .iter()
+                .zip(&urls)
+                .all(|(e, u)| e.url == u.to_string());
+        if same {
+            return false;
+        }
+        let next: Vec<Arc<Endpoint>> = urls
+            .into_iter()
+            .map(|u| {
+                let url = u.to_string();
+                current
+                    .iter()
+                    .find(|e| e.url == url)
+                    .cloned()
+                    .unwrap_or_else(|| {
+                        Arc::new(Endpoint {
+                            url,
+                            upstream: Upstream::new(u, tls),
+                            healthy: AtomicBool::new(true),
+                        })
+                    })
+            })
+            .collect();
+        *current = next;
+        true
     }
     pub fn discovery(&self) -> Option<Value> {
         self.state.read().discovery.clone()
@@ -171,23 +272,46 @@ impl Aggregator {
             group_priority,
             version_priority,
             local,
-            upstream: None,
+            service: None,
+            fallback: None,
+            tls: None,
+            endpoints: RwLock::new(Vec::new()),
+            next: AtomicUsize::new(0),
             state: RwLock::new(BackendState::default()),
         };
         if local {
             return Ok(backend);
         }
-        let url = obj
-            .pointer(&format!("/metadata/annotations/{}", URL_ANNOTATION.replace('/', "~1")))
+        let service = spec.get("service").cloned().unwrap_or(Value::Null);
+        backend.service = Some(ServiceRef {
+            namespace: service
+                .get("namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            name: service
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            port: service.get("port").and_then(Value::as_i64).unwrap_or(443),
+        });
+        if let Some(url) = obj
+            .pointer(&format!(
+                "/metadata/annotations/{}",
+                URL_ANNOTATION.replace('/', "~1")
+            ))
             .and_then(Value::as_str)
-            .ok_or_else(|| format!("no address for service: set the annotation {URL_ANNOTATION} to the extension server's https URL"))?;
-        let base: Uri = url
-            .parse()
-            .map_err(|e| format!("invalid {URL_ANNOTATION} {url:?}: {e}"))?;
-        if base.scheme_str() != Some("https") || base.host().is_none() {
-            return Err(format!(
-                "invalid {URL_ANNOTATION} {url:?}: must be an https URL with a host"
-            ));
+        {
+            let base: Uri = url
+                .parse()
+                .map_err(|e| format!("invalid {URL_ANNOTATION} {url:?}: {e}"))?;
+            if base.scheme_str() != Some("https") || base.host().is_none() {
+                return Err(format!(
+                    "invalid {URL_ANNOTATION} {url:?}: must be an https URL with a host"
+                ));
+            }
+            backend.fallback = Some(base);
         }
         let insecure = spec.get("insecureSkipTLSVerify").and_then(Value::as_bool) == Some(true);
         let ca = match spec.get("caBundle").and_then(Value::as_str) {
@@ -205,9 +329,102 @@ impl Aggregator {
             .map(|(c, k)| (c.as_str(), k.as_str()));
         let tls = flotilla_pki::client_config(&ca, identity, insecure)
             .map_err(|e| format!("caBundle: {e}"))?;
-        backend.upstream = Some(Upstream::new(base, &tls));
+        backend.tls = Some(tls);
+        if let Some(base) = backend.fallback.clone() {
+            backend.set_endpoints(vec![base]);
+        }
         Ok(backend)
     }
+}
+
+// === Endpoints ===
+
+/// The base URLs of the ready endpoints in one EndpointSlice, on the port that matches the
+/// Service's `port` (else the one named `https`, else the slice's only or first port).
+pub fn slice_urls(slice: &Value, service_port: i64) -> Vec<Uri> {
+    let ports = slice
+        .get("ports")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let port_of = |p: &Value| p.get("port").and_then(Value::as_i64);
+    let port = ports
+        .iter()
+        .find(|p| port_of(p) == Some(service_port))
+        .or_else(|| {
+            ports
+                .iter()
+                .find(|p| p.get("name").and_then(Value::as_str) == Some("https"))
+        })
+        .or_else(|| ports.first())
+        .and_then(port_of)
+        .unwrap_or(service_port);
+    let mut urls = Vec::new();
+    for endpoint in slice
+        .get("endpoints")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        // Only an explicit `ready: false` excludes an endpoint (unknown means ready).
+        if endpoint
+            .pointer("/conditions/ready")
+            .and_then(Value::as_bool)
+            == Some(false)
+        {
+            continue;
+        }
+        for address in endpoint
+            .get("addresses")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            let host = if address.contains(':') {
+                format!("[{address}]")
+            } else {
+                address.to_string()
+            };
+            if let Ok(uri) = format!("https://{host}:{port}").parse::<Uri>() {
+                urls.push(uri);
+            }
+        }
+    }
+    urls
+}
+
+/// The Service's replicas from its EndpointSlices, else the annotation's URL.
+async fn resolve(server: &ApiServer, backend: &Backend) -> Vec<Uri> {
+    let mut urls = Vec::new();
+    if let Some(svc) = &backend.service {
+        let prefix = format!("{ENDPOINT_SLICES}{}/", svc.namespace);
+        match server.storage.list(&prefix, &ListOptions::default()).await {
+            Ok(list) => {
+                for item in &list.items {
+                    let slice = item.value();
+                    let label = slice
+                        .pointer(&format!(
+                            "/metadata/labels/{}",
+                            SERVICE_NAME_LABEL.replace('/', "~1")
+                        ))
+                        .and_then(Value::as_str);
+                    if label == Some(svc.name.as_str()) {
+                        urls.extend(slice_urls(&slice, svc.port));
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(apiservice = %backend.name, error = %e, "listing EndpointSlices")
+            }
+        }
+    }
+    if urls.is_empty() {
+        urls.extend(backend.fallback.clone());
+    }
+    urls.sort_by_key(|u| u.to_string());
+    urls.dedup();
+    urls
 }
 
 /// Starts the APIService controller and availability checks in the server's background
@@ -281,13 +498,14 @@ impl Handler for ApiServiceController {
 async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
     let name = meta_str(obj, "name").unwrap_or_default().to_string();
     // Status-only changes (our own writes) keep the current backend and its connections.
-    if let Some(existing) = agg
+    let existing = agg
         .backends
         .read()
         .values()
         .find(|b| b.name == name)
-        .cloned()
-    {
+        .cloned();
+    let previous_spec = agg.spec_of(&name);
+    if let Some(existing) = &existing {
         let same = existing.group
             == obj
                 .pointer("/spec/group")
@@ -298,14 +516,26 @@ async fn upsert(server: &Arc<ApiServer>, agg: &Arc<Aggregator>, obj: &Value) {
                     .pointer("/spec/version")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-        let stored_spec = agg.spec_of(&name);
-        if same && stored_spec.as_ref() == Some(&spec_key(obj)) {
+        if same && previous_spec.as_ref() == Some(&spec_key(obj)) {
             return;
         }
     }
     agg.backends.write().retain(|_, b| b.name != name);
     match agg.build_backend(obj) {
         Ok(backend) => {
+            // Only the annotations changed (replicas each writing their URL): the replicas,
+            // their connections and the availability carry over, so requests do not see
+            // a 503 until the next check.
+            if let (Some(old), Some((old_spec, _))) = (&existing, &previous_spec) {
+                if !backend.local
+                    && old.group == backend.group
+                    && old.version == backend.version
+                    && old_spec.as_ref() == obj.get("spec")
+                {
+                    *backend.state.write() = old.state.read().clone();
+                    *backend.endpoints.write() = old.endpoints.read().clone();
+                }
+            }
             let backend = Arc::new(backend);
             agg.remember_spec(&name, obj);
             agg.backends.write().insert(
@@ -360,12 +590,41 @@ fn spec_key(obj: &Value) -> SpecKey {
     )
 }
 
-/// Fetches the backend's discovery document for its group/version and records availability.
+/// Resolves the backend's replicas, fetches each one's discovery document for its
+/// group/version, and records availability: available while any replica passes.
 async fn check_and_record(server: &Arc<ApiServer>, backend: &Arc<Backend>) {
-    let result = check(backend).await;
-    let (ok, reason, message) = match &result {
-        Ok(_) => (true, "Passed".to_string(), "all checks passed".to_string()),
-        Err(m) => (false, "FailedDiscoveryCheck".to_string(), m.clone()),
+    let urls = resolve(server, backend).await;
+    backend.set_endpoints(urls);
+    let endpoints = backend.endpoints.read().clone();
+    let results = futures::future::join_all(endpoints.iter().map(|e| check(backend, e))).await;
+    let mut discovery = None;
+    let mut failures = Vec::new();
+    for (endpoint, result) in endpoints.iter().zip(results) {
+        endpoint.healthy.store(result.is_ok(), Ordering::Relaxed);
+        match result {
+            Ok(doc) => {
+                discovery.get_or_insert(doc);
+            }
+            Err(m) => failures.push(m),
+        }
+    }
+    let (ok, reason, message) = if endpoints.is_empty() {
+        let message = match &backend.service {
+            Some(s) => format!(
+                "service {}/{} has no ready endpoints (EndpointSlices labelled {SERVICE_NAME_LABEL}={}) and no {URL_ANNOTATION} annotation",
+                s.namespace, s.name, s.name
+            ),
+            None => "no backend".to_string(),
+        };
+        (false, "MissingEndpoints".to_string(), message)
+    } else if discovery.is_some() {
+        (true, "Passed".to_string(), "all checks passed".to_string())
+    } else {
+        (
+            false,
+            "FailedDiscoveryCheck".to_string(),
+            failures.join("; "),
+        )
     };
     let changed = {
         let mut st = backend.state.write();
@@ -373,7 +632,7 @@ async fn check_and_record(server: &Arc<ApiServer>, backend: &Arc<Backend>) {
         st.available = ok;
         st.reason = reason.clone();
         st.message = message.clone();
-        if let Ok(doc) = result {
+        if let Some(doc) = discovery {
             st.discovery = Some(doc);
         }
         changed
@@ -384,10 +643,8 @@ async fn check_and_record(server: &Arc<ApiServer>, backend: &Arc<Backend>) {
     record_status(server, &backend.name, ok, &reason, &message).await;
 }
 
-async fn check(backend: &Backend) -> Result<Value, String> {
-    let Some(upstream) = &backend.upstream else {
-        return Err("no backend".into());
-    };
+async fn check(backend: &Backend, endpoint: &Endpoint) -> Result<Value, String> {
+    let upstream = &endpoint.upstream;
     let base = &upstream.base;
     let uri = upstream.uri(
         &format!("/apis/{}/{}", backend.group, backend.version),
@@ -467,7 +724,7 @@ async fn record_status(server: &Arc<ApiServer>, name: &str, ok: bool, reason: &s
     }
 }
 
-/// Proxies one request to `backend` on behalf of `user`.
+/// Proxies one request to `backend` on behalf of `user`, to one of its replicas.
 pub async fn proxy(backend: Arc<Backend>, req: Request, user: &UserInfo) -> Response {
     if !backend.available() {
         let mut e = ApiError::service_unavailable(format!(
@@ -478,7 +735,8 @@ pub async fn proxy(backend: Arc<Backend>, req: Request, user: &UserInfo) -> Resp
         e.retry_after_seconds = Some(1);
         return error_response(&e);
     }
-    let Some(upstream) = &backend.upstream else {
+    let endpoints = backend.pick();
+    let Some(first) = endpoints.first() else {
         return error_response(&ApiError::service_unavailable(format!(
             "APIService {} has no backend",
             backend.name
@@ -486,23 +744,181 @@ pub async fn proxy(backend: Arc<Backend>, req: Request, user: &UserInfo) -> Resp
     };
     let path = req.uri().path().to_string();
     let query = req.uri().query().map(str::to_string);
-    match forward(
-        upstream,
-        req,
-        &path,
-        query.as_deref(),
-        remote_user_headers(user),
-    )
-    .await
-    {
-        Ok(resp) => resp,
-        Err(message) => {
-            let mut err = ApiError::service_unavailable(format!(
-                "error trying to reach service: APIService {}: {message}",
-                backend.name
-            ));
-            err.retry_after_seconds = Some(1);
-            error_response(&err)
+    let unreachable = |message: &str| {
+        let mut err = ApiError::service_unavailable(format!(
+            "error trying to reach service: APIService {}: {message}",
+            backend.name
+        ));
+        err.retry_after_seconds = Some(1);
+        error_response(&err)
+    };
+    // One replica, or a connection upgrade (its body cannot be replayed): one attempt.
+    if endpoints.len() == 1 || is_upgrade(&req) {
+        return match try_forward(
+            &first.upstream,
+            req,
+            &path,
+            query.as_deref(),
+            remote_user_headers(user),
+        )
+        .await
+        {
+            Ok(resp) => resp,
+            Err(e) => {
+                if e.connect {
+                    first.healthy.store(false, Ordering::Relaxed);
+                }
+                unreachable(&e.message)
+            }
+        };
+    }
+    // Several replicas: keep the request so it can go to the next one.
+    let (parts, body) = req.into_parts();
+    let body = match axum::body::to_bytes(body, MAX_RETRY_BODY).await {
+        Ok(b) => b,
+        Err(e) => {
+            return error_response(&ApiError::bad_request(format!(
+                "reading the request body: {e}"
+            )));
         }
+    };
+    let idempotent = matches!(
+        parts.method,
+        http::Method::GET | http::Method::HEAD | http::Method::OPTIONS
+    );
+    let mut last = String::new();
+    for endpoint in &endpoints {
+        let mut again = http::Request::builder()
+            .method(parts.method.clone())
+            .uri(parts.uri.clone())
+            .version(parts.version);
+        if let Some(h) = again.headers_mut() {
+            h.extend(parts.headers.clone());
+        }
+        let Ok(again) = again.body(Body::from(body.clone())) else {
+            break;
+        };
+        match try_forward(
+            &endpoint.upstream,
+            again,
+            &path,
+            query.as_deref(),
+            remote_user_headers(user),
+        )
+        .await
+        {
+            Ok(resp) => return resp,
+            Err(e) => {
+                tracing::debug!(apiservice = %backend.name, endpoint = %endpoint.url, error = %e.message, "replica unreachable");
+                if e.connect {
+                    endpoint.healthy.store(false, Ordering::Relaxed);
+                }
+                last = e.message;
+                // A write that may have reached the replica is not sent twice.
+                if !(e.connect || idempotent) {
+                    break;
+                }
+            }
+        }
+    }
+    unreachable(&last)
+}
+
+fn is_upgrade(req: &Request) -> bool {
+    req.headers()
+        .get(header::CONNECTION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.to_ascii_lowercase()
+                .split(',')
+                .any(|t| t.trim() == "upgrade")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn ready_endpoints_on_the_service_port() {
+        let slice = json!({
+            "addressType": "IPv4",
+            "ports": [{"name": "metrics", "port": 9090}, {"name": "https", "port": 7443}],
+            "endpoints": [
+                {"addresses": ["127.0.0.1"], "conditions": {"ready": true}},
+                {"addresses": ["127.0.0.2"]},
+                {"addresses": ["127.0.0.3"], "conditions": {"ready": false}},
+            ],
+        });
+        let urls: Vec<String> = slice_urls(&slice, 443).iter().map(Uri::to_string).collect();
+        assert_eq!(urls, ["https://127.0.0.1:7443/", "https://127.0.0.2:7443/"]);
+        let urls: Vec<String> = slice_urls(&slice, 9090)
+            .iter()
+            .map(Uri::to_string)
+            .collect();
+        assert_eq!(urls, ["https://127.0.0.1:9090/", "https://127.0.0.2:9090/"]);
+        let v6 = json!({"ports": [{"port": 443}], "endpoints": [{"addresses": ["::1"]}]});
+        let urls: Vec<String> = slice_urls(&v6, 443).iter().map(Uri::to_string).collect();
+        assert_eq!(urls, ["https://[::1]:443/"]);
+        assert!(slice_urls(&json!({}), 443).is_empty());
+    }
+
+    fn remote_backend() -> Backend {
+        let agg = Aggregator::new(None);
+        agg.build_backend(&json!({
+            "metadata": {"name": "v1.x.example.com",
+                         "annotations": {URL_ANNOTATION: "https://127.0.0.1:9"}},
+            "spec": {"group": "x.example.com", "version": "v1", "insecureSkipTLSVerify": true,
+                     "service": {"namespace": "x", "name": "x"}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_annotation_is_the_only_endpoint_until_the_service_resolves() {
+        let b = remote_backend();
+        assert_eq!(b.endpoints(), [("https://127.0.0.1:9/".to_string(), true)]);
+        assert_eq!(
+            b.service,
+            Some(ServiceRef {
+                namespace: "x".into(),
+                name: "x".into(),
+                port: 443
+            })
+        );
+    }
+
+    #[test]
+    fn requests_take_turns_over_replicas_up_and_try_those_down_last() {
+        let b = remote_backend();
+        let urls = [
+            "https://127.0.0.1:1",
+            "https://127.0.0.1:2",
+            "https://127.0.0.1:3",
+        ];
+        assert!(b.set_endpoints(urls.iter().map(|u| u.parse().unwrap()).collect()));
+        let order =
+            |b: &Backend| -> Vec<String> { b.pick().iter().map(|e| e.url.clone()).collect() };
+        let firsts: Vec<String> = (0..3).map(|_| order(&b)[0].clone()).collect();
+        assert_eq!(
+            firsts,
+            [
+                "https://127.0.0.1:1/",
+                "https://127.0.0.1:2/",
+                "https://127.0.0.1:3/"
+            ]
+        );
+        b.endpoints.read()[1]
+            .healthy
+            .store(false, Ordering::Relaxed);
+        for _ in 0..3 {
+            let o = order(&b);
+            assert_eq!(o.len(), 3);
+            assert_eq!(o[2], "https://127.0.0.1:2/", "{o:?}");
+        }
+        // The same set again keeps the endpoints (and their connections and state).
+        assert!(!b.set_endpoints(urls.iter().map(|u| u.parse().unwrap()).collect()));
+        assert!(!b.endpoints.read()[1].healthy.load(Ordering::Relaxed));
     }
 }

@@ -111,11 +111,37 @@ fn dropped_header(name: &str, upgrade: bool) -> bool {
 /// message when the upstream cannot be reached.
 pub async fn forward(
     upstream: &Upstream,
-    mut req: Request,
+    req: Request,
     path: &str,
     query: Option<&str>,
     add: Vec<(HeaderName, HeaderValue)>,
 ) -> Result<Response, String> {
+    try_forward(upstream, req, path, query, add)
+        .await
+        .map_err(|e| e.message)
+}
+
+/// Why a request got no response from the upstream.
+#[derive(Debug, Clone)]
+pub struct Unreached {
+    pub message: String,
+    /// The connection could not be made: the upstream never saw the request, so it is safe
+    /// to send it elsewhere whatever its method.
+    pub connect: bool,
+}
+
+/// [`forward`], telling a failure to connect from other failures.
+pub async fn try_forward(
+    upstream: &Upstream,
+    mut req: Request,
+    path: &str,
+    query: Option<&str>,
+    add: Vec<(HeaderName, HeaderValue)>,
+) -> Result<Response, Unreached> {
+    let unreached = |message: String| Unreached {
+        message,
+        connect: false,
+    };
     let upgrade = req
         .headers()
         .get(header::CONNECTION)
@@ -125,7 +151,7 @@ pub async fn forward(
                 .split(',')
                 .any(|t| t.trim() == "upgrade")
         });
-    let uri = upstream.uri(path, query)?;
+    let uri = upstream.uri(path, query).map_err(unreached)?;
     let incoming_upgrade = if upgrade {
         Some(hyper::upgrade::on(&mut req))
     } else {
@@ -145,13 +171,16 @@ pub async fn forward(
     }
     let out = out
         .body(if upgrade { Body::empty() } else { body })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| unreached(e.to_string()))?;
     let sent = if upgrade {
         upstream.upgrade_client.request(out).await
     } else {
         upstream.client.request(out).await
     };
-    let mut resp = sent.map_err(|e| error_chain(&e))?;
+    let mut resp = sent.map_err(|e| Unreached {
+        message: error_chain(&e),
+        connect: e.is_connect(),
+    })?;
     if resp.status() == http::StatusCode::SWITCHING_PROTOCOLS {
         if let Some(incoming) = incoming_upgrade {
             let outgoing = hyper::upgrade::on(&mut resp);

@@ -874,3 +874,134 @@ async fn bad_apiservices_are_rejected_or_isolated() {
     ext.stop().await;
     host.t.host.stop().await;
 }
+
+// === Several replicas behind one APIService ===
+
+impl Extension {
+    /// Another replica of the same extension server: same storage, certificate and trust,
+    /// its own port and request log.
+    async fn replica(&self) -> Self {
+        let mut other = Self {
+            server: self.server.clone(),
+            ca_pem: self.ca_pem.clone(),
+            tls: self.tls.clone(),
+            trust: self.trust.clone(),
+            seen: Arc::new(Mutex::new(Vec::new())),
+            addr: "127.0.0.1:0".parse().unwrap(),
+            running: None,
+        };
+        other.serve().await;
+        other
+    }
+
+    /// How many requests for flunders it served.
+    fn flunder_requests(&self) -> usize {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.path.starts_with(FLUNDERS))
+            .count()
+    }
+}
+
+/// An EndpointSlice of Service `wardle-system/wardle` with one address.
+fn endpoint_slice(name: &str, port: u16) -> Value {
+    json!({
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {"name": name, "namespace": "wardle-system",
+                     "labels": {"kubernetes.io/service-name": "wardle"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+        "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+    })
+}
+
+/// An APIService whose Service has two replicas (EndpointSlices, no URL annotation): the
+/// host spreads requests over both, and when one stops, reads and writes go on through the
+/// other without an error reaching the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apiservice_spreads_over_its_replicas_and_survives_losing_one() {
+    let host = Host::start().await;
+    let mut a = Extension::start(&host).await;
+    let b = a.replica().await;
+    let r = host
+        .post(
+            "/api/v1/namespaces",
+            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "wardle-system"}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    for (name, ext) in [("wardle-a", &a), ("wardle-b", &b)] {
+        let r = host
+            .post(
+                "/apis/discovery.k8s.io/v1/namespaces/wardle-system/endpointslices",
+                &endpoint_slice(name, ext.addr.port()),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    }
+    let r = host
+        .post(
+            APISERVICES,
+            &json!({
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": APISERVICE},
+                "spec": {
+                    "group": GROUP,
+                    "version": VERSION,
+                    "groupPriorityMinimum": 1000,
+                    "versionPriority": 15,
+                    "service": {"namespace": "wardle-system", "name": "wardle", "port": 443},
+                    "caBundle": base64::engine::general_purpose::STANDARD.encode(&a.ca_pem),
+                },
+            }),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let cond = host.wait_available(APISERVICE, "True").await;
+    assert_eq!(cond["reason"], "Passed", "{cond}");
+
+    // Round-robin: a handful of requests reach both replicas.
+    let r = host.post(FLUNDERS, &flunder("f1", "a")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    for _ in 0..4 {
+        let r = host.get(FLUNDERS).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    }
+    assert!(
+        a.flunder_requests() > 0 && b.flunder_requests() > 0,
+        "a saw {}, b saw {}",
+        a.flunder_requests(),
+        b.flunder_requests()
+    );
+
+    // a goes away (its port refuses connections): every read and write still succeeds, by
+    // failing over to b, before any availability check has noticed.
+    a.stop().await;
+    let before = b.flunder_requests();
+    for i in 0..4 {
+        let r = host.get(&format!("{FLUNDERS}/f1")).await;
+        assert_eq!(r.status, StatusCode::OK, "read {i}: {}", r.text());
+        let name = format!("after-{i}");
+        let r = host.post(FLUNDERS, &flunder(&name, "b")).await;
+        assert_eq!(r.status, StatusCode::CREATED, "write {i}: {}", r.text());
+    }
+    assert_eq!(
+        b.flunder_requests(),
+        before + 8,
+        "b served every request once"
+    );
+    let r = host.get(FLUNDERS).await;
+    let names: Vec<String> = r.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["after-0", "after-1", "after-2", "after-3", "f1"]);
+    let cond = host.available(APISERVICE).await.unwrap();
+    assert_eq!(cond["status"], "True", "{cond}");
+}

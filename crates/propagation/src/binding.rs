@@ -233,6 +233,7 @@ impl BindingController {
     }
 
     async fn reconcile(&self, key: &BindingKey) -> Result<Next, Error> {
+        self.ctx.registry.loaded().await;
         let Some(binding) = self.binding(key) else {
             self.reported.retain(|(k, _), _| k != key);
             return Ok(Next::Done);

@@ -191,6 +191,7 @@ impl Execution {
     }
 
     async fn reconcile(self: &Arc<Self>, cluster: &str, name: &str) -> Result<Next, Error> {
+        self.ctx.registry.loaded().await;
         let ns = karmada::execution_namespace(cluster);
         debug!("reconciling Work");
         let Some(work) = self.works.get(&ObjectRef::new(name).within(&ns)) else {

@@ -68,6 +68,13 @@ impl Registry {
         self.revision.subscribe()
     }
 
+    /// Waits until the host's discovery has been read once. A controller that starts (a new
+    /// leader taking over) would otherwise find no kind served and back off for seconds.
+    pub async fn loaded(&self) {
+        let mut revision = self.revision.subscribe();
+        let _ = revision.wait_for(|r| *r > 0).await;
+    }
+
     /// Asks for a refresh now (a CRD changed).
     pub fn request_refresh(&self) {
         self.refresh.notify_one();

@@ -105,7 +105,9 @@ pub const AGGREGATED_APISERVER_USER: &str = "system:flotilla-aggregated-apiserve
 ///   credentials.
 /// - The aggregated API server reads everything (merged reads serve any template kind, the
 ///   cluster proxy reads member credentials), asks the host to authorize its callers
-///   (SubjectAccessReview, TokenReview) and registers its APIServices. It writes nothing else.
+///   (SubjectAccessReview, TokenReview), registers its APIServices and, as one of several
+///   replicas, its own EndpointSlice of their Service (creating `karmada-system` if needed).
+///   It writes nothing else.
 pub fn component_roles() -> Vec<(&'static str, Vec<PolicyRule>)> {
     let lease_verbs = ["get", "list", "watch", "create", "update", "patch"];
     let event_verbs = ["create", "patch", "update"];
@@ -161,6 +163,8 @@ pub fn component_roles() -> Vec<(&'static str, Vec<PolicyRule>)> {
                 ),
                 r(&["create"], "authentication.k8s.io", &["tokenreviews"]),
                 r(READ_WRITE, "apiregistration.k8s.io", &["apiservices"]),
+                r(READ_WRITE, "discovery.k8s.io", &["endpointslices"]),
+                r(&["create"], "", &["namespaces"]),
                 r(&event_verbs, "", &["events"]),
             ],
         ),

@@ -499,6 +499,16 @@ fn long_rounds() -> usize {
         .unwrap_or(5)
 }
 
+/// The load of the long crash faults: more clients and Deployments than the CI versions.
+fn long_load() -> LoadOptions {
+    LoadOptions {
+        kube_clients: 6,
+        kubectl_clients: 2,
+        deployments_per_client: 8,
+        ..LoadOptions::default()
+    }
+}
+
 // === kill -9 of the host API server ===
 
 async fn host_apiserver_killed(rounds: usize, load_opts: LoadOptions) {
@@ -538,13 +548,7 @@ async fn host_apiserver_kill9_under_load_loses_no_acknowledged_write() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "long: bash e2e/faults.sh --long"]
 async fn long_host_apiserver_kill9_repeatedly_under_load() {
-    let opts = LoadOptions {
-        kube_clients: 6,
-        kubectl_clients: 2,
-        deployments_per_client: 8,
-        ..LoadOptions::default()
-    };
-    host_apiserver_killed(long_rounds(), opts).await;
+    host_apiserver_killed(long_rounds(), long_load()).await;
 }
 
 // === kill -9 of a member cluster ===
@@ -584,13 +588,7 @@ async fn member_kill9_under_load_converges_after_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "long: bash e2e/faults.sh --long"]
 async fn long_member_kill9_repeatedly_under_load() {
-    let opts = LoadOptions {
-        kube_clients: 6,
-        kubectl_clients: 2,
-        deployments_per_client: 8,
-        ..LoadOptions::default()
-    };
-    member_killed(long_rounds(), opts).await;
+    member_killed(long_rounds(), long_load()).await;
 }
 
 // === etcd: kill -9 of a host API server replica, and of an etcd member ===
@@ -651,13 +649,7 @@ async fn host_replica_kill9_on_etcd_under_load_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "long: bash e2e/faults.sh --long"]
 async fn long_host_replica_kill9_on_etcd_repeatedly() {
-    let opts = LoadOptions {
-        kube_clients: 6,
-        kubectl_clients: 2,
-        deployments_per_client: 8,
-        ..LoadOptions::default()
-    };
-    host_replica_killed(long_rounds(), opts).await;
+    host_replica_killed(long_rounds(), long_load()).await;
 }
 
 async fn etcd_member_killed(rounds: usize, load_opts: LoadOptions) {
@@ -704,13 +696,7 @@ async fn etcd_member_kill9_under_load_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "long: bash e2e/faults.sh --long"]
 async fn long_etcd_member_kill9_repeatedly() {
-    let opts = LoadOptions {
-        kube_clients: 6,
-        kubectl_clients: 2,
-        deployments_per_client: 8,
-        ..LoadOptions::default()
-    };
-    etcd_member_killed(long_rounds(), opts).await;
+    etcd_member_killed(long_rounds(), long_load()).await;
 }
 
 // === A member flapping ===

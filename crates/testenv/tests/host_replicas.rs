@@ -261,3 +261,58 @@ async fn a_reflector_keeps_exact_state_when_its_replica_is_killed() {
         host.stop().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_wait_for_finalizers_across_replicas() {
+    let etcd = EtcdCluster::start(1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = replicas(&etcd, dir.path(), 2).await;
+    let a: Api<ConfigMap> = Api::namespaced(
+        client_for(&hosts[0].kubeconfig, None).await.unwrap(),
+        "default",
+    );
+    let b: Api<ConfigMap> = Api::namespaced(
+        client_for(&hosts[1].kubeconfig, None).await.unwrap(),
+        "default",
+    );
+    let mut held = config_map("held", "1");
+    held.metadata.finalizers = Some(vec!["example.com/hold".to_owned()]);
+    let created = a.create(&PostParams::default(), &held).await.unwrap();
+    let mut events = b
+        .watch(
+            &WatchParams::default(),
+            created.metadata.resource_version.as_deref().unwrap(),
+        )
+        .await
+        .unwrap()
+        .boxed();
+
+    // Deleting through B only marks it while the finalizer is there; A sees the mark.
+    b.delete("held", &DeleteParams::default()).await.unwrap();
+    let marked = a.get("held").await.unwrap();
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    // Removing the finalizer through A completes the delete; B reads it gone at once.
+    let patch = serde_json::json!({"metadata": {"finalizers": null}});
+    a.patch("held", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    assert!(b.get_opt("held").await.unwrap().is_none());
+    // B's watch: the mark (finalizer still there), then the delete.
+    let mut seen = Vec::new();
+    while seen.last().is_none_or(|(kind, _)| *kind != "DELETED") {
+        let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+            .await
+            .unwrap_or_else(|_| panic!("B's watch goes on after {seen:?}"))
+            .unwrap()
+            .unwrap();
+        seen.push(match event {
+            WatchEvent::Modified(cm) => ("MODIFIED", cm.metadata.deletion_timestamp.is_some()),
+            WatchEvent::Deleted(cm) => ("DELETED", cm.metadata.deletion_timestamp.is_some()),
+            other => panic!("unexpected {other:?}"),
+        });
+    }
+    assert_eq!(seen.first(), Some(&("MODIFIED", true)), "{seen:?}");
+    for host in hosts {
+        host.stop().await;
+    }
+}

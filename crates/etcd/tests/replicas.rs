@@ -286,3 +286,126 @@ async fn tls_with_client_certificates() {
     untrusting.connect.ca_pem = None;
     assert!(flotilla_etcd::open(untrusting).await.is_err());
 }
+
+/// A loopback relay to one etcd member that can be cut (open connections closed, new ones
+/// refused) and restored, to partition one server from etcd.
+struct Relay {
+    url: String,
+    open: tokio::sync::watch::Sender<bool>,
+}
+
+impl Relay {
+    async fn start(target: &str) -> Self {
+        let target = target.trim_start_matches("http://").to_owned();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (open, watch) = tokio::sync::watch::channel(true);
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let mut state = watch.clone();
+                if !*state.borrow_and_update() {
+                    continue;
+                }
+                let target = target.clone();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = state.wait_for(|open| !*open) => {}
+                    }
+                });
+            }
+        });
+        Self { url, open }
+    }
+
+    fn set(&self, open: bool) {
+        self.open.send_replace(open);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_cut_off_past_a_compaction_reloads_and_expires_its_watches() {
+    let etcd = EtcdCluster::start(1).await;
+    let relay = Relay::start(&etcd.endpoints()[0]).await;
+    let cut_off = flotilla_etcd::open(EtcdOptions::new(vec![relay.url.clone()], "/registry/host"))
+        .await
+        .unwrap();
+    let other = open(&etcd, "/registry/host").await;
+    let kept = other
+        .create("/configmaps/ns/kept", object("kept", 0))
+        .await
+        .unwrap();
+    let gone = other
+        .create("/configmaps/ns/gone", object("gone", 0))
+        .await
+        .unwrap();
+    assert_eq!(
+        cut_off
+            .get("/configmaps/ns/gone")
+            .await
+            .unwrap()
+            .map(|o| o.revision),
+        Some(gone.revision)
+    );
+    let mut watch = cut_off
+        .watch("/configmaps/", cut_off.current_revision().await)
+        .await
+        .unwrap();
+
+    // While it is cut off: changes, then a compaction of etcd past all of them.
+    relay.set(false);
+    other.delete("/configmaps/ns/gone", None).await.unwrap();
+    let mut last = None;
+    for n in 0..5 {
+        last = Some(
+            other
+                .create(&format!("/configmaps/ns/new{n}"), object("new", n))
+                .await
+                .unwrap(),
+        );
+    }
+    let last = last.unwrap();
+    other.compact(last.revision).await;
+    // The compaction reaches etcd (Storage::compact hands it to the backend asynchronously).
+    let client = flotilla_etcd::rpc::Client::new(&etcd.connect_options(etcd.endpoints())).unwrap();
+    loop {
+        let old = client
+            .range(flotilla_etcd::rpc::RangeRequest {
+                key: b"/registry/host/configmaps/ns/kept".to_vec(),
+                revision: i64::try_from(kept.revision).unwrap(),
+                ..Default::default()
+            })
+            .await;
+        if old.is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    relay.set(true);
+
+    // Its cache starts over from etcd's state: the watch that needed the lost events ends
+    // with Expired, and reads see everything.
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match watch.next().await {
+                Some(Err(flotilla_storage::StorageError::Expired { .. })) | None => return,
+                Some(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the watch from before the gap ends");
+    assert!(cut_off.get("/configmaps/ns/gone").await.unwrap().is_none());
+    assert_eq!(
+        cut_off.get(&last.key).await.unwrap().map(|o| o.revision),
+        Some(last.revision)
+    );
+    let listed = cut_off
+        .list("/configmaps/", &ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 6);
+}

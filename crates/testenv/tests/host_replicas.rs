@@ -35,6 +35,36 @@ async fn replicas(etcd: &EtcdCluster, dir: &std::path::Path, count: usize) -> Ve
         .expect("start the replicas")
 }
 
+/// Two host replicas on a fresh etcd, and kube-rs ConfigMap clients of each in `default` (B's
+/// from its own kubeconfig: its admin certificate was issued by the shared CA).
+struct Two {
+    hosts: Vec<RunningHost>,
+    a: Api<ConfigMap>,
+    b: Api<ConfigMap>,
+    _dir: tempfile::TempDir,
+    _etcd: EtcdCluster,
+}
+
+async fn two_replicas() -> Two {
+    let etcd = EtcdCluster::start(1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = replicas(&etcd, dir.path(), 2).await;
+    let mut apis = Vec::new();
+    for host in &hosts {
+        let client = client_for(&host.kubeconfig, None).await.unwrap();
+        apis.push(Api::namespaced(client, "default"));
+    }
+    let b = apis.pop().unwrap();
+    let a = apis.pop().unwrap();
+    Two {
+        hosts,
+        a,
+        b,
+        _dir: dir,
+        _etcd: etcd,
+    }
+}
+
 fn config_map(name: &str, value: &str) -> ConfigMap {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "v1",
@@ -47,18 +77,13 @@ fn config_map(name: &str, value: &str) -> ConfigMap {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_through_one_replica_is_read_and_watched_through_another() {
-    let etcd = EtcdCluster::start(1).await;
-    let dir = tempfile::tempdir().unwrap();
-    let hosts = replicas(&etcd, dir.path(), 2).await;
-    let a: Api<ConfigMap> = Api::namespaced(
-        client_for(&hosts[0].kubeconfig, None).await.unwrap(),
-        "default",
-    );
-    // B's own kubeconfig: its admin certificate was issued by the shared CA.
-    let b: Api<ConfigMap> = Api::namespaced(
-        client_for(&hosts[1].kubeconfig, None).await.unwrap(),
-        "default",
-    );
+    let Two {
+        hosts,
+        a,
+        b,
+        _dir,
+        _etcd,
+    } = two_replicas().await;
     let start = b
         .list(&ListParams::default())
         .await
@@ -264,17 +289,13 @@ async fn a_reflector_keeps_exact_state_when_its_replica_is_killed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deletes_wait_for_finalizers_across_replicas() {
-    let etcd = EtcdCluster::start(1).await;
-    let dir = tempfile::tempdir().unwrap();
-    let hosts = replicas(&etcd, dir.path(), 2).await;
-    let a: Api<ConfigMap> = Api::namespaced(
-        client_for(&hosts[0].kubeconfig, None).await.unwrap(),
-        "default",
-    );
-    let b: Api<ConfigMap> = Api::namespaced(
-        client_for(&hosts[1].kubeconfig, None).await.unwrap(),
-        "default",
-    );
+    let Two {
+        hosts,
+        a,
+        b,
+        _dir,
+        _etcd,
+    } = two_replicas().await;
     let mut held = config_map("held", "1");
     held.metadata.finalizers = Some(vec!["example.com/hold".to_owned()]);
     let created = a.create(&PostParams::default(), &held).await.unwrap();

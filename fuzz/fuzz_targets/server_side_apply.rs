@@ -4,8 +4,8 @@
 //! built-in kind's schema or the generic one. Conflicts and errors are fine; a panic is not.
 #![no_main]
 
-use flotilla_apimachinery::nesting::{MAX_NESTING_DEPTH, json_exceeds};
-use flotilla_merge::{ApplyOptions, Schema, UpdateOptions, apply, track_update};
+use flotilla_fuzz::{parse, schema};
+use flotilla_merge::{ApplyOptions, UpdateOptions, apply, track_update};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -61,23 +61,3 @@ fuzz_target!(|data: &[u8]| {
         schema,
     );
 });
-
-fn parse(text: &[u8]) -> Option<Value> {
-    if json_exceeds(text, MAX_NESTING_DEPTH) {
-        return None;
-    }
-    serde_json::from_slice(text).ok()
-}
-
-fn schema(selector: u8) -> &'static Schema {
-    const KINDS: [(&str, &str); 4] = [
-        ("apps", "Deployment"),
-        ("", "Pod"),
-        ("", "Service"),
-        ("", "ConfigMap"),
-    ];
-    KINDS
-        .get(usize::from(selector % 5))
-        .and_then(|(group, kind)| Schema::builtin(group, kind))
-        .unwrap_or_else(Schema::generic)
-}

@@ -3,8 +3,8 @@
 //! under a built-in kind's schema or the generic one. Any error is fine; a panic is not.
 #![no_main]
 
-use flotilla_apimachinery::nesting::{MAX_NESTING_DEPTH, json_exceeds};
-use flotilla_merge::{Schema, strategic_merge};
+use flotilla_fuzz::{parse, schema};
+use flotilla_merge::strategic_merge;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -26,24 +26,4 @@ fn two_documents(data: &[u8]) -> Option<(Value, Value)> {
     let split = data.iter().position(|&b| b == 0)?;
     let (a, b) = (&data[..split], &data[split + 1..]);
     Some((parse(a)?, parse(b)?))
-}
-
-fn parse(text: &[u8]) -> Option<Value> {
-    if json_exceeds(text, MAX_NESTING_DEPTH) {
-        return None;
-    }
-    serde_json::from_slice(text).ok()
-}
-
-fn schema(selector: u8) -> &'static Schema {
-    const KINDS: [(&str, &str); 4] = [
-        ("apps", "Deployment"),
-        ("", "Pod"),
-        ("", "Service"),
-        ("", "ConfigMap"),
-    ];
-    KINDS
-        .get(usize::from(selector % 5))
-        .and_then(|(group, kind)| Schema::builtin(group, kind))
-        .unwrap_or_else(Schema::generic)
 }

@@ -322,14 +322,7 @@ impl Client {
             Writer::Kube(client) => {
                 let api: Api<DynamicObject> =
                     Api::namespaced_with(client.clone(), NAMESPACE, &policy_resource());
-                api.patch(
-                    name,
-                    &PatchParams::apply(&format!("load-{}", self.id)).force(),
-                    &Patch::Apply(&body),
-                )
-                .await
-                .map(|_| ())
-                .map_err(|e| e.to_string())
+                self.server_side_apply(&api, name, &body).await
             }
             Writer::Kubectl(k, dir) => kubectl_apply(k.clone(), dir, name, "pp", body).await,
         }
@@ -340,17 +333,30 @@ impl Client {
         match &self.writer {
             Writer::Kube(client) => {
                 let api: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
-                api.patch(
-                    name,
-                    &PatchParams::apply(&format!("load-{}", self.id)).force(),
-                    &Patch::Apply(&body),
-                )
-                .await
-                .map(|_| ())
-                .map_err(|e| e.to_string())
+                self.server_side_apply(&api, name, &body).await
             }
             Writer::Kubectl(k, dir) => kubectl_apply(k.clone(), dir, name, "deploy", body).await,
         }
+    }
+
+    /// Server-side apply of `body` as this client's field manager, taking over conflicts.
+    async fn server_side_apply<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        body: &Value,
+    ) -> Result<(), String>
+    where
+        K: Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        api.patch(
+            name,
+            &PatchParams::apply(&format!("load-{}", self.id)).force(),
+            &Patch::Apply(body),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
     }
 
     async fn scale(&self, name: &str, replicas: i64) -> Result<(), String> {

@@ -137,10 +137,9 @@ fn local_up_joins_members_and_keeps_them_across_restarts() {
     wait_all_ready(&k);
 }
 
-/// The health monitor, the heartbeat Leases and the status extras, through kubectl: a
-/// Pull-mode Cluster that no agent ever reports for turns Ready=Unknown and gets the
-/// `unreachable` taints, while the Push member, whose Lease the status controller renews,
-/// stays Ready; the member's status carries CompleteAPIEnablements and allocatableModelings.
+/// The health monitor and the status extras, through kubectl: a Pull-mode Cluster that no
+/// agent ever reports for turns Ready=Unknown and gets the `unreachable` taints, while the
+/// Push member, which has no Lease, stays Ready; the member's status carries CompleteAPIEnablements and allocatableModelings.
 #[test]
 fn a_pull_cluster_without_an_agent_turns_unknown_while_push_members_stay_ready() {
     let dir = tempfile::tempdir().unwrap();
@@ -238,46 +237,27 @@ fn a_pull_cluster_without_an_agent_turns_unknown_while_push_members_stay_ready()
         "{taints:?}"
     );
 
-    // The Push member outlives the grace period: its Lease is renewed, it stays Ready.
-    // Barrier instead of a pause: the Lease's renewTime advances 4 s (past the 3 s grace
-    // period) while member1 is Ready at every look.
-    let renewed = || {
-        let out = k.run(&[
-            "get",
-            "lease",
-            "member1",
-            "-n",
-            "karmada-cluster",
-            "-o",
-            "json",
-        ]);
-        let lease: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_default();
-        lease["spec"]["renewTime"]
-            .as_str()
-            .and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok())
-    };
-    let first = eventually(Duration::from_secs(20), "member1's Lease", || {
-        renewed().ok_or_else(|| "no renewed Lease yet".to_string())
-    });
-    let until = first + k8s_openapi::jiff::SignedDuration::from_secs(4);
+    // The Push member outlives the grace period without a Lease (only Pull agents keep
+    // one; the monitor judges Push clusters by the status controller's progress): Ready at
+    // every look for 4 s, past the 3 s grace period.
+    let until = Instant::now() + Duration::from_secs(4);
     eventually(
         Duration::from_secs(30),
-        "member1's Lease renewed past the grace period",
+        "member1 Ready past the grace period",
         || {
             let table = k.ok(&["get", "clusters"]);
             assert_eq!(row(&table, "member1")[3], "True", "{table}");
-            match renewed() {
-                Some(t) if t >= until => Ok(()),
-                other => Err(format!("renewTime {other:?}, waiting for {until}")),
+            if Instant::now() >= until {
+                Ok(())
+            } else {
+                Err(table)
             }
         },
     );
     let leases = k.ok(&["get", "leases", "-n", "karmada-cluster", "-o", "name"]);
     assert!(
-        leases
-            .lines()
-            .any(|l| l == "lease.coordination.k8s.io/member1"),
-        "{leases}"
+        !leases.contains("member1"),
+        "no Lease for a Push cluster: {leases}"
     );
     assert!(
         !leases.contains("edge1"),

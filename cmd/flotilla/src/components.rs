@@ -22,6 +22,13 @@ pub struct ClusterControllerFlags {
     /// How often each member cluster's status is refreshed.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub cluster_status_update_frequency: Duration,
+    /// How many member clusters the status controller syncs at once.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrent_cluster_status_syncs: u32,
+    /// A member reported not Ready whose probes keep failing is probed after a delay that
+    /// doubles from the status period up to this.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub cluster_unreachable_backoff_max: Duration,
     /// How long probes of a member must fail before it is marked not Ready.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub cluster_failure_threshold: Duration,
@@ -34,7 +41,8 @@ pub struct ClusterControllerFlags {
     /// How often each member's API discovery (status.apiEnablements) is refreshed.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub cluster_api_enablements_period: Duration,
-    /// Duration of the heartbeat Lease kept per Push cluster in karmada-cluster.
+    /// Duration of a cluster heartbeat Lease (kept by Pull-mode agents; Push clusters have
+    /// none). Accepted for compatibility with Karmada's flag.
     #[arg(long, default_value = "40s", value_parser = parse_duration)]
     pub cluster_lease_duration: Duration,
     /// The heartbeat Lease is renewed every duration × this fraction.
@@ -56,6 +64,9 @@ impl ClusterControllerFlags {
     pub fn options(&self) -> flotilla_controllers::ControllerManagerOptions {
         flotilla_controllers::ControllerManagerOptions {
             status_period: self.cluster_status_update_frequency,
+            probe_concurrency: usize::try_from(self.concurrent_cluster_status_syncs)
+                .unwrap_or(usize::MAX),
+            unreachable_backoff_max: self.cluster_unreachable_backoff_max,
             failure_threshold: self.cluster_failure_threshold,
             success_threshold: self.cluster_success_threshold,
             probe_timeout: self.cluster_probe_timeout,

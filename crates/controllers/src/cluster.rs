@@ -68,6 +68,7 @@ pub(crate) async fn run(
     host: kube::Client,
     opts: Arc<ControllerManagerOptions>,
     metrics: Arc<Metrics>,
+    liveness: Arc<crate::status::schedule::Liveness>,
 ) {
     let api: Api<Cluster> = Api::all(host.clone());
     let ctx = Arc::new(Context {
@@ -85,6 +86,7 @@ pub(crate) async fn run(
             controller.store(),
             ctx.opts.clone(),
             ctx.metrics.clone(),
+            liveness,
         )
         .instrument(info_span!("cluster_monitor")),
     ));

@@ -1,46 +1,27 @@
 //! The per-cluster heartbeat Lease (`coordination.k8s.io/v1`, namespace `karmada-cluster`,
 //! name and holderIdentity = the cluster's name, owner = the Cluster), as Karmada keeps it.
 //!
-//! The status controller renews it for each Push-mode cluster while that cluster's task
-//! runs (a Pull-mode cluster's agent renews its own); the health monitor ([`crate::monitor`])
-//! reads a stale Lease as "nobody is posting this cluster's status". The Lease says that
-//! the status controller is alive, not that the member is healthy: a dead member keeps a
-//! fresh Lease and is reported Ready=False by the status controller itself.
+//! A Pull-mode cluster's agent renews it; the health monitor ([`crate::monitor`]) reads a
+//! stale Lease as "nobody is posting this cluster's status". Push clusters have none (as in
+//! Karmada): a Lease per Push cluster renewed every 10 s was the controllers' main write load
+//! with thousands of clusters, and told nothing the status controller in the same process
+//! cannot tell the monitor directly.
 //!
 //! The cluster controller deletes the Lease when it finalizes the Cluster (there is no
-//! garbage collector acting on the owner reference on every host), and the renewer never
-//! creates one for a Cluster that is being deleted, so it cannot come back afterwards.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! garbage collector acting on the owner reference on every host). [`renewed`] is how an
+//! agent (or a test standing in for one) renews it.
 
 use flotilla_api::Cluster;
 use flotilla_core::karmada;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, OwnerReference};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
-use kube::runtime::reflector::{ObjectRef, Store};
-use tracing::{debug, info, warn};
+use kube::api::{Api, DeleteParams};
 
-use crate::{ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain};
-
-use crate::status::CONTROLLER;
+use crate::Error;
 
 fn not_found(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404)
-}
-
-fn conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
-}
-
-fn post_params() -> PostParams {
-    PostParams {
-        field_manager: Some(STATUS_FIELD_MANAGER.into()),
-        ..Default::default()
-    }
 }
 
 /// The owner reference pointing at `cluster`, when it has a uid.
@@ -77,187 +58,6 @@ pub fn renewed(
         lease.metadata.owner_references = None;
     }
     lease
-}
-
-/// Keeps one cluster's Lease renewed.
-struct Renewer {
-    api: Api<Lease>,
-    host: kube::Client,
-    name: String,
-    clusters: Store<Cluster>,
-    duration_seconds: i32,
-    /// The Lease as last written: the steady state is one update per renewal.
-    last: Option<Lease>,
-}
-
-impl Renewer {
-    fn cluster(&self) -> Option<Arc<Cluster>> {
-        self.clusters.get(&ObjectRef::new(&self.name))
-    }
-
-    fn renewed(&self, lease: Lease) -> Lease {
-        let cluster = self.cluster();
-        renewed(
-            lease,
-            &self.name,
-            self.duration_seconds,
-            Timestamp::now(),
-            cluster.as_deref(),
-        )
-    }
-
-    fn error(&self, source: kube::Error) -> Error {
-        Error::RenewLease {
-            cluster: self.name.clone(),
-            source,
-        }
-    }
-
-    async fn renew(&mut self) -> Result<(), Error> {
-        if let Some(lease) = self.last.take() {
-            let lease = self.renewed(lease);
-            match self.api.replace(&self.name, &post_params(), &lease).await {
-                Ok(written) => {
-                    self.last = Some(written);
-                    return Ok(());
-                }
-                // Someone else wrote or deleted it: start again from what is there.
-                Err(e) if conflict(&e) || not_found(&e) => {}
-                Err(e) => return Err(self.error(e)),
-            }
-        }
-        let existing = self
-            .api
-            .get_opt(&self.name)
-            .await
-            .map_err(|e| self.error(e))?;
-        if let Some(lease) = existing {
-            let lease = self.renewed(lease);
-            let written = self
-                .api
-                .replace(&self.name, &post_params(), &lease)
-                .await
-                .map_err(|e| self.error(e))?;
-            self.last = Some(written);
-            return Ok(());
-        }
-        // Never (re)create the Lease of a Cluster being deleted: the cluster controller
-        // deletes it as the last step of finalization.
-        let cluster = self.cluster();
-        if cluster
-            .as_ref()
-            .is_none_or(|c| c.metadata.deletion_timestamp.is_some())
-        {
-            return Ok(());
-        }
-        let lease = self.renewed(Lease {
-            metadata: ObjectMeta {
-                name: Some(self.name.clone()),
-                namespace: Some(karmada::NAMESPACE_KARMADA_CLUSTER.into()),
-                ..Default::default()
-            },
-            spec: None,
-        });
-        let created = match self.api.create(&post_params(), &lease).await {
-            Err(e) if not_found(&e) => {
-                // The namespace is missing (clusters registered by hand, or it was removed).
-                ensure_namespace(&self.host)
-                    .await
-                    .map_err(|e| self.error(e))?;
-                self.api.create(&post_params(), &lease).await
-            }
-            other => other,
-        };
-        match created {
-            Ok(written) => {
-                info!(
-                    namespace = karmada::NAMESPACE_KARMADA_CLUSTER,
-                    "created the cluster's heartbeat Lease"
-                );
-                self.last = Some(written);
-                Ok(())
-            }
-            // Created meanwhile (another replica finishing its term): updated next time.
-            Err(e) if conflict(&e) => Ok(()),
-            Err(e) => Err(self.error(e)),
-        }
-    }
-}
-
-async fn ensure_namespace(host: &kube::Client) -> Result<(), kube::Error> {
-    let api: Api<Namespace> = Api::all(host.clone());
-    let ns = Namespace {
-        metadata: ObjectMeta {
-            name: Some(karmada::NAMESPACE_KARMADA_CLUSTER.into()),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    match api.create(&post_params(), &ns).await {
-        Ok(_) => Ok(()),
-        Err(e) if conflict(&e) => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Renews the Lease of cluster `name` every `opts.lease_renew_interval()` until the task is
-/// aborted; a failed renewal is retried sooner (after `retry_delay`, at most the interval).
-pub(crate) async fn run(
-    host: kube::Client,
-    name: String,
-    clusters: Store<Cluster>,
-    opts: Arc<ControllerManagerOptions>,
-    metrics: Arc<Metrics>,
-) {
-    let interval = opts.lease_renew_interval();
-    let duration_seconds = i32::try_from(opts.lease_duration.as_secs())
-        .unwrap_or(i32::MAX)
-        .max(1);
-    let mut renewer = Renewer {
-        api: Api::namespaced(host.clone(), karmada::NAMESPACE_KARMADA_CLUSTER),
-        host,
-        name,
-        clusters,
-        duration_seconds,
-        last: None,
-    };
-    let retry = opts
-        .retry_delay
-        .min(interval)
-        .max(Duration::from_millis(10));
-    let mut failing = false;
-    loop {
-        // A renewal slower than the interval is as good as a failed one.
-        let result = match tokio::time::timeout(interval, renewer.renew()).await {
-            Ok(result) => result,
-            Err(_) => Err(Error::Timeout {
-                action: "renewing the heartbeat Lease",
-                cluster: renewer.name.clone(),
-                timeout: interval,
-            }),
-        };
-        let wait = match result {
-            Ok(()) => {
-                if failing {
-                    info!("heartbeat Lease renewed again");
-                }
-                failing = false;
-                interval
-            }
-            Err(e) => {
-                metrics.error(CONTROLLER, e.kind());
-                if failing {
-                    debug!(error = %error_chain(&e), "heartbeat Lease still not renewed");
-                } else {
-                    warn!(error = %error_chain(&e), "renewing the heartbeat Lease failed");
-                }
-                failing = true;
-                renewer.last = None;
-                retry
-            }
-        };
-        tokio::time::sleep(wait).await;
-    }
 }
 
 /// Deletes the Lease of cluster `name`; whether there was one.

@@ -6,19 +6,20 @@
 //!          ┌────────────┴───────────┐                  │ taints, status
 //!          ▼                        ▼                  │
 //!  cluster controller       status controller ─────────┘
-//!  (kube-runtime            one task per Cluster ──▶ member: /readyz, /version, discovery,
-//!   Controller)             + node/pod watches       watches of nodes and pods (compact cache)
+//!  (kube-runtime            queue of Push Clusters ─▶ member: /readyz, /version, discovery,
+//!   Controller)             bounded pool of syncs      lists of nodes and pods (summaries)
 //! ```
 //!
 //! - [`cluster`]: per Cluster the finalizer `karmada.io/cluster-controller`, the execution
 //!   namespace `karmada-es-<cluster>`, cleanup on deletion, and the not-ready / unreachable
 //!   taints that follow the Ready condition.
-//! - [`status`]: per Cluster an independent task refreshing `status` every period: health,
-//!   version, API enablements ([`conditions`]: CompleteAPIEnablements) and the node/pod
-//!   summaries ([`resources`], [`modeling`] for allocatableModelings); beside it, per Push
-//!   cluster, the heartbeat Lease in `karmada-cluster` ([`lease`]).
-//! - [`monitor`]: in the cluster controller, Ready=Unknown for clusters whose heartbeat
-//!   (Lease renewal or Ready change) is older than the grace period.
+//! - [`status`]: a queue of Push Clusters synced every period (jittered, backed off while a
+//!   member stays down) by a bounded pool: health, version, API enablements ([`conditions`]:
+//!   CompleteAPIEnablements) and the node/pod summaries ([`resources`], [`modeling`] for
+//!   allocatableModelings).
+//! - [`monitor`]: in the cluster controller, Ready=Unknown for clusters whose heartbeat is
+//!   older than the grace period: the Lease an agent renews ([`lease`]) for Pull clusters,
+//!   the status controller's progress for Push clusters.
 //!
 //! [`spawn`] starts both as tokio tasks; [`ControllerManager::stop`] ends them.
 
@@ -176,6 +177,12 @@ impl Error {
 pub struct ControllerManagerOptions {
     /// How often each cluster's status is refreshed.
     pub status_period: Duration,
+    /// How many clusters the status controller syncs at once (Karmada:
+    /// `--concurrent-cluster-syncs`).
+    pub probe_concurrency: usize,
+    /// A cluster reported not Ready whose probes keep failing is synced after a delay that
+    /// doubles from `status_period` up to this.
+    pub unreachable_backoff_max: Duration,
     /// How long probes must fail before a Ready cluster turns Ready=False.
     pub failure_threshold: Duration,
     /// How long probes must succeed before a cluster that is not Ready turns Ready again
@@ -196,16 +203,18 @@ pub struct ControllerManagerOptions {
     pub retry_delay: Duration,
     /// Rounding of free node capacity before grouping (`status.nodeCapacities`).
     pub capacity_rounding: CapacityRounding,
-    /// `leaseDurationSeconds` of the heartbeat Lease the status controller keeps per Push
-    /// cluster in `karmada-cluster` (Karmada: `--cluster-lease-duration`, 40 s).
+    /// `leaseDurationSeconds` of a cluster heartbeat Lease (Karmada:
+    /// `--cluster-lease-duration`, 40 s). Only Pull-mode agents keep such Leases; the
+    /// controllers here keep none and accept the flag for compatibility.
     pub lease_duration: Duration,
-    /// The Lease is renewed every `lease_duration × lease_renew_fraction` (Karmada:
+    /// An agent renews its Lease every `lease_duration × lease_renew_fraction` (Karmada:
     /// `--cluster-lease-renew-interval-fraction`, 0.25).
     pub lease_renew_fraction: f64,
     /// How often the health monitor checks every cluster's heartbeat (Karmada:
     /// `--cluster-monitor-period`, 5 s).
     pub monitor_period: Duration,
-    /// A cluster whose heartbeat (Lease renewal or Ready change) is older than this turns
+    /// A cluster whose heartbeat (Lease renewal, Ready change, or for a Push cluster the
+    /// status controller's progress) is older than this turns
     /// Ready=Unknown (Karmada: `--cluster-monitor-grace-period`, 40 s).
     pub monitor_grace_period: Duration,
     /// The grace given instead to a cluster that never had a Ready condition, and to every
@@ -233,6 +242,8 @@ impl Default for ControllerManagerOptions {
     fn default() -> Self {
         Self {
             status_period: Duration::from_secs(10),
+            probe_concurrency: 32,
+            unreachable_backoff_max: Duration::from_secs(60),
             failure_threshold: Duration::from_secs(30),
             success_threshold: Duration::from_secs(30),
             probe_timeout: Duration::from_secs(5),
@@ -263,20 +274,26 @@ pub struct ControllerManager {
 pub fn spawn(host: kube::Client, opts: ControllerManagerOptions) -> ControllerManager {
     let metrics = Arc::new(Metrics::new());
     let opts = Arc::new(opts);
+    let liveness = Arc::new(status::schedule::Liveness::default());
     let tasks = Tasks::new();
     tasks.spawn(
         "cluster-controller",
-        cluster::run(host.clone(), opts.clone(), metrics.clone()),
+        cluster::run(
+            host.clone(),
+            opts.clone(),
+            metrics.clone(),
+            liveness.clone(),
+        ),
     );
     tasks.spawn(
         "cluster-status-controller",
-        status::run(host, opts, metrics.clone()),
+        status::run(host, opts, metrics.clone(), liveness),
     );
     ControllerManager { tasks, metrics }
 }
 
 impl ControllerManager {
-    /// Stops every controller (and the per-cluster tasks and member watches they own).
+    /// Stops every controller (and the syncs in flight they own).
     pub async fn stop(self) {
         self.tasks.shutdown(flotilla_tasks::SHUTDOWN_GRACE).await;
     }

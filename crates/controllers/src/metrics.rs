@@ -17,7 +17,7 @@ pub struct Metrics {
     errors: Family<Labels, Counter>,
     probe_seconds: Family<Labels, Histogram>,
     status_writes: Counter,
-    watched_members: Gauge,
+    syncs_in_flight: Gauge,
 }
 
 impl Metrics {
@@ -49,11 +49,11 @@ impl Metrics {
             "Cluster status patches written (only changes are written)",
             status_writes.clone(),
         );
-        let watched_members = Gauge::default();
+        let syncs_in_flight = Gauge::default();
         registry.register(
-            "watched_members",
-            "Members whose nodes and pods are being watched",
-            watched_members.clone(),
+            "status_syncs_in_flight",
+            "Cluster status syncs running now (at most the probe concurrency)",
+            syncs_in_flight.clone(),
         );
         Self {
             registry,
@@ -61,7 +61,7 @@ impl Metrics {
             errors,
             probe_seconds,
             status_writes,
-            watched_members,
+            syncs_in_flight,
         }
     }
 
@@ -88,8 +88,12 @@ impl Metrics {
         self.status_writes.inc();
     }
 
-    pub fn watching(&self, delta: i64) {
-        self.watched_members.inc_by(delta);
+    pub fn sync_started(&self) {
+        self.syncs_in_flight.inc();
+    }
+
+    pub fn sync_finished(&self) {
+        self.syncs_in_flight.dec();
     }
 
     pub fn render(&self) -> String {
@@ -115,7 +119,9 @@ mod tests {
         m.error("cluster-status", "write");
         m.probed("healthy", 0.003);
         m.status_written();
-        m.watching(2);
+        m.sync_started();
+        m.sync_started();
+        m.sync_finished();
         let text = m.render();
         assert!(
             text.contains(
@@ -135,7 +141,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("flotilla_cluster_controllers_watched_members 2"),
+            text.contains("flotilla_cluster_controllers_status_syncs_in_flight 1"),
             "{text}"
         );
     }

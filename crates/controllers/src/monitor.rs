@@ -5,7 +5,10 @@
 //! agent is gone (or never came) and clusters whose status controller stopped.
 //!
 //! The heartbeat of a cluster is the latest of
-//! - its Lease's renewTime (`karmada-cluster/<name>`, see [`crate::lease`]),
+//! - for a Pull cluster its Lease's renewTime (`karmada-cluster/<name>`, see
+//!   [`crate::lease`]), renewed by its agent; for a Push cluster the last time the status
+//!   controller of this process finished a sync while it keeps that cluster
+//!   ([`crate::status::schedule::Liveness`]) — Push clusters have no Lease,
 //! - its Ready condition's lastTransitionTime (the Cluster's creation when it has none),
 //! - the moment this monitor last saw either of them (or the whole Ready condition) change,
 //!   or first saw the cluster.
@@ -17,16 +20,18 @@
 //! a cluster that never had a Ready condition and for every cluster until its first
 //! observed change.
 //!
-//! Live Push clusters are never touched: their status controller renews the Lease every
-//! `lease_duration × lease_renew_fraction`, far within the grace. Only Ready is changed,
+//! Live Push clusters are never touched: their Ready condition is the status controller's,
+//! from its probes (an unreachable member is Ready=False, ClusterNotReachable), and that
+//! controller makes progress every few milliseconds. Only Ready is changed,
 //! only into Unknown, with Karmada's reasons and messages; the writes carry the
 //! resourceVersion read, so a status posted meanwhile wins.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use flotilla_api::Cluster;
+use flotilla_api::cluster::ClusterSyncMode;
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
@@ -39,6 +44,7 @@ use serde_json::json;
 use tracing::{debug, info, warn};
 
 use crate::readiness::{CONDITION_READY, with_condition};
+use crate::status::schedule::Liveness;
 use crate::{
     AbortOnDrop, CLUSTER_FIELD_MANAGER, ControllerManagerOptions, Error, Metrics, error_chain,
 };
@@ -57,7 +63,8 @@ const CONTROLLER: &str = "cluster-monitor";
 pub struct Signals<'a> {
     pub created: Option<Timestamp>,
     pub ready: Option<&'a Condition>,
-    /// The Lease's renewTime.
+    /// The Lease's renewTime (Pull), or when the status controller last made progress
+    /// (Push).
     pub renewed: Option<Timestamp>,
 }
 
@@ -169,6 +176,7 @@ pub(crate) async fn run(
     clusters: Store<Cluster>,
     opts: Arc<ControllerManagerOptions>,
     metrics: Arc<Metrics>,
+    liveness: Arc<Liveness>,
 ) {
     let (leases, writer) = reflector::store::<Lease>();
     let lease_api: Api<Lease> = Api::namespaced(host.clone(), karmada::NAMESPACE_KARMADA_CLUSTER);
@@ -207,8 +215,13 @@ pub(crate) async fn run(
                 continue;
             }
             present.insert(name.clone());
-            let lease =
-                leases.get(&ObjectRef::new(&name).within(karmada::NAMESPACE_KARMADA_CLUSTER));
+            let renewed = if cluster.spec.sync_mode == ClusterSyncMode::Push {
+                liveness.heartbeat(&name).map(|at| timestamp_of(at, now))
+            } else {
+                leases
+                    .get(&ObjectRef::new(&name).within(karmada::NAMESPACE_KARMADA_CLUSTER))
+                    .and_then(|l| l.spec.as_ref()?.renew_time.as_ref().map(|t| t.0))
+            };
             let ready = cluster
                 .status
                 .as_ref()
@@ -216,11 +229,7 @@ pub(crate) async fn run(
             let signals = Signals {
                 created: cluster.metadata.creation_timestamp.as_ref().map(|t| t.0),
                 ready,
-                renewed: lease
-                    .as_ref()
-                    .and_then(|l| l.spec.as_ref())
-                    .and_then(|s| s.renew_time.as_ref())
-                    .map(|t| t.0),
+                renewed,
             };
             let mut assessment = assess(memory.get(&name), &signals, graces, now);
             if let Some(condition) = assessment.write.take() {
@@ -250,6 +259,13 @@ pub(crate) async fn run(
         }
         memory.retain(|name, _| present.contains(name));
     }
+}
+
+/// The wall-clock time of `at`, an instant in the past, seen from `now` (millisecond
+/// precision: what the judgement works in).
+fn timestamp_of(at: Instant, now: Timestamp) -> Timestamp {
+    let ago = i64::try_from(at.elapsed().as_millis()).unwrap_or(i64::MAX);
+    Timestamp::from_millisecond(now.as_millisecond().saturating_sub(ago)).unwrap_or(now)
 }
 
 /// Waits until `store` has been filled by its first list; false when its writer is gone.

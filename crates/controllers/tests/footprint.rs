@@ -1,7 +1,7 @@
-//! Measures (ignored by default; run with `--ignored --nocapture`) what watching members
+//! Measures (ignored by default; run with `--ignored --nocapture`) what keeping members
 //! costs: N small simulated members joined, the controllers spawned, and the process RSS
 //! compared before and after every member's status carries its pods. The members run in
-//! the same process, so the figure also holds their side of the watches: an upper bound.
+//! the same process, so the figure also holds their side of the connections: an upper bound.
 
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -36,7 +36,7 @@ async fn client_for(kubeconfig: &Path) -> kube::Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "measurement; run explicitly"]
-async fn rss_per_watched_member() {
+async fn rss_per_kept_member() {
     let flotilla_testenv::ControlPlane {
         dir,
         host,
@@ -111,7 +111,7 @@ async fn rss_per_watched_member() {
     let after = rss_kib();
     println!(
         "{MEMBERS} members x ({REPLICAS} pods, 2 nodes): all summarized in {converged:?}; \
-         RSS {before} KiB -> {after} KiB: {} KiB per watched member (upper bound: includes \
+         RSS {before} KiB -> {after} KiB: {} KiB per kept member (upper bound: includes \
          the in-process members' side)",
         after.saturating_sub(before) / MEMBERS as u64
     );

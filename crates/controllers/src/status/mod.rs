@@ -1,18 +1,25 @@
-//! The cluster status controller: one independent task per Cluster refreshes its `status`
-//! every `status_period`, so a slow or dead member only ever delays its own task (every call
-//! to it is bounded by `probe_timeout`).
+//! The cluster status controller: a work queue of Push-mode Clusters, each synced every
+//! `status_period` (with jitter) by a bounded pool of workers, so its cost per cluster per
+//! period is one sync and the number of members being talked to at once never exceeds
+//! `probe_concurrency`, however many clusters there are. A slow or dead member only ever
+//! holds one worker for a bounded time (every call to it is bounded by `probe_timeout`), and
+//! once reported not Ready it is synced less and less often ([`schedule`]).
 //!
 //! ```text
-//!  watch Clusters ─▶ reflector store ─▶ supervisor: one task per Push-mode Cluster,
-//!                                       restarted when endpoint / secretRef / proxy change
-//!  task, every period:
+//!  watch Clusters ─▶ reflector store ─▶ queue (due time per Push cluster; a changed
+//!                                        endpoint / secretRef / proxy starts afresh)
+//!  pool of ≤ probe_concurrency workers, per due cluster:
 //!    credentials (Secret) ─▶ client ─▶ /readyz ──▶ Ready condition (failure threshold)
 //!                                    └▶ /version + discovery (every api_enablements_period
 //!                                       and on reconnect)
-//!                                    └▶ node + pod watches ─▶ summaries
+//!                                    └▶ list nodes + pods ─▶ summaries
 //!    desired status ── merge patch of the difference ─▶ clusters/NAME/status (only changes)
-//!  lease task, every lease_duration × fraction: renew karmada-cluster/NAME (crate::lease)
+//!    back in the queue after period ± jitter, or the back-off while failing
 //! ```
+//!
+//! No heartbeat Lease is kept for Push clusters (as in Karmada, the Lease is the Pull-mode
+//! agent's); the health monitor in this process learns from [`schedule::Liveness`] that
+//! this controller is alive, and the Ready condition carries what the probes saw.
 //!
 //! Besides Ready the status carries the `CompleteAPIEnablements` condition of the last
 //! discovery ([`crate::conditions`]) and, when the Cluster has `spec.resourceModels`, the
@@ -20,8 +27,10 @@
 
 pub(crate) mod member;
 pub(crate) mod probe;
+pub mod schedule;
 
-use std::collections::{HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,6 +47,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event, watcher as watch_stream};
 use kube::runtime::{WatchStreamExt, reflector as reflect};
 use serde_json::json;
+use tokio::task::JoinSet;
 use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::conditions::{self, CONDITION_COMPLETE_API_ENABLEMENTS, api_enablements_condition};
@@ -46,15 +56,12 @@ use crate::modeling;
 use crate::readiness::{
     CONDITION_READY, Observed, Streak, Thresholds, ready_condition, with_condition,
 };
-use crate::resources::Resources;
-use crate::{
-    AbortOnDrop, ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain,
-};
+use crate::resources::{Resources, Summary};
+use crate::{ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain};
 use flotilla_membership::MemberTarget as Target;
-use member::MemberWatches;
+use schedule::{Liveness, jittered, next_delay};
 
-/// The status controller's name in metrics and logs (its heartbeat Leases and member
-/// watches count as part of it).
+/// The status controller's name in metrics and logs (its member probes count as part of it).
 pub(crate) const CONTROLLER: &str = "cluster-status";
 
 struct Shared {
@@ -64,23 +71,184 @@ struct Shared {
     clusters: Store<Cluster>,
 }
 
-/// One cluster's tasks and what the status task was started for.
-struct Worker {
+/// One Push cluster in the queue.
+struct Slot {
     target: Target,
-    _task: AbortOnDrop,
-    /// Renews the cluster's heartbeat Lease; kept across reconnections.
-    _lease: AbortOnDrop,
+    /// Bumped when the cluster must start afresh (new endpoint or credentials reference):
+    /// a sync of an older generation still in flight has its result dropped.
+    generation: u64,
+    /// Bumped at each scheduling: queue entries with an older ticket are stale.
+    ticket: u64,
+    /// The cluster's state while it waits; `None` while a worker has it.
+    idle: Option<Box<ClusterWorker>>,
 }
 
-/// Runs the supervisor until the task is aborted (which drops, and so aborts, every
-/// per-cluster task and member watch).
+/// What a finished sync hands back to the queue.
+struct Done {
+    name: String,
+    generation: u64,
+    worker: Box<ClusterWorker>,
+    delay: Duration,
+}
+
+/// The queue of Push clusters and the pool syncing them.
+struct Queue {
+    shared: Arc<Shared>,
+    liveness: Arc<Liveness>,
+    slots: HashMap<String, Slot>,
+    due: BinaryHeap<Reverse<(Instant, u64, String)>>,
+    pool: JoinSet<Done>,
+    /// Which cluster (and generation) each running task syncs, to recover from a panic.
+    running: HashMap<tokio::task::Id, (String, u64)>,
+    limit: usize,
+}
+
+impl Queue {
+    fn schedule(&mut self, name: &str, at: Instant) {
+        if let Some(slot) = self.slots.get_mut(name) {
+            slot.ticket += 1;
+            self.due.push(Reverse((at, slot.ticket, name.to_string())));
+            self.liveness.due(name, at);
+        }
+    }
+
+    fn fresh_worker(&self, name: &str) -> Box<ClusterWorker> {
+        Box::new(ClusterWorker::new(name.to_string(), self.shared.clone()))
+    }
+
+    fn on_cluster(&mut self, cluster: &Cluster) {
+        let name = cluster.name_any();
+        if cluster.spec.sync_mode == ClusterSyncMode::Pull {
+            // An agent inside a Pull-mode member reports its status; probing it from here
+            // would fight that agent (and the control plane may not reach it at all).
+            self.forget(&name, "cluster is in Pull mode; not synced here");
+            return;
+        }
+        let target = Target::of(cluster);
+        let fresh = self.fresh_worker(&name);
+        if let Some(slot) = self.slots.get_mut(&name) {
+            if slot.target == target {
+                return;
+            }
+            info!(cluster = %name, "endpoint or credentials reference changed; reconnecting");
+            slot.target = target;
+            slot.generation += 1;
+            if slot.idle.is_some() {
+                slot.idle = Some(fresh);
+                self.schedule(&name, Instant::now());
+            }
+            // Else the running sync's result is replaced when it comes back.
+            return;
+        }
+        let slot = Slot {
+            target,
+            generation: 0,
+            ticket: 0,
+            idle: Some(fresh),
+        };
+        self.slots.insert(name.clone(), slot);
+        // At once: the pool bounds how many run together.
+        self.schedule(&name, Instant::now());
+    }
+
+    fn forget(&mut self, name: &str, why: &str) {
+        if self.slots.remove(name).is_some() {
+            self.liveness.forget(name);
+            info!(cluster = %name, "{why}");
+        }
+    }
+
+    fn retain(&mut self, seen: &HashSet<String>) {
+        self.slots.retain(|name, _| seen.contains(name));
+        self.liveness.retain(|name| seen.contains(name));
+    }
+
+    /// Starts due syncs while the pool has room; when the next one is due otherwise.
+    fn start_due(&mut self) -> Option<Instant> {
+        let now = Instant::now();
+        while self.pool.len() < self.limit {
+            let Reverse((at, ..)) = self.due.peek()?;
+            if *at > now {
+                return Some(*at);
+            }
+            let Reverse((_, ticket, name)) = self.due.pop()?;
+            let Some(slot) = self.slots.get_mut(&name) else {
+                continue;
+            };
+            if slot.ticket != ticket {
+                continue;
+            }
+            let Some(mut worker) = slot.idle.take() else {
+                continue;
+            };
+            let generation = slot.generation;
+            self.liveness.running(&name);
+            let metrics = self.shared.metrics.clone();
+            let span = info_span!("cluster_status", cluster = %name);
+            let task_name = name.clone();
+            let handle = self.pool.spawn(
+                async move {
+                    metrics.sync_started();
+                    let delay = worker.sync_and_report().await;
+                    metrics.sync_finished();
+                    Done {
+                        name: task_name,
+                        generation,
+                        worker,
+                        delay,
+                    }
+                }
+                .instrument(span),
+            );
+            self.running.insert(handle.id(), (name, generation));
+        }
+        // Full: the next start follows a finished sync.
+        None
+    }
+
+    fn on_done(&mut self, done: Result<(tokio::task::Id, Done), tokio::task::JoinError>) {
+        self.liveness.progressed();
+        let (name, generation, worker, delay) = match done {
+            Ok((id, done)) => {
+                self.running.remove(&id);
+                (done.name, done.generation, Some(done.worker), done.delay)
+            }
+            Err(e) => {
+                let Some((name, generation)) = self.running.remove(&e.id()) else {
+                    return;
+                };
+                self.shared.metrics.error(CONTROLLER, "panic");
+                warn!(cluster = %name, error = %e, "cluster status sync ended abnormally; starting afresh");
+                (name, generation, None, self.shared.opts.status_period)
+            }
+        };
+        let fresh = self.fresh_worker(&name);
+        let Some(slot) = self.slots.get_mut(&name) else {
+            // Deleted (or turned Pull) meanwhile.
+            return;
+        };
+        let (worker, at) = match worker {
+            Some(w) if slot.generation == generation => (w, Instant::now() + jittered(delay)),
+            // Reconnect at once with the new target; or after a panic, after a period.
+            Some(_) => (fresh, Instant::now()),
+            None => (fresh, Instant::now() + jittered(delay)),
+        };
+        slot.idle = Some(worker);
+        self.schedule(&name, at);
+    }
+}
+
+/// Runs the queue until the task is aborted (which drops, and so aborts, every sync in
+/// flight).
 pub(crate) async fn run(
     host: kube::Client,
     opts: Arc<ControllerManagerOptions>,
     metrics: Arc<Metrics>,
+    liveness: Arc<Liveness>,
 ) {
     let (store, writer) = reflector::store();
     let api: Api<Cluster> = Api::all(host.clone());
+    let limit = opts.probe_concurrency.max(1);
     let shared = Arc::new(Shared {
         host,
         opts,
@@ -90,91 +258,56 @@ pub(crate) async fn run(
     let mut events = reflect(writer, watch_stream(api, watcher::Config::default()))
         .default_backoff()
         .boxed();
-    let mut workers: HashMap<String, Worker> = HashMap::new();
-    let mut relisted: Option<HashSet<String>> = None;
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(Event::Init) => relisted = Some(HashSet::new()),
-            Ok(Event::InitApply(cluster)) => {
-                if let Some(seen) = &mut relisted {
-                    seen.insert(cluster.name_any());
-                }
-                ensure_worker(&mut workers, &cluster, &shared);
-            }
-            Ok(Event::Apply(cluster)) => ensure_worker(&mut workers, &cluster, &shared),
-            Ok(Event::Delete(cluster)) => {
-                if workers.remove(&cluster.name_any()).is_some() {
-                    info!(cluster = %cluster.name_any(), "cluster gone; stopped its status task");
-                }
-            }
-            Ok(Event::InitDone) => {
-                if let Some(seen) = relisted.take() {
-                    workers.retain(|name, _| seen.contains(name));
-                }
-            }
-            Err(e) => {
-                shared.metrics.error(CONTROLLER, "watch");
-                warn!(error = %error_chain(&e), "watching clusters failed; backing off");
-            }
-        }
-    }
-}
-
-fn ensure_worker(workers: &mut HashMap<String, Worker>, cluster: &Cluster, shared: &Arc<Shared>) {
-    let name = cluster.name_any();
-    if cluster.spec.sync_mode == ClusterSyncMode::Pull {
-        // An agent inside a Pull-mode member reports its status; probing it from here
-        // would fight that agent (and the control plane may not reach it at all).
-        if workers.remove(&name).is_some() {
-            info!(cluster = %name, "cluster switched to Pull mode; stopped its status task");
-        }
-        return;
-    }
-    let target = Target::of(cluster);
-    let spawn_status = || {
-        let worker = ClusterWorker::new(name.clone(), shared.clone());
-        AbortOnDrop(tokio::spawn(
-            worker
-                .run()
-                .instrument(info_span!("cluster_status", cluster = %name)),
-        ))
+    let mut queue = Queue {
+        shared: shared.clone(),
+        liveness,
+        slots: HashMap::new(),
+        due: BinaryHeap::new(),
+        pool: JoinSet::new(),
+        running: HashMap::new(),
+        limit,
     };
-    if let Some(worker) = workers.get_mut(&name) {
-        if worker.target != target {
-            info!(cluster = %name, "endpoint or credentials reference changed; reconnecting");
-            worker.target = target;
-            worker._task = spawn_status();
+    let mut relisted: Option<HashSet<String>> = None;
+    loop {
+        let next = queue.start_due();
+        let wake = async {
+            match next {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            event = events.next() => {
+                let Some(event) = event else { return };
+                match event {
+                    Ok(Event::Init) => relisted = Some(HashSet::new()),
+                    Ok(Event::InitApply(cluster)) => {
+                        if let Some(seen) = &mut relisted {
+                            seen.insert(cluster.name_any());
+                        }
+                        queue.on_cluster(&cluster);
+                    }
+                    Ok(Event::Apply(cluster)) => queue.on_cluster(&cluster),
+                    Ok(Event::Delete(cluster)) => {
+                        queue.forget(&cluster.name_any(), "cluster gone; no longer synced");
+                    }
+                    Ok(Event::InitDone) => {
+                        if let Some(seen) = relisted.take() {
+                            queue.retain(&seen);
+                        }
+                    }
+                    Err(e) => {
+                        shared.metrics.error(CONTROLLER, "watch");
+                        warn!(error = %error_chain(&e), "watching clusters failed; backing off");
+                    }
+                }
+            }
+            Some(done) = queue.pool.join_next_with_id(), if !queue.pool.is_empty() => {
+                queue.on_done(done);
+            }
+            () = wake => {}
         }
-        return;
     }
-    let task = spawn_status();
-    let lease = AbortOnDrop(tokio::spawn(
-        crate::lease::run(
-            shared.host.clone(),
-            name.clone(),
-            shared.clusters.clone(),
-            shared.opts.clone(),
-            shared.metrics.clone(),
-        )
-        .instrument(info_span!("cluster_lease", cluster = %name)),
-    ));
-    workers.insert(
-        name,
-        Worker {
-            target,
-            _task: task,
-            _lease: lease,
-        },
-    );
-}
-
-/// A stable offset within `period` derived from `name` (FNV-1a), spreading clusters' syncs.
-fn phase(name: &str, period: Duration) -> Duration {
-    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    let millis = u64::try_from(period.as_millis()).unwrap_or(u64::MAX).max(1);
-    Duration::from_millis(hash % millis)
 }
 
 /// The member connection of one cluster.
@@ -182,7 +315,6 @@ struct Connection {
     target: Target,
     credentials: MemberCredentials,
     client: kube::Client,
-    watches: Option<MemberWatches>,
 }
 
 /// The last status this task wrote, and the resourceVersion it was written over: until the
@@ -192,6 +324,7 @@ struct Written {
     status: ClusterStatus,
 }
 
+/// One cluster's state between syncs.
 struct ClusterWorker {
     name: String,
     shared: Arc<Shared>,
@@ -207,7 +340,12 @@ struct ClusterWorker {
     version: Option<String>,
     /// The last discovery: group/versions and whether every document was read.
     enablements: Option<(Vec<ApiEnablement>, bool)>,
+    /// The node/pod summaries of the last successful lists.
+    summary: Option<Summary>,
     written: Option<Written>,
+    /// Consecutive failing probes made while the cluster was already reported not Ready:
+    /// the back-off step.
+    failures_reported: u32,
 }
 
 impl ClusterWorker {
@@ -223,7 +361,9 @@ impl ClusterWorker {
             discovered: None,
             version: None,
             enablements: None,
+            summary: None,
             written: None,
+            failures_reported: 0,
         }
     }
 
@@ -231,29 +371,20 @@ impl ClusterWorker {
         &self.shared.opts
     }
 
-    async fn run(mut self) {
-        // interval() rejects a zero period.
-        let period = self.opts().status_period.max(Duration::from_millis(1));
-        // The first sync at once (a new cluster gets its status quickly), the following ones
-        // at a phase fixed per cluster name: tasks all started together by the first list
-        // would otherwise probe and write in one burst every period.
-        self.sync_and_report().await;
-        tokio::time::sleep(phase(&self.name, period)).await;
-        let mut ticker = tokio::time::interval(period);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            ticker.tick().await;
-            self.sync_and_report().await;
-        }
-    }
-
-    async fn sync_and_report(&mut self) {
+    /// One sync; the delay until the next one.
+    async fn sync_and_report(&mut self) -> Duration {
         let result = self.sync().await;
         self.shared.metrics.reconciled(CONTROLLER, result.is_ok());
         if let Err(e) = result {
             self.shared.metrics.error(CONTROLLER, e.kind());
             warn!(error = %error_chain(&e), "cluster status sync failed");
         }
+        let opts = self.opts();
+        next_delay(
+            opts.status_period,
+            opts.unreachable_backoff_max,
+            self.failures_reported,
+        )
     }
 
     /// Makes sure there is a client built from the current credentials. The Secret is read
@@ -283,7 +414,6 @@ impl ClusterWorker {
             target,
             credentials,
             client,
-            watches: None,
         });
         self.discovered = None;
         Ok(())
@@ -329,31 +459,35 @@ impl ClusterWorker {
         observed
     }
 
-    /// Node/pod watches and discovery for a healthy member; `reconnected` restarts the
-    /// watches (they may be deep in their backoff) and refreshes discovery.
+    /// Node/pod summaries and discovery for a healthy member; `reconnected` refreshes
+    /// discovery at once.
     async fn refresh_member(&mut self, reconnected: bool) {
         let period = self.opts().api_enablements_period;
         let timeout = self.opts().probe_timeout;
-        let name = self.name.clone();
         let metrics = self.shared.metrics.clone();
-        let Some(connection) = &mut self.connection else {
+        let Some(connection) = &self.connection else {
             return;
         };
+        let client = connection.client.clone();
         if reconnected {
-            connection.watches = None;
             self.discovered = None;
         }
-        if connection.watches.is_none() {
-            connection.watches = Some(MemberWatches::start(
-                connection.client.clone(),
-                &name,
-                metrics.clone(),
-            ));
+        // Two lists: give them two probes' time.
+        let rounding = &self.shared.opts.capacity_rounding;
+        match tokio::time::timeout(timeout * 2, member::summarize_member(&client, rounding)).await {
+            Ok(Ok(summary)) => self.summary = Some(summary),
+            Ok(Err(e)) => {
+                metrics.error(CONTROLLER, "list");
+                warn!(error = %error_chain(&e), "listing the member's nodes and pods failed");
+            }
+            Err(_) => {
+                metrics.error(CONTROLLER, "list");
+                warn!("listing the member's nodes and pods timed out");
+            }
         }
         if self.discovered.is_some_and(|t| t.elapsed() < period) {
             return;
         }
-        let client = connection.client.clone();
         match tokio::time::timeout(timeout, probe::version(&client)).await {
             Ok(Ok(v)) => self.version = Some(v),
             Ok(Err(e)) => warn!(error = %error_chain(&e), "reading the member version failed"),
@@ -418,6 +552,17 @@ impl ClusterWorker {
             _ => stored,
         };
         let desired = self.desired_status(&base, &observed, &cluster.spec.resource_models, now);
+        let reported_ready = desired
+            .conditions
+            .iter()
+            .any(|c| c.type_ == CONDITION_READY && c.status == "True");
+        // Back off only once the failure is reported: the failure threshold is counted in
+        // probes made every period.
+        self.failures_reported = if observed == Observed::Healthy || reported_ready {
+            0
+        } else {
+            self.failures_reported.saturating_add(1)
+        };
         if desired == base {
             return Ok(());
         }
@@ -460,20 +605,15 @@ impl ClusterWorker {
                 api_enablements_condition(current, enablements.len(), *complete, Timestamp::now());
             desired.conditions = with_condition(&desired.conditions, condition);
         }
-        let summary = self
-            .connection
-            .as_ref()
-            .and_then(|c| c.watches.as_ref())
-            .and_then(|w| w.summary(&opts.capacity_rounding));
-        if let Some(summary) = summary {
-            desired.node_summary = Some(summary.node_summary);
+        if let Some(summary) = &self.summary {
+            desired.node_summary = Some(summary.node_summary.clone());
             desired.resource_summary = Some(ResourceSummary {
                 allocatable: summary.allocatable.to_list(),
                 allocating: summary.allocating.to_list(),
                 allocated: summary.allocated.to_list(),
                 allocatable_modelings: self.modelings(models, &summary.free, base),
             });
-            desired.node_capacities = summary.node_capacities;
+            desired.node_capacities = summary.node_capacities.clone();
         }
         desired
     }
@@ -547,22 +687,5 @@ impl ClusterWorker {
             status: written.status.unwrap_or(desired),
         });
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn phases_are_stable_spread_and_within_the_period() {
-        let period = Duration::from_secs(10);
-        assert_eq!(phase("member1", period), phase("member1", period));
-        let phases: std::collections::BTreeSet<Duration> = (0..200)
-            .map(|i| phase(&format!("member{i}"), period))
-            .collect();
-        assert!(phases.iter().all(|p| *p < period));
-        assert!(phases.len() > 150, "{} distinct phases", phases.len());
-        assert_eq!(phase("x", Duration::ZERO), Duration::ZERO);
     }
 }

@@ -115,6 +115,17 @@ fn components_as_separate_processes_with_leader_election() {
         }
     });
     k.ok(&["get", "namespace", "karmada-es-edge"]);
+    // The controllers run on a runtime of their own: its two worker threads (and any
+    // blocking thread it started) carry its name.
+    let threads: Vec<String> = std::fs::read_dir(format!("/proc/{}/task", a.child.id()))
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|c| c.trim().to_string())
+        .collect();
+    assert!(
+        threads.iter().filter(|t| *t == "controllers").count() >= 2,
+        "{threads:?}"
+    );
     let text = metrics(port_a);
     assert!(text.contains("flotilla_"), "{text}");
     let lease = k.get_json(&["lease", "-n", "kube-system", "flotilla-controller-manager"]);

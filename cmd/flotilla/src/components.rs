@@ -58,6 +58,13 @@ pub struct ClusterControllerFlags {
     /// when the controller-manager starts (or becomes leader).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub cluster_startup_grace_period: Duration,
+    /// Writes per second the controllers may send to the host (their client-side limit;
+    /// reads and watches are not counted). 0 for no limit.
+    #[arg(long, default_value_t = 200.0)]
+    pub kube_api_qps: f64,
+    /// Writes the controllers may send at once above --kube-api-qps.
+    #[arg(long, default_value_t = 400)]
+    pub kube_api_burst: u32,
 }
 
 impl ClusterControllerFlags {
@@ -76,6 +83,8 @@ impl ClusterControllerFlags {
             monitor_period: self.cluster_monitor_period,
             monitor_grace_period: self.cluster_monitor_grace_period,
             startup_grace_period: self.cluster_startup_grace_period,
+            host_qps: self.kube_api_qps,
+            host_burst: self.kube_api_burst,
             ..Default::default()
         }
     }
@@ -313,25 +322,75 @@ impl PropagationFlags {
     }
 }
 
+/// Worker threads of the controllers' own runtime. A few: the controllers' work is bounded
+/// (worker pools, rate-limited writes), and in a process that also serves the API (local-up)
+/// its request serving keeps the main runtime's threads to itself.
+pub const CONTROLLER_WORKER_THREADS: usize = 2;
+
+/// The runtime the controllers run on, shut down without blocking when dropped (dropping a
+/// runtime in async code would otherwise panic).
+struct ControllerRuntime(Option<tokio::runtime::Runtime>);
+
+impl ControllerRuntime {
+    fn new() -> anyhow::Result<Self> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(CONTROLLER_WORKER_THREADS)
+            .thread_name("controllers")
+            .enable_all()
+            .build()
+            .context("starting the controllers' runtime")?;
+        Ok(Self(Some(rt)))
+    }
+}
+
+impl Drop for ControllerRuntime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
 /// Everything the controller-manager runs: the cluster controllers, the propagation
-/// controllers and the garbage collector.
+/// controllers and the garbage collector, on a runtime of their own with one host client
+/// whose writes are rate-limited (`host_qps`, `host_burst`).
 pub struct ControllerSet {
     clusters: flotilla_controllers::ControllerManager,
     propagation: flotilla_propagation::Propagation,
     gc: flotilla_gc::GarbageCollector,
+    /// Last: dropped after the controllers' handles.
+    runtime: ControllerRuntime,
 }
 
 impl ControllerSet {
+    /// Starts the controllers with a client for the host built from `host` on their own
+    /// runtime (the client's background tasks and connections live there too).
     pub fn spawn(
-        host: kube::Client,
+        host: kube::Config,
         clusters: flotilla_controllers::ControllerManagerOptions,
         propagation: flotilla_propagation::PropagationOptions,
-    ) -> Self {
-        Self {
-            clusters: flotilla_controllers::spawn(host.clone(), clusters),
-            propagation: flotilla_propagation::spawn(host.clone(), propagation),
-            gc: flotilla_gc::spawn(host, flotilla_gc::GcOptions::default()),
-        }
+    ) -> anyhow::Result<Self> {
+        let runtime = ControllerRuntime::new()?;
+        let handle = runtime
+            .0
+            .as_ref()
+            .map(|rt| rt.handle().clone())
+            .context("the controllers' runtime is gone")?;
+        let _on_runtime = handle.enter();
+        let throttle = flotilla_controllers::throttle::WriteThrottleLayer::new(
+            clusters.host_qps,
+            clusters.host_burst,
+        );
+        let client = kube::client::ClientBuilder::try_from(host)
+            .context("building a client for the host")?
+            .with_layer(&throttle)
+            .build();
+        Ok(Self {
+            clusters: flotilla_controllers::spawn(client.clone(), clusters),
+            propagation: flotilla_propagation::spawn(client.clone(), propagation),
+            gc: flotilla_gc::spawn(client, flotilla_gc::GcOptions::default()),
+            runtime,
+        })
     }
 
     /// Every controller's metrics as one exposition.
@@ -349,17 +408,19 @@ impl ControllerSet {
         text
     }
 
-    /// Stops propagation first (it stands on the others), then the rest.
+    /// Stops propagation first (it stands on the others), then the rest, then their runtime.
     pub async fn stop(self) {
         self.propagation.stop().await;
         self.gc.stop().await;
         self.clusters.stop().await;
+        drop(self.runtime);
     }
 }
 
 /// `flotilla controller-manager`.
 pub async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<()> {
-    let host = crate::process::connect_host(args.component.kubeconfig.as_deref()).await?;
+    let config = crate::process::connect_host_config(args.component.kubeconfig.as_deref()).await?;
+    let host = kube::Client::try_from(config.clone()).context("building a client for the host")?;
     let opts = args.clusters.options();
     let propagation = args.propagation.options();
     run_component(
@@ -367,7 +428,15 @@ pub async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Resu
         &args.component,
         "controller-manager",
         move || {
-            let set = ControllerSet::spawn(host.clone(), opts.clone(), propagation.clone());
+            let set = match ControllerSet::spawn(config.clone(), opts.clone(), propagation.clone())
+            {
+                Ok(set) => set,
+                Err(e) => {
+                    // Only starting threads can fail here: nothing to go on with.
+                    eprintln!("error: {e:#}");
+                    std::process::exit(1);
+                }
+            };
             let set = Arc::new(tokio::sync::Mutex::new(Some(set)));
             let metrics_set = set.clone();
             let metrics: MetricsSource = Arc::new(move || {

@@ -88,7 +88,11 @@ async fn serve_local_up(
         crate::process::host_client_owned(flotilla_host::component_kubeconfig(&data_dir, &identity))
     };
     let aggregated_client = component_client(flotilla_pki::AGGREGATED_APISERVER).await?;
-    let controller_client = component_client(flotilla_pki::CONTROLLER_MANAGER).await?;
+    let controller_config = crate::process::host_config(&flotilla_host::component_kubeconfig(
+        &data_dir,
+        &flotilla_pki::CONTROLLER_MANAGER,
+    ))
+    .await?;
     let scheduler_client = component_client(flotilla_pki::SCHEDULER).await?;
     let aggregated = flotilla_aggregated::start_registered(
         &aggregated_client,
@@ -109,10 +113,10 @@ async fn serve_local_up(
     }
     eprintln!("starting the controller-manager and the scheduler");
     let controllers = crate::components::ControllerSet::spawn(
-        controller_client,
+        controller_config,
         components.controllers,
         components.propagation,
-    );
+    )?;
     let scheduler = flotilla_scheduler_runtime::spawn(scheduler_client, components.scheduler);
     let mut members = Vec::new();
     for i in 1..=member_count {

@@ -19,17 +19,22 @@ pub(crate) fn init_logging(filter: &str, json: bool) {
     }
 }
 
-/// A client for the host as Flotilla's components use it: every read asks for the template
+/// The host configuration as Flotilla's components use it: every read asks for the template
 /// store (`X-Flotilla-Read-From: templates`), so the controllers, the scheduler and the
 /// aggregated server never see merged reads, whatever identity their kubeconfig carries.
-pub(crate) async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
+pub(crate) async fn host_config(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Config> {
     let kc = kube::config::Kubeconfig::read_from(kubeconfig)
         .with_context(|| format!("reading the kubeconfig {}", kubeconfig.display()))?;
     let config =
         kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
             .await
             .with_context(|| format!("using the kubeconfig {}", kubeconfig.display()))?;
-    component_client(config)
+    Ok(component_config(config))
+}
+
+/// A client for the host from [`host_config`].
+pub(crate) async fn host_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
+    client_of(host_config(kubeconfig).await?)
 }
 
 /// [`host_client`] for a path the future owns.
@@ -39,26 +44,37 @@ pub(crate) async fn host_client_owned(
     host_client(&kubeconfig).await
 }
 
-fn component_client(mut config: kube::Config) -> anyhow::Result<kube::Client> {
+fn component_config(mut config: kube::Config) -> kube::Config {
     config.headers.push((
         http::HeaderName::from_static(flotilla_core::TEMPLATE_READ_HEADER),
         http::HeaderValue::from_static(flotilla_core::TEMPLATE_READ_VALUE),
     ));
+    config
+}
+
+fn client_of(config: kube::Config) -> anyhow::Result<kube::Client> {
     kube::Client::try_from(config).context("building a client for the host")
+}
+
+/// The host configuration from `kubeconfig`, else the in-cluster service account.
+pub(crate) async fn connect_host_config(
+    kubeconfig: Option<&std::path::Path>,
+) -> anyhow::Result<kube::Config> {
+    match kubeconfig {
+        Some(path) => host_config(path).await,
+        None => {
+            let config = kube::Config::incluster()
+                .context("no --kubeconfig and not running in a cluster")?;
+            Ok(component_config(config))
+        }
+    }
 }
 
 /// A client for the host from `kubeconfig`, else the in-cluster service account.
 pub(crate) async fn connect_host(
     kubeconfig: Option<&std::path::Path>,
 ) -> anyhow::Result<kube::Client> {
-    match kubeconfig {
-        Some(path) => host_client(path).await,
-        None => {
-            let config = kube::Config::incluster()
-                .context("no --kubeconfig and not running in a cluster")?;
-            component_client(config)
-        }
-    }
+    client_of(connect_host_config(kubeconfig).await?)
 }
 
 /// The text of `path`, or an error naming it.

@@ -35,6 +35,7 @@ pub mod readiness;
 pub mod resources;
 pub mod status;
 pub mod taints;
+pub mod throttle;
 
 pub(crate) use flotilla_runtime::error_chain;
 use std::sync::Arc;
@@ -177,6 +178,13 @@ impl Error {
 pub struct ControllerManagerOptions {
     /// How often each cluster's status is refreshed.
     pub status_period: Duration,
+    /// Client-side limit of the controller-manager's writes to the host, in requests per
+    /// second (Karmada: `--kube-api-qps`); 0 for none. Applied by whoever builds the host
+    /// client ([`throttle::WriteThrottleLayer`]), shared by every controller using it.
+    pub host_qps: f64,
+    /// Writes the host client may send at once above `host_qps` (Karmada:
+    /// `--kube-api-burst`).
+    pub host_burst: u32,
     /// How many clusters the status controller syncs at once (Karmada:
     /// `--concurrent-cluster-syncs`).
     pub probe_concurrency: usize,
@@ -242,6 +250,8 @@ impl Default for ControllerManagerOptions {
     fn default() -> Self {
         Self {
             status_period: Duration::from_secs(10),
+            host_qps: 200.0,
+            host_burst: 400,
             probe_concurrency: 32,
             unreachable_backoff_max: Duration::from_secs(60),
             failure_threshold: Duration::from_secs(30),

@@ -74,9 +74,12 @@ struct Shared {
 /// One Push cluster in the queue.
 struct Slot {
     target: Target,
-    /// Bumped when the cluster must start afresh (new endpoint or credentials reference):
-    /// a sync of an older generation still in flight has its result dropped.
+    /// Changed when the cluster must start afresh (new endpoint or credentials reference):
+    /// a sync of an older generation still in flight has its result dropped. Unique across
+    /// slots, so a cluster deleted and created again is another generation.
     generation: u64,
+    /// The generation of the sync in flight, if any.
+    in_flight: Option<u64>,
     /// Bumped at each scheduling: queue entries with an older ticket are stale.
     ticket: u64,
     /// The cluster's state while it waits; `None` while a worker has it.
@@ -101,6 +104,7 @@ struct Queue {
     /// Which cluster (and generation) each running task syncs, to recover from a panic.
     running: HashMap<tokio::task::Id, (String, u64)>,
     limit: usize,
+    next_generation: u64,
 }
 
 impl Queue {
@@ -110,6 +114,11 @@ impl Queue {
             self.due.push(Reverse((at, slot.ticket, name.to_string())));
             self.liveness.due(name, at);
         }
+    }
+
+    fn generation(&mut self) -> u64 {
+        self.next_generation += 1;
+        self.next_generation
     }
 
     fn fresh_worker(&self, name: &str) -> Box<ClusterWorker> {
@@ -125,14 +134,17 @@ impl Queue {
             return;
         }
         let target = Target::of(cluster);
+        // Most events are status writes: nothing to do for them.
+        let same = self.slots.get(&name).map(|slot| slot.target == target);
+        if same == Some(true) {
+            return;
+        }
         let fresh = self.fresh_worker(&name);
+        let generation = self.generation();
         if let Some(slot) = self.slots.get_mut(&name) {
-            if slot.target == target {
-                return;
-            }
             info!(cluster = %name, "endpoint or credentials reference changed; reconnecting");
             slot.target = target;
-            slot.generation += 1;
+            slot.generation = generation;
             if slot.idle.is_some() {
                 slot.idle = Some(fresh);
                 self.schedule(&name, Instant::now());
@@ -142,7 +154,8 @@ impl Queue {
         }
         let slot = Slot {
             target,
-            generation: 0,
+            generation,
+            in_flight: None,
             ticket: 0,
             idle: Some(fresh),
         };
@@ -182,6 +195,7 @@ impl Queue {
                 continue;
             };
             let generation = slot.generation;
+            slot.in_flight = Some(generation);
             self.liveness.running(&name);
             let metrics = self.shared.metrics.clone();
             let span = info_span!("cluster_status", cluster = %name);
@@ -227,6 +241,11 @@ impl Queue {
             // Deleted (or turned Pull) meanwhile.
             return;
         };
+        if slot.in_flight != Some(generation) {
+            // A sync for a slot since deleted and created again: the new slot is not ours.
+            return;
+        }
+        slot.in_flight = None;
         let (worker, at) = match worker {
             Some(w) if slot.generation == generation => (w, Instant::now() + jittered(delay)),
             // Reconnect at once with the new target; or after a panic, after a period.
@@ -266,6 +285,7 @@ pub(crate) async fn run(
         pool: JoinSet::new(),
         running: HashMap::new(),
         limit,
+        next_generation: 0,
     };
     let mut relisted: Option<HashSet<String>> = None;
     loop {
@@ -547,8 +567,14 @@ impl ClusterWorker {
         }
 
         let stored = cluster.status.clone().unwrap_or_default();
-        let base = match &self.written {
-            Some(w) if w.over_version == cluster.metadata.resource_version => w.status.clone(),
+        // Once the store has caught up with the last write, that copy is dropped: with
+        // thousands of clusters it would double what their statuses hold in memory.
+        let base = match self.written.take() {
+            Some(w) if w.over_version == cluster.metadata.resource_version => {
+                let status = w.status.clone();
+                self.written = Some(w);
+                status
+            }
             _ => stored,
         };
         let desired = self.desired_status(&base, &observed, &cluster.spec.resource_models, now);

@@ -1,0 +1,370 @@
+//! Fleet-scale benchmark of the cluster controllers (issue 15): thousands of Push Clusters
+//! on one host, `flotilla controller-manager` as its own process so its CPU and memory can
+//! be read from /proc. Scenarios (`FLOTILLA_BENCH_FLEET`, comma-separated, default
+//! `1000,5000,unreachable:5000`):
+//! - `K`: K member-sims in one `flotilla member-sim --clusters K` process on loopback,
+//!   `FLOTILLA_BENCH_NODES` nodes each (default 3), joined with their tokens;
+//! - `unreachable:K`: K Clusters whose endpoints are unused loopback ports
+//!   (`https://127.0.x.y:1`, connection refused).
+//!
+//! For each it prints: the time until every Cluster has its status (Ready=True, or for the
+//! unreachable ones Ready=False) after the controller-manager starts; over a steady window
+//! (`FLOTILLA_BENCH_STEADY_SECS`, default 60) the controller-manager's CPU, its RSS and the
+//! writes per second the host receives (its `apiserver_request_total` counters; only the
+//! controller-manager writes then); for member-sims, the time until one member made
+//! unreachable is reported Ready=False (failure threshold 30 s, monitor grace 40 s); and
+//! the host's GET / create (ConfigMaps) and LIST (all Clusters) latencies, p50 and p99,
+//! with the controller-manager running and then stopped, in the same run.
+//!
+//! Targets (issue 15, at 5,000 Clusters): RSS <= 1 GiB, idle CPU <= 25 % of one core, GET and
+//! create p99 <= 2x without controllers, LIST of the Clusters <= 100 ms.
+//!
+//! Run: `cargo build --release --bin flotilla && FLOTILLA_BIN=$CARGO_TARGET_DIR/release/flotilla
+//! cargo bench -p flotilla-e2e --bench fleet` (FLOTILLA_BIN is what every process runs).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use flotilla_api::Cluster;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::{ListParams, PostParams};
+use support::{
+    Proc, join_member_sims, kube_client, percentile, ready_name_url, release_bin,
+    spawn_ready_lines, start_aggregated_apiserver, start_apiserver,
+};
+
+/// One scenario: how many Clusters, and whether member-sims back them.
+#[derive(Debug, Clone, Copy)]
+struct Scenario {
+    clusters: u32,
+    reachable: bool,
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let spec = std::env::var("FLOTILLA_BENCH_FLEET")
+        .unwrap_or_else(|_| "1000,5000,unreachable:5000".into());
+    spec.split(',')
+        .filter_map(|s| {
+            let s = s.trim();
+            let (reachable, n) = match s.strip_prefix("unreachable:") {
+                Some(n) => (false, n),
+                None => (true, s),
+            };
+            Some(Scenario {
+                clusters: n.parse().ok()?,
+                reachable,
+            })
+        })
+        .collect()
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The Ready condition's status, if any.
+fn ready_of(c: &Cluster) -> Option<String> {
+    c.status.as_ref().and_then(|s| {
+        s.conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .map(|c| c.status.clone())
+    })
+}
+
+/// p50 and p99 in milliseconds of `samples` (seconds).
+fn p50_p99(mut samples: Vec<f64>) -> (f64, f64) {
+    samples.sort_by(|a, b| a.total_cmp(b));
+    (
+        percentile(&samples, 0.5) * 1000.0,
+        percentile(&samples, 0.99) * 1000.0,
+    )
+}
+
+/// Latencies of kubectl-style requests against the host, one at a time.
+struct Latencies {
+    get: (f64, f64),
+    create: (f64, f64),
+    list: (f64, f64),
+}
+
+async fn measure(host: &kube::Client, tag: &str) -> Latencies {
+    let cms: Api<ConfigMap> = Api::namespaced(host.clone(), "default");
+    let cm = |name: String| -> ConfigMap {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name}, "data": {"k": "v"}
+        }))
+        .unwrap()
+    };
+    let base = format!("bench-{tag}");
+    let _ = cms.create(&PostParams::default(), &cm(base.clone())).await;
+    let mut get = Vec::new();
+    for _ in 0..400 {
+        let t = Instant::now();
+        cms.get(&base).await.unwrap();
+        get.push(t.elapsed().as_secs_f64());
+    }
+    let mut create = Vec::new();
+    for i in 0..200 {
+        let t = Instant::now();
+        cms.create(&PostParams::default(), &cm(format!("{base}-{i}")))
+            .await
+            .unwrap();
+        create.push(t.elapsed().as_secs_f64());
+    }
+    let clusters: Api<Cluster> = Api::all(host.clone());
+    let mut list = Vec::new();
+    for _ in 0..15 {
+        let t = Instant::now();
+        clusters.list(&ListParams::default()).await.unwrap();
+        list.push(t.elapsed().as_secs_f64());
+    }
+    Latencies {
+        get: p50_p99(get),
+        create: p50_p99(create),
+        list: p50_p99(list),
+    }
+}
+
+/// Mutating requests the host has answered so far (its request counters).
+async fn host_writes(host: &kube::Client) -> f64 {
+    let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
+    let text = host.request_text(request).await.unwrap_or_default();
+    text.lines()
+        .filter(|l| l.starts_with("apiserver_request_total{"))
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            ["create", "update", "patch", "delete"]
+                .iter()
+                .any(|v| l.contains(&format!("verb=\"{v}\"")))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Joins `count` Clusters whose endpoints are unused loopback ports.
+async fn join_unreachable(host: &kube::Client, count: u32) {
+    futures::stream::iter(0..count)
+        .map(|i| async move {
+            // 127.0.0.2 .. : any 127/8 address is loopback; nothing listens on port 1.
+            let (a, b) = (i / 250, i % 250 + 2);
+            let member = flotilla_membership::Member::new(
+                format!("u{i}"),
+                format!("https://127.0.{a}.{b}:1"),
+                flotilla_membership::MemberCredentials::token("unused", ""),
+            );
+            flotilla_membership::join(host, &member).await.unwrap();
+        })
+        .buffer_unordered(32)
+        .collect::<Vec<_>>()
+        .await;
+}
+
+async fn run(s: Scenario, nodes: u64, steady: Duration) {
+    let count = s.clusters as usize;
+    let kind = if s.reachable {
+        format!("member-sims ({nodes} nodes each)")
+    } else {
+        "unreachable loopback endpoints".to_string()
+    };
+    println!("\n== {count} Push Clusters backed by {kind}");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let host_dir = d.join("host");
+    let host_proc = start_apiserver(&host_dir);
+    let _agg = start_aggregated_apiserver(&host_dir, &d.join("aggregated"));
+    let host = kube_client(&host_proc.kubeconfig, None).await;
+    let clusters: Api<Cluster> = Api::all(host.clone());
+
+    let unreachable_file = d.join("unreachable");
+    let members_dir = d.join("members");
+    let started = Instant::now();
+    let mut sims: Option<Proc> = None;
+    if s.reachable {
+        let (proc, ready) = spawn_ready_lines(
+            &release_bin(),
+            &[
+                "member-sim",
+                "--clusters",
+                &count.to_string(),
+                "--name",
+                "m",
+                "--nodes",
+                &nodes.to_string(),
+                "--in-memory",
+                "--data-dir",
+                members_dir.to_str().unwrap(),
+                "--unreachable-file",
+                unreachable_file.to_str().unwrap(),
+            ],
+            &d.join("members.log"),
+            count,
+            Duration::from_secs(900),
+        );
+        let urls: Vec<(String, String)> = ready.iter().map(|l| ready_name_url(l)).collect();
+        let (_, rss, _) = flotilla_testenv::proc_usage(proc.0.id());
+        println!(
+            "member-sims: {count} started in {:.1} s, process RSS {} MiB",
+            started.elapsed().as_secs_f64(),
+            rss / 1024
+        );
+        let joined = Instant::now();
+        join_member_sims(&host, &members_dir, &urls, 32).await;
+        println!(
+            "joined {count} clusters in {:.1} s",
+            joined.elapsed().as_secs_f64()
+        );
+        sims = Some(proc);
+    } else {
+        let joined = Instant::now();
+        join_unreachable(&host, s.clusters).await;
+        println!(
+            "joined {count} clusters in {:.1} s",
+            joined.elapsed().as_secs_f64()
+        );
+    }
+
+    let metrics_port = free_port();
+    let cm_log = d.join("controller-manager.log");
+    let cm_started = Instant::now();
+    let cm = Proc(
+        Command::new(release_bin())
+            .args([
+                "controller-manager",
+                "--kubeconfig",
+                host_dir
+                    .join("controller-manager.kubeconfig")
+                    .to_str()
+                    .unwrap(),
+                "--leader-elect=false",
+                "--metrics-bind-address",
+                &format!("127.0.0.1:{metrics_port}"),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(std::fs::File::create(&cm_log).unwrap()))
+            .spawn()
+            .unwrap(),
+    );
+    let pid = cm.0.id();
+    let deadline = Instant::now() + Duration::from_secs(900);
+    let want = if s.reachable { "True" } else { "False" };
+    let mut peak_rss_during_start = 0;
+    loop {
+        let list = clusters.list(&ListParams::default()).await.unwrap();
+        let done = list
+            .items
+            .iter()
+            .filter(|c| ready_of(c).as_deref() == Some(want))
+            .count();
+        let (_, rss, _) = flotilla_testenv::proc_usage(pid);
+        peak_rss_during_start = peak_rss_during_start.max(rss);
+        if done == count {
+            println!(
+                "all {count} Ready={want} {:.1} s after the controller-manager started",
+                cm_started.elapsed().as_secs_f64()
+            );
+            break;
+        }
+        if Instant::now() > deadline {
+            println!(
+                "NOT all done: {done}/{count} Ready={want} after {:.0} s (log: {})",
+                cm_started.elapsed().as_secs_f64(),
+                cm_log.display()
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+
+    // Steady state: let the first round of back-offs and syncs settle, then a window.
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let (cpu0, _, _) = flotilla_testenv::proc_usage(pid);
+    let writes0 = host_writes(&host).await;
+    let w0 = Instant::now();
+    tokio::time::sleep(steady).await;
+    let (cpu1, rss, hwm) = flotilla_testenv::proc_usage(pid);
+    let writes1 = host_writes(&host).await;
+    let wall = w0.elapsed().as_secs_f64();
+    println!(
+        "controller-manager steady over {wall:.0} s: CPU {:.1}% of one core (target <= 25%), \
+         RSS {} MiB (peak {} MiB; target <= 1024), host writes {:.1}/s",
+        (cpu1 - cpu0) / wall * 100.0,
+        rss / 1024,
+        hwm.max(peak_rss_during_start) / 1024,
+        (writes1 - writes0) / wall
+    );
+
+    if s.reachable {
+        std::fs::write(&unreachable_file, "m1\n").unwrap();
+        let down = Instant::now();
+        let deadline = down + Duration::from_secs(180);
+        loop {
+            let c = clusters.get("m1").await.unwrap();
+            if ready_of(&c).as_deref() == Some("False") {
+                println!(
+                    "member m1 made unreachable: Ready=False after {:.1} s (failure threshold \
+                     30 s, monitor grace 40 s)",
+                    down.elapsed().as_secs_f64()
+                );
+                break;
+            }
+            if Instant::now() > deadline {
+                println!("member m1 made unreachable: still Ready after 180 s");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    let with = measure(&host, "with").await;
+    drop(cm);
+    let without = measure(&host, "without").await;
+    let row = |name: &str, w: (f64, f64), wo: (f64, f64)| {
+        println!(
+            "host {name:<6} p50/p99 ms: with controllers {:>7.2} / {:>7.2}, stopped {:>7.2} / \
+             {:>7.2} (p99 ratio {:.2})",
+            w.0,
+            w.1,
+            wo.0,
+            wo.1,
+            w.1 / wo.1
+        );
+    };
+    row("GET", with.get, without.get);
+    row("create", with.create, without.create);
+    row("LIST", with.list, without.list);
+    drop(sims);
+    drop(dir);
+}
+
+#[tokio::main]
+async fn main() {
+    let nodes = env_u64("FLOTILLA_BENCH_NODES", 3);
+    let steady = Duration::from_secs(env_u64("FLOTILLA_BENCH_STEADY_SECS", 60));
+    println!(
+        "cluster controllers at fleet scale; binary {}",
+        release_bin().display()
+    );
+    for s in scenarios() {
+        run(s, nodes, steady).await;
+    }
+}

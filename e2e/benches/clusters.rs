@@ -26,7 +26,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::PostParams;
 use support::{
-    Proc, join_member_sims, kube_client, percentile, ready_name_url, release_bin, spawn_ready_lines,
+    Proc, join_member_sims, kube_client, member_sims_args, percentile, ready_name_url, release_bin,
+    spawn_ready_lines,
 };
 
 fn env_or(name: &str, default: u32) -> u32 {
@@ -105,22 +106,9 @@ async fn main() {
     );
     let members_dir = d.join("members");
     let started = Instant::now();
-    let (members, urls) = spawn_ready(
-        &[
-            "member-sim",
-            "--clusters",
-            &count.to_string(),
-            "--name",
-            "m",
-            "--nodes",
-            &nodes.to_string(),
-            "--in-memory",
-            "--data-dir",
-            members_dir.to_str().unwrap(),
-        ],
-        &d.join("members.log"),
-        count as usize,
-    );
+    let args = member_sims_args(count, nodes, &members_dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (members, urls) = spawn_ready(&args, &d.join("members.log"), count as usize);
     let (_, sims_rss, _) = flotilla_testenv::proc_usage(members.0.id());
     println!(
         "member-sims: {count} started in {:.1} s, process RSS {} MiB",

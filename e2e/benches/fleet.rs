@@ -36,7 +36,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{ListParams, PostParams};
 use support::{
-    Proc, join_member_sims, kube_client, percentile, ready_name_url, release_bin,
+    Proc, join_member_sims, kube_client, member_sims_args, percentile, ready_name_url, release_bin,
     spawn_ready_lines, start_aggregated_apiserver, start_apiserver,
 };
 
@@ -152,14 +152,6 @@ async fn host_writes(host: &kube::Client) -> f64 {
         .sum()
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Joins `count` Clusters whose endpoints are unused loopback ports.
 async fn join_unreachable(host: &kube::Client, count: u32) {
     futures::stream::iter(0..count)
@@ -178,7 +170,7 @@ async fn join_unreachable(host: &kube::Client, count: u32) {
         .await;
 }
 
-async fn run(s: Scenario, nodes: u64, steady: Duration) {
+async fn run(s: Scenario, nodes: u32, steady: Duration) {
     let count = s.clusters as usize;
     let kind = if s.reachable {
         format!("member-sims ({nodes} nodes each)")
@@ -199,22 +191,13 @@ async fn run(s: Scenario, nodes: u64, steady: Duration) {
     let started = Instant::now();
     let mut sims: Option<Proc> = None;
     if s.reachable {
+        let mut args = member_sims_args(s.clusters, nodes, &members_dir);
+        args.push("--unreachable-file".into());
+        args.push(unreachable_file.display().to_string());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (proc, ready) = spawn_ready_lines(
             &release_bin(),
-            &[
-                "member-sim",
-                "--clusters",
-                &count.to_string(),
-                "--name",
-                "m",
-                "--nodes",
-                &nodes.to_string(),
-                "--in-memory",
-                "--data-dir",
-                members_dir.to_str().unwrap(),
-                "--unreachable-file",
-                unreachable_file.to_str().unwrap(),
-            ],
+            &args,
             &d.join("members.log"),
             count,
             Duration::from_secs(900),
@@ -242,7 +225,6 @@ async fn run(s: Scenario, nodes: u64, steady: Duration) {
         );
     }
 
-    let metrics_port = free_port();
     let cm_log = d.join("controller-manager.log");
     let cm_started = Instant::now();
     let cm = Proc(
@@ -255,8 +237,6 @@ async fn run(s: Scenario, nodes: u64, steady: Duration) {
                     .to_str()
                     .unwrap(),
                 "--leader-elect=false",
-                "--metrics-bind-address",
-                &format!("127.0.0.1:{metrics_port}"),
             ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -358,7 +338,7 @@ async fn run(s: Scenario, nodes: u64, steady: Duration) {
 
 #[tokio::main]
 async fn main() {
-    let nodes = env_u64("FLOTILLA_BENCH_NODES", 3);
+    let nodes = u32::try_from(env_u64("FLOTILLA_BENCH_NODES", 3)).unwrap();
     let steady = Duration::from_secs(env_u64("FLOTILLA_BENCH_STEADY_SECS", 60));
     println!(
         "cluster controllers at fleet scale; binary {}",

@@ -898,6 +898,23 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
+/// The arguments of `flotilla member-sim --clusters count` (`m1`..`m<count>`, `nodes` nodes
+/// each, in memory, files under `data_dir`) as scale benches run it.
+pub fn member_sims_args(count: u32, nodes: u32, data_dir: &Path) -> Vec<String> {
+    vec![
+        "member-sim".into(),
+        "--clusters".into(),
+        count.to_string(),
+        "--name".into(),
+        "m".into(),
+        "--nodes".into(),
+        nodes.to_string(),
+        "--in-memory".into(),
+        "--data-dir".into(),
+        data_dir.display().to_string(),
+    ]
+}
+
 /// Joins the member-sims of one `flotilla member-sim --clusters K --data-dir members_dir`
 /// process (`(name, url)` each) to `host`, `concurrency` at a time, with their bearer-token
 /// contexts (`NAME-flotilla`).

@@ -562,6 +562,12 @@ impl ClusterWorker {
         }
         let reconnected = observed != Observed::Unreachable && !self.reachable;
         self.reachable = observed != Observed::Unreachable;
+        if observed == Observed::Unreachable {
+            // A member that cannot be reached keeps no client (TLS configuration, connection
+            // pool, buffers: most of what a cluster costs here). The next probe builds one
+            // again; it re-reads the credentials while failing anyway.
+            self.connection = None;
+        }
         if observed == Observed::Healthy {
             self.refresh_member(reconnected).await;
         }

@@ -9,8 +9,12 @@ use kube::client::Body;
 
 use crate::readiness::Observed;
 
-/// How many discovery documents of one member are fetched at once.
-const DISCOVERY_CONCURRENCY: usize = 8;
+/// How many discovery documents of one member are fetched at once: one. Each document read
+/// at once needs its own connection, and the client keeps every connection it opened idle
+/// in its pool afterwards; at thousands of members, eight at once meant tens of thousands of
+/// sockets (and their TLS buffers) on both sides. The status pool already bounds how many
+/// members are synced together.
+const DISCOVERY_CONCURRENCY: usize = 1;
 
 async fn get_status(client: &kube::Client, path: &str) -> Result<StatusCode, kube::Error> {
     let request = http::Request::get(path)

@@ -5,7 +5,8 @@
 //! - `K`: K member-sims in one `flotilla member-sim --clusters K` process on loopback,
 //!   `FLOTILLA_BENCH_NODES` nodes each (default 3), joined with their tokens;
 //! - `unreachable:K`: K Clusters whose endpoints are unused loopback ports
-//!   (`https://127.0.x.y:1`, connection refused).
+//!   (`https://127.0.x.y:1`, connection refused), each with a token and a CA bundle as a
+//!   join stores them.
 //!
 //! For each it prints: the time until every Cluster has its status (Ready=True, or for the
 //! unreachable ones Ready=False) after the controller-manager starts; over a steady window
@@ -152,8 +153,9 @@ async fn host_writes(host: &kube::Client) -> f64 {
         .sum()
 }
 
-/// Joins `count` Clusters whose endpoints are unused loopback ports.
-async fn join_unreachable(host: &kube::Client, count: u32) {
+/// Joins `count` Clusters whose endpoints are unused loopback ports, with a CA bundle as
+/// every join stores one (`ca_pem`: any CA will do, nothing ever answers).
+async fn join_unreachable(host: &kube::Client, count: u32, ca_pem: &str) {
     futures::stream::iter(0..count)
         .map(|i| async move {
             // 127.0.0.2 .. : any 127/8 address is loopback; nothing listens on port 1.
@@ -161,7 +163,7 @@ async fn join_unreachable(host: &kube::Client, count: u32) {
             let member = flotilla_membership::Member::new(
                 format!("u{i}"),
                 format!("https://127.0.{a}.{b}:1"),
-                flotilla_membership::MemberCredentials::token("unused", ""),
+                flotilla_membership::MemberCredentials::token("unused", ca_pem),
             );
             flotilla_membership::join(host, &member).await.unwrap();
         })
@@ -218,7 +220,8 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
         sims = Some(proc);
     } else {
         let joined = Instant::now();
-        join_unreachable(&host, s.clusters).await;
+        let ca = std::fs::read_to_string(host_dir.join("pki").join("ca.crt")).unwrap();
+        join_unreachable(&host, s.clusters, &ca).await;
         println!(
             "joined {count} clusters in {:.1} s",
             joined.elapsed().as_secs_f64()

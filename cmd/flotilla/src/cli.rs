@@ -307,7 +307,7 @@ fn failure_files(args: &MemberSimArgs) -> flotilla_membersim::FailureFiles {
 }
 
 /// Waits for SIGINT/SIGTERM, meanwhile following the failure files given (if any).
-async fn until_shutdown(
+pub(crate) async fn until_shutdown(
     files: flotilla_membersim::FailureFiles,
     members: &[&flotilla_membersim::RunningMember],
 ) {

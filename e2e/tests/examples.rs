@@ -81,31 +81,35 @@ fn check_divided_dynamic_weight(c: &Clusters) {
     wait_gone(c, "web-dynamic");
 }
 
-fn check_divided_aggregated(c: &Clusters) {
-    apply(c, "divided-aggregated.yaml");
-    c.wait_replicas("default", "web-aggregated", "all 6 in member1", |r| {
-        *r == BTreeMap::from([("member1".to_string(), 6)])
+/// Applies `file`, waits until Deployment `name` has exactly `want` replicas per member,
+/// deletes it and waits until it is gone from every member.
+fn check_exact_split(c: &Clusters, file: &str, name: &str, want: &[(&str, i64)]) {
+    apply(c, file);
+    let want: BTreeMap<String, i64> = want.iter().map(|(m, n)| (m.to_string(), *n)).collect();
+    c.wait_replicas("default", name, &format!("{name} split {want:?}"), |r| {
+        *r == want
     });
-    delete(c, "divided-aggregated.yaml");
-    wait_gone(c, "web-aggregated");
+    delete(c, file);
+    wait_gone(c, name);
+}
+
+fn check_divided_aggregated(c: &Clusters) {
+    check_exact_split(
+        c,
+        "divided-aggregated.yaml",
+        "web-aggregated",
+        &[("member1", 6)],
+    );
 }
 
 fn check_duplicated(c: &Clusters) {
-    apply(c, "duplicated.yaml");
-    c.wait_replicas("default", "web-duplicated", "2 in every member", |r| {
-        r.len() == 3 && r.values().all(|n| *n == 2)
-    });
-    delete(c, "duplicated.yaml");
-    wait_gone(c, "web-duplicated");
+    let each = [("member1", 2), ("member2", 2), ("member3", 2)];
+    check_exact_split(c, "duplicated.yaml", "web-duplicated", &each);
 }
 
 fn check_static_weights(c: &Clusters) {
-    apply(c, "static-weights.yaml");
-    c.wait_replicas("default", "web-static", "2 in member1, 4 in member2", |r| {
-        *r == BTreeMap::from([("member1".to_string(), 2), ("member2".to_string(), 4)])
-    });
-    delete(c, "static-weights.yaml");
-    wait_gone(c, "web-static");
+    let split = [("member1", 2), ("member2", 4)];
+    check_exact_split(c, "static-weights.yaml", "web-static", &split);
 }
 
 fn check_spread_by_region(c: &Clusters) {

@@ -23,8 +23,9 @@ mod members;
 mod support;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
-use members::{Clusters, WAIT, start_default_local_up, total};
+use members::{Clusters, WAIT, total, up_and_ready};
 use support::{
     Streaming, create_member_secret, deployment_yaml, dynamic_policy_yaml, eventually,
     push_cluster_yaml, start_member_sim_with,
@@ -43,23 +44,39 @@ fn clusters_cell(c: &Clusters, args: &[&str], name: &str) -> Result<String, Stri
         .ok_or_else(|| out.stdout.clone())
 }
 
+/// A PropagationPolicy `ns/name` for Deployment `name` with `placement` (flow-style YAML).
+fn policy_yaml(ns: &str, name: &str, placement: &str) -> String {
+    format!(
+        "apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: {name}}}]
+  placement: {placement}
+"
+    )
+}
+
+/// `kubectl apply -f` of a Deployment and its policy in one file.
+fn apply_workload(c: &Clusters, dir: &Path, deployment: String, policy: String) {
+    let out = c
+        .host
+        .apply_file(dir, "workload", &format!("{deployment}---\n{policy}"));
+    assert!(out.status.success(), "{}", out.stderr);
+}
+
 #[test]
 fn journey_1_apply_and_watch_it_spread_by_capacity_while_a_member_fails() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("flotilla");
-    let up = start_default_local_up(&data);
-    let c = Clusters::new(&data, &up.kubeconfig, &dir.path().join("cache"));
-    c.wait_all_ready();
+    let (_up, c) = up_and_ready(dir.path());
     c.host.ok(&["create", "namespace", "shop"]);
     let mut watch = Streaming::spawn(c.host.command(&["get", "deploy", "-n", "shop", "-w"]));
-
-    let manifest = format!(
-        "{}---\n{}",
+    apply_workload(
+        &c,
+        dir.path(),
         deployment_yaml("shop", "web", 12, "500m", "nginx:1.25"),
-        dynamic_policy_yaml("shop", "web")
+        dynamic_policy_yaml("shop", "web"),
     );
-    let out = c.host.apply_file(dir.path(), "web", &manifest);
-    assert!(out.status.success(), "{}", out.stderr);
     watch.wait_for_line(WAIT, "web READY 12/12", |l| {
         l.split_whitespace().take(2).eq(["web", "12/12"])
     });
@@ -113,34 +130,18 @@ fn journey_1_apply_and_watch_it_spread_by_capacity_while_a_member_fails() {
 #[test]
 fn journey_2_get_deploy_and_pods_merged_across_members_while_one_is_down() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("flotilla");
-    let up = start_default_local_up(&data);
-    let c = Clusters::new(&data, &up.kubeconfig, &dir.path().join("cache"));
-    c.wait_all_ready();
+    let (_up, c) = up_and_ready(dir.path());
     c.host.ok(&["create", "namespace", "shop"]);
-    let manifest = format!(
-        "{}---\n{}",
+    apply_workload(
+        &c,
+        dir.path(),
         deployment_yaml("shop", "web", 6, "100m", "nginx:1.25"),
-        r#"apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: web, namespace: shop}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
-  placement:
-    replicaScheduling:
-      replicaSchedulingType: Divided
-      replicaDivisionPreference: Weighted
-      weightPreference:
-        staticWeightList:
-        - targetCluster: {clusterNames: [member1, member2, member3]}
-          weight: 1
-"#
-    );
-    assert!(
-        c.host
-            .apply_file(dir.path(), "web", &manifest)
-            .status
-            .success()
+        policy_yaml(
+            "shop",
+            "web",
+            "{replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted, \
+             weightPreference: {staticWeightList: [{targetCluster: {clusterNames: [member1, member2, member3]}, weight: 1}]}}}",
+        ),
     );
 
     // One row for the Deployment across the three members, READY summed.
@@ -211,10 +212,7 @@ spec:
 #[test]
 fn journey_3_operators_join_label_taint_proxy_and_unjoin_a_cluster_that_failed() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("flotilla");
-    let up = start_default_local_up(&data);
-    let c = Clusters::new(&data, &up.kubeconfig, &dir.path().join("cache"));
-    c.wait_all_ready();
+    let (_up, c) = up_and_ready(dir.path());
 
     // Join: a cluster of its own (another process), registered as Karmada's docs do it by
     // hand, a Secret with its token and CA, and a Push Cluster.
@@ -264,23 +262,15 @@ fn journey_3_operators_join_label_taint_proxy_and_unjoin_a_cluster_that_failed()
         r#"{"spec":{"taints":[{"key":"maintenance","value":"planned","effect":"NoSchedule"}]}}"#,
     ]);
     c.host.ok(&["create", "namespace", "ops"]);
-    let manifest = format!(
-        "{}---\n{}",
+    apply_workload(
+        &c,
+        dir.path(),
         deployment_yaml("ops", "agent", 1, "100m", "busybox:1.36"),
-        r#"apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: agent, namespace: ops}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: agent}]
-  placement:
-    replicaScheduling: {replicaSchedulingType: Duplicated}
-"#
-    );
-    assert!(
-        c.host
-            .apply_file(dir.path(), "agent", &manifest)
-            .status
-            .success()
+        policy_yaml(
+            "ops",
+            "agent",
+            "{replicaScheduling: {replicaSchedulingType: Duplicated}}",
+        ),
     );
     let placed = eventually(WAIT, "agent scheduled", || {
         let b = c.binding_clusters("ops", "agent-deployment");

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::support::{ApiserverProcess, Kubectl, eventually, kubectl_binary, start_local_up};
+use crate::support::{
+    ApiserverProcess, FAST_FAILURE, Kubectl, eventually, kubectl_binary, start_local_up,
+};
 
 /// local-up's default members.
 pub const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
@@ -19,24 +21,21 @@ pub const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
 /// How long a propagation or a failover may take in these tests.
 pub const WAIT: Duration = Duration::from_secs(120);
 
-/// Flags that make a failed member count as failed within seconds instead of local-up's
-/// defaults (30 s), so a failover fits in a test.
-pub const FAST_FAILURE: &[&str] = &[
-    "--cluster-status-update-frequency",
-    "500ms",
-    "--cluster-failure-threshold",
-    "2s",
-    "--cluster-success-threshold",
-    "2s",
-    "--cluster-probe-timeout",
-    "1s",
-];
-
 /// `flotilla local-up` with its three default members and [`FAST_FAILURE`], in `data`.
 pub fn start_default_local_up(data: &Path) -> ApiserverProcess {
     let mut args = vec!["--members", "3"];
     args.extend_from_slice(FAST_FAILURE);
     start_local_up(data, &args)
+}
+
+/// [`start_default_local_up`] in `dir/flotilla` with kubectls for it (caches in
+/// `dir/cache`), once every member is Ready.
+pub fn up_and_ready(dir: &Path) -> (ApiserverProcess, Clusters) {
+    let data = dir.join("flotilla");
+    let up = start_default_local_up(&data);
+    let c = Clusters::new(&data, &up.kubeconfig, &dir.join("cache"));
+    c.wait_all_ready();
+    (up, c)
 }
 
 /// A kubectl for the host and one for each default member.
@@ -152,19 +151,7 @@ impl Clusters {
     /// The clusters in the host's ResourceBinding `ns/name` (`spec.clusters`), with replicas.
     pub fn binding_clusters(&self, ns: &str, name: &str) -> BTreeMap<String, i64> {
         let rb = self.host.get_json(&["rb", "-n", ns, name]);
-        rb["spec"]["clusters"]
-            .as_array()
-            .map(|cs| {
-                cs.iter()
-                    .map(|c| {
-                        (
-                            c["name"].as_str().unwrap().to_string(),
-                            c["replicas"].as_i64().unwrap_or(0),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        crate::support::binding_targets(&rb).into_iter().collect()
     }
 }
 

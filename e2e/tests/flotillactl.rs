@@ -747,17 +747,34 @@ fn member_kubectl(data: &Path, name: &str, dir: &Path) -> Kubectl {
     )
 }
 
+/// Condition `type_` of `obj`'s status (null when absent).
+fn condition(obj: &Value, type_: &str) -> Value {
+    obj["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// `flotilla local-up` with member1 and member2 in `dir`, once both are Ready: the process,
+/// kubectl on the host, and the data directory (where the members' kubeconfigs are).
+fn local_up_with_two_members(dir: &Path) -> (ApiserverProcess, Kubectl, PathBuf) {
+    let data = dir.join("host");
+    let host = start_local_up(&data, &["--members", "2"]);
+    let k = kubectl(&host, dir);
+    wait_clusters_served(&k);
+    wait_members_ready(&k, &["member1", "member2"]);
+    (host, k, data)
+}
+
 /// Waits until every local-up member reports Ready.
 fn wait_members_ready(k: &Kubectl, members: &[&str]) {
     for m in members {
         eventually(Duration::from_secs(60), &format!("{m} Ready"), || {
             let c = k.try_get(&["cluster", m])?.ok_or("no Cluster")?;
-            let ready = c["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == "Ready" && c["status"] == "True");
-            if ready {
+            if condition(&c, "Ready")["status"] == "True" {
                 Ok(())
             } else {
                 Err(c["status"].to_string())
@@ -836,13 +853,7 @@ fn wait_applied(k: &Kubectl, name: &str, cluster: &str) -> Value {
                 .find(|w| w["spec"]["workload"]["manifests"][0]["metadata"]["name"] == name)
                 .cloned()
                 .ok_or_else(|| format!("no Work for {name}; binding {}", rb["status"]))?;
-            let applied = work["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|c| c["type"] == "Applied")
-                .cloned()
-                .unwrap_or(Value::Null);
+            let applied = condition(&work, "Applied");
             if applied["status"] == "True" {
                 Ok(work)
             } else {
@@ -855,11 +866,7 @@ fn wait_applied(k: &Kubectl, name: &str, cluster: &str) -> Value {
 #[test]
 fn promote_adopts_a_member_deployment_without_recreating_it() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("host");
-    let host = start_local_up(&data, &["--members", "2"]);
-    let k = kubectl(&host, dir.path());
-    wait_clusters_served(&k);
-    wait_members_ready(&k, &["member1", "member2"]);
+    let (host, k, data) = local_up_with_two_members(dir.path());
     let hk = host.kubeconfig.clone();
     let m1 = member_kubectl(&data, "member1", dir.path());
     let m2 = member_kubectl(&data, "member2", dir.path());
@@ -1005,29 +1012,23 @@ spec:
     );
     assert_eq!(member_pods(&m2, "api"), api_pods);
     // A policy that does not select the object is refused.
+    let other = [
+        "promote",
+        "deploy/other",
+        "-C",
+        "member2",
+        "--policy",
+        "api-policy",
+    ];
     ctl_fails(
         &hk,
-        &[
-            "promote",
-            "deploy/other",
-            "-C",
-            "member2",
-            "--policy",
-            "api-policy",
-        ],
+        &other,
         &["deployment.apps/other not found in namespace default of cluster member2"],
     );
     member_deployment(&m2, dir.path(), "other", 1);
     ctl_fails(
         &hk,
-        &[
-            "promote",
-            "deploy/other",
-            "-C",
-            "member2",
-            "--policy",
-            "api-policy",
-        ],
+        &other,
         &["propagationpolicy.policy.karmada.io/api-policy does not select deployment.apps/other"],
     );
 
@@ -1102,11 +1103,7 @@ fn expected_top_row(cluster: &Value) -> Vec<String> {
 #[test]
 fn top_clusters_shows_each_members_capacity_from_cluster_status() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("host");
-    let host = start_local_up(&data, &["--members", "2"]);
-    let k = kubectl(&host, dir.path());
-    wait_clusters_served(&k);
-    wait_members_ready(&k, &["member1", "member2"]);
+    let (host, k, data) = local_up_with_two_members(dir.path());
     let hk = host.kubeconfig.clone();
     // Requests on member1 only, so the two rows differ.
     let m1 = member_kubectl(&data, "member1", dir.path());

@@ -231,10 +231,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Unjoin(args) => unjoin(cli.kubeconfig, cli.context, args).await,
         Command::Reschedule(args) => reschedule(cli.kubeconfig, cli.context, args).await,
         Command::Promote(args) => {
-            crate::promote::promote(host_client(cli.kubeconfig, cli.context).await?, args).await
+            crate::promote::promote(host_client(cli.kubeconfig, cli.context), args).await
         }
         Command::Top(command) => {
-            crate::top::top(host_client(cli.kubeconfig, cli.context).await?, command).await
+            crate::top::top(host_client(cli.kubeconfig, cli.context), command).await
         }
     }
 }

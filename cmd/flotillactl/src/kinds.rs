@@ -36,6 +36,17 @@ pub(crate) fn alias(typed: &str) -> (String, bool) {
     (singular.to_string(), cluster_scoped)
 }
 
+/// The host's Clusters (`cluster.karmada.io/v1alpha1`).
+pub(crate) fn clusters(host: &kube::Client) -> kube::Api<kube::api::DynamicObject> {
+    kube::Api::all_with(
+        host.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster"),
+            "clusters",
+        ),
+    )
+}
+
 /// A served resource: its group/version/kind/plural and whether it is namespaced.
 #[derive(Clone, Debug)]
 pub(crate) struct Resolved {

@@ -244,7 +244,11 @@ async fn read_from_member(
     })
 }
 
-pub(crate) async fn promote(host: kube::Client, args: PromoteArgs) -> anyhow::Result<()> {
+/// Runs `promote`; `host` connects to the host, awaited once the command line has been checked.
+pub(crate) async fn promote(
+    host: impl Future<Output = anyhow::Result<kube::Client>>,
+    args: PromoteArgs,
+) -> anyhow::Result<()> {
     let (typed, name) = type_and_name(&args.resource, args.name.as_deref())?;
     let cluster = args.cluster.as_str();
     flotilla_membership::validate_cluster_name(cluster)?;
@@ -252,6 +256,7 @@ pub(crate) async fn promote(host: kube::Client, args: PromoteArgs) -> anyhow::Re
         flotilla_apimachinery::names::is_dns1123_subdomain(p)
             .map_err(|e| anyhow!("invalid policy name {p:?}: {e}"))?;
     }
+    let host = host.await?;
     let resolved = kinds::resolve(&host, &typed).await?;
     let namespace = resolved.namespaced.then_some(args.namespace.as_str());
     if let Some(ns) = namespace {
@@ -260,13 +265,7 @@ pub(crate) async fn promote(host: kube::Client, args: PromoteArgs) -> anyhow::Re
     }
     let shown = format!("{}/{name}", resolved.type_name());
 
-    let clusters: Api<DynamicObject> = Api::all_with(
-        host.clone(),
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster"),
-            "clusters",
-        ),
-    );
+    let clusters = kinds::clusters(&host);
     if clusters
         .get_opt(cluster)
         .await

@@ -12,8 +12,7 @@ use clap::{Args, Subcommand};
 use flotilla_core::quantity::Round;
 use flotilla_core::{ResourceName, Resources};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kube::api::{Api, DynamicObject, ListParams};
-use kube::core::{ApiResource, GroupVersionKind};
+use kube::api::ListParams;
 use serde_json::Value;
 
 #[derive(Subcommand, Debug)]
@@ -181,18 +180,17 @@ fn render(rows: &[Vec<String>]) -> String {
     out
 }
 
-pub(crate) async fn top(host: kube::Client, command: TopCommand) -> anyhow::Result<()> {
+/// Runs `top`; `host` connects to the host, awaited once the command line has been checked.
+pub(crate) async fn top(
+    host: impl Future<Output = anyhow::Result<kube::Client>>,
+    command: TopCommand,
+) -> anyhow::Result<()> {
     let TopCommand::Clusters(args) = command;
     for name in &args.names {
         flotilla_membership::validate_cluster_name(name)?;
     }
-    let api: Api<DynamicObject> = Api::all_with(
-        host,
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster"),
-            "clusters",
-        ),
-    );
+    let host = host.await?;
+    let api = crate::kinds::clusters(&host);
     let mut params = ListParams::default();
     if let Some(selector) = &args.selector {
         params = params.labels(selector);

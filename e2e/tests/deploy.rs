@@ -11,7 +11,10 @@
 //!   (`flotilla_rbac::component_roles`) and no more, each ServiceAccount has one binding;
 //! - the APIServices match the ones `flotilla aggregated-apiserver` registers itself;
 //! - every container's arguments parse as `flotilla` flags, and the controllers elect leaders;
-//! - `crds/kustomization.yaml` lists every CRD in `crds/`.
+//! - `crds/kustomization.yaml` lists every CRD in `crds/`;
+//! - the serving-certificate step of `deploy/README.md` runs as written (openssl, then kubectl
+//!   with a server dry run): the certificate chains to its CA and names the Service, the Secret
+//!   and the APIService patches are accepted.
 
 // The steps are test code: a panic is how they report a failed step.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -25,6 +28,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 use support::{
     COMMAND_TIMEOUT, Kubectl, flotilla_bin, kubectl_binary, run_bounded, start_local_up,
+    write_script,
 };
 
 fn repo() -> PathBuf {
@@ -406,4 +410,108 @@ fn deploy_renders_dry_runs_and_holds_together() {
             );
         }
     }
+}
+
+/// The shell block of step `step` ("3. ...") of deploy/README.md's numbered steps.
+fn readme_step_block(readme: &str, step: &str) -> String {
+    let start = readme
+        .find(&format!("\n{step}. "))
+        .unwrap_or_else(|| panic!("deploy/README.md has no step {step}"));
+    let rest = &readme[start..];
+    let open = rest.find("```sh\n").expect("a ```sh block") + "```sh\n".len();
+    let close = rest[open..].find("```").expect("the block's end");
+    rest[open..open + close]
+        .lines()
+        .map(|l| l.strip_prefix("   ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_readmes_serving_certificate_step_works_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let host = start_local_up(&tmp.path().join("host"), &[]);
+    let k = Kubectl::new(
+        kubectl_binary("kubectl"),
+        &host.kubeconfig,
+        &tmp.path().join("cache"),
+    );
+    k.ok(&["create", "namespace", "karmada-system"]);
+    // `kubectl` in the step is this host's, every write a server dry run.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    write_script(
+        &bin.join("kubectl"),
+        &format!(
+            "#!/bin/sh\nexec {} --kubeconfig {} --cache-dir {} \"$@\" --dry-run=server\n",
+            k.bin.display(),
+            host.kubeconfig.display(),
+            k.cache_dir.display()
+        ),
+    );
+    let readme = std::fs::read_to_string(repo().join("deploy/README.md")).unwrap();
+    let block = readme_step_block(&readme, "3");
+    let work = tmp.path().join("step3");
+    std::fs::create_dir_all(&work).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut cmd = Command::new("bash");
+    cmd.args(["-euo", "pipefail", "-c", &block])
+        .current_dir(&work)
+        .env("PATH", path)
+        .stdin(Stdio::null());
+    let out = run_bounded(&mut cmd, COMMAND_TIMEOUT, "deploy/README.md step 3");
+    assert!(
+        out.status.success(),
+        "step 3 failed:\n{block}\n--- stdout\n{}\n--- stderr\n{}",
+        out.stdout,
+        out.stderr
+    );
+    for line in [
+        "secret/flotilla-aggregated-serving created (server dry run)",
+        // kubectl patch does not mark its dry runs; the caBundle check below does.
+        "apiservice.apiregistration.k8s.io/v1alpha1.cluster.karmada.io patched",
+        "apiservice.apiregistration.k8s.io/v1alpha1.search.karmada.io patched",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+    // The certificate is one the host's aggregator would accept for the Service.
+    let openssl = |args: &[&str]| {
+        let mut cmd = Command::new("openssl");
+        cmd.args(args).current_dir(&work).stdin(Stdio::null());
+        let out = run_bounded(&mut cmd, COMMAND_TIMEOUT, "openssl");
+        assert!(out.status.success(), "openssl {args:?}: {}", out.stderr);
+        out.stdout
+    };
+    assert!(openssl(&["verify", "-CAfile", "ca.crt", "serving.crt"]).contains("serving.crt: OK"));
+    let sans = openssl(&[
+        "x509",
+        "-in",
+        "serving.crt",
+        "-noout",
+        "-ext",
+        "subjectAltName",
+    ]);
+    assert!(
+        sans.contains("DNS:karmada-aggregated-apiserver.karmada-system.svc"),
+        "{sans}"
+    );
+    // Dry runs only: nothing was stored, the host's own registration is untouched.
+    assert!(
+        k.try_get(&[
+            "secret",
+            "-n",
+            "karmada-system",
+            "flotilla-aggregated-serving"
+        ])
+        .unwrap()
+        .is_none()
+    );
+    let ca = std::fs::read_to_string(work.join("ca.crt")).unwrap();
+    let registered = k.get_json(&["apiservice", "v1alpha1.cluster.karmada.io"]);
+    let bundle = registered["spec"]["caBundle"].as_str().unwrap();
+    assert!(!bundle.is_empty());
+    assert_ne!(
+        bundle,
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &ca)
+    );
 }

@@ -12,7 +12,8 @@
 //!   namespace (needs the cluster controller running in local-up);
 //! - promote adopts a Deployment created directly in a member (with a new policy, and with a
 //!   given policy whose conflictResolution is Abort): binding and Work Applied, the member's
-//!   Deployment and pods keep their uids, the host shows it; bad input changes nothing;
+//!   Deployment and pods keep their uids, the host shows it; a ClusterRole gets a
+//!   ClusterPropagationPolicy; bad input changes nothing;
 //! - top clusters prints each member's figures as its Cluster status has them.
 
 // The steps are test code: a panic is how they report a failed step.
@@ -1032,6 +1033,54 @@ spec:
         &["propagationpolicy.policy.karmada.io/api-policy does not select deployment.apps/other"],
     );
 
+    // A cluster-scoped object gets a ClusterPropagationPolicy.
+    m1.ok(&[
+        "create",
+        "clusterrole",
+        "reader",
+        "--verb=get",
+        "--resource=pods",
+    ]);
+    let reader_uid = m1.get_json(&["clusterrole", "reader"])["metadata"]["uid"].clone();
+    let out = ctl_ok(&hk, &["promote", "clusterrole", "reader", "-C", "member1"]);
+    assert_eq!(
+        out,
+        "clusterpropagationpolicy.policy.karmada.io/reader-clusterrole created\n\
+         clusterrole.rbac.authorization.k8s.io/reader promoted from cluster member1\n"
+    );
+    eventually(Duration::from_secs(60), "reader's Work is Applied", || {
+        let works = k.get_json(&["works", "-n", "karmada-es-member1"]);
+        let applied = works["items"].as_array().unwrap().iter().any(|w| {
+            w["spec"]["workload"]["manifests"][0]["kind"] == "ClusterRole"
+                && condition(w, "Applied")["status"] == "True"
+        });
+        if applied {
+            Ok(())
+        } else {
+            Err(works.to_string())
+        }
+    });
+    assert_eq!(
+        m1.get_json(&["clusterrole", "reader"])["metadata"]["uid"],
+        reader_uid
+    );
+
+    // A namespace the host does not have: named, nothing written.
+    m1.ok(&["create", "namespace", "team"]);
+    m1.ok(&[
+        "create",
+        "configmap",
+        "settings",
+        "-n",
+        "team",
+        "--from-literal=a=b",
+    ]);
+    ctl_fails(
+        &hk,
+        &["promote", "cm/settings", "-n", "team", "-C", "member1"],
+        &["namespace team does not exist on the host: create it there first"],
+    );
+
     // A template of that name on the host already: promote is for member-only objects.
     // (`create`: apply would read the merged view, which has the member's copy.)
     let tpl = dir.path().join("tpl.yaml");
@@ -1051,6 +1100,13 @@ spec:
         [
             "propagationpolicy.policy.karmada.io/api-policy",
             "propagationpolicy.policy.karmada.io/web-deployment"
+        ]
+    );
+    assert_eq!(
+        names(&k, &["resourcebindings", "-A"]),
+        [
+            "resourcebinding.work.karmada.io/api-deployment",
+            "resourcebinding.work.karmada.io/web-deployment"
         ]
     );
 }

@@ -71,9 +71,9 @@ pub struct AggregatedOptions {
     pub request_header_ca_pem: String,
     /// CNs allowed as front proxy (empty: any certificate of that CA).
     pub front_proxy_names: Vec<String>,
-    /// A serving certificate and key (PEM) to use instead of generating one. The certificate
-    /// file holds its chain, leaf first, ending with the self-signed CA that becomes the
-    /// APIService's caBundle ([`flotilla_pki::chain_root_pem`]).
+    /// A serving certificate and key (PEM) to use instead of generating one. When the
+    /// certificate file holds its chain up to a self-signed CA, that CA is the APIService's
+    /// caBundle ([`flotilla_pki::chain_root_pem`]).
     pub serving: Option<(String, String)>,
     pub watch_history: usize,
     /// Merged reads (`search.karmada.io` `proxying/karmada/proxy`); `None` serves none.
@@ -137,7 +137,8 @@ impl AggregatedOptions {
 /// A running aggregated API server.
 pub struct RunningAggregated {
     pub addr: SocketAddr,
-    /// The CA of its serving certificate (the APIService's caBundle).
+    /// The CA of its serving certificate (the APIService's caBundle); empty when a given
+    /// certificate file does not end with its self-signed root.
     pub ca_pem: String,
     pub server: Arc<ApiServer>,
     /// Whether merged reads are served (then `v1alpha1.search.karmada.io` is registered).
@@ -185,7 +186,9 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
         Some((cert_pem, key_pem)) => Serving {
             cert_pem: cert_pem.clone(),
             key_pem: key_pem.clone(),
-            ca_pem: flotilla_pki::chain_root_pem(cert_pem)?,
+            // Unknown when the file holds no root: whoever registers the APIServices
+            // (deploy/ manifests with --no-register) gives the caBundle.
+            ca_pem: flotilla_pki::chain_root_pem(cert_pem).unwrap_or_default(),
         },
         None => {
             let pki = flotilla_pki::ensure_server_pki(&opts.data_dir, &[])?;

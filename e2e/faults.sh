@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The fault and load suite (e2e/tests/faults.rs): each fault strikes while several clients
-# write Deployments and their PropagationPolicies (kube-rs server-side applies and scales,
-# kubectl apply and scale) with the whole pipeline running as separate processes; afterwards
-# every acknowledged write must be on the host and every template converged in its members.
+# The fault and load suite (e2e/tests/faults.rs, and the leader kills of
+# e2e/tests/replicas.rs): each fault strikes while several clients write Deployments and
+# their PropagationPolicies (kube-rs server-side applies and scales, kubectl apply and scale)
+# with the whole pipeline running as separate processes; afterwards every acknowledged write
+# must be on the host and every template converged in its members.
 # Prints the fault table: fault | load during it | writes acknowledged | writes found after |
 # time to converge, and the figures of 200 concurrent clients.
 #
@@ -19,7 +20,7 @@ long=0
 for arg in "$@"; do
   case "$arg" in
     --long) long=1 ;;
-    -h|--help) sed -n "2,14p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n "2,15p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,6 +47,8 @@ fi
 # One fault at a time: the timings are the suite's output.
 status=0
 cargo test --release --locked -p flotilla-e2e --test faults -- "${test_args[@]}" || status=$?
+# Leader kills of the controller-manager and the scheduler (two replicas each).
+cargo test --release --locked -p flotilla-e2e --test replicas -- "${test_args[@]}" || status=$?
 
 echo
 echo "| fault | load during it | writes acknowledged | writes found after | time to converge |"

@@ -12,6 +12,8 @@
 //! - a line ending in `  # fails: TEXT` must exit non-zero with TEXT in its output;
 //! - any other line must exit 0 the first time.
 //!
+//! It runs twice: on the default embedded storage, and unchanged on `--storage etcd`.
+//!
 //! Needs the binary: `cargo build --bin flotilla` (or `FLOTILLA_BIN`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -135,6 +137,22 @@ fn the_parser_reads_checks_and_continuations() {
 
 #[test]
 fn the_readme_walk_through_runs_as_written() {
+    walk_through(&[]);
+}
+
+/// The same walk-through, unchanged, on `local-up --storage etcd` (a real etcd on a loopback
+/// port; the test command installs `etcd`).
+#[test]
+fn the_readme_walk_through_runs_unchanged_on_etcd() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let etcd = runtime.block_on(flotilla_etcd::testing::EtcdCluster::start(1));
+    let servers = etcd.servers_flag();
+    walk_through(&["--storage", "etcd", "--etcd-servers", &servers]);
+    drop(etcd);
+}
+
+/// Runs every walk-through step against a `local-up` started with `extra` flags.
+fn walk_through(extra: &[&str]) {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
             .unwrap();
@@ -161,7 +179,9 @@ fn the_readme_walk_through_runs_as_written() {
         work.join("examples"),
     )
     .unwrap();
-    let up = start_local_up(&work.join(".flotilla"), &["--members", "3"]);
+    let mut args = vec!["--members", "3"];
+    args.extend_from_slice(extra);
+    let up = start_local_up(&work.join(".flotilla"), &args);
     for step in &steps {
         let where_ = format!("README.md:{}: `{}`", step.line, step.command);
         eprintln!("{where_}");

@@ -388,6 +388,12 @@ fn taints_and_tolerations() {
     let mut r = Run::new(&p, 1);
     r.previous = &prev;
     assert_eq!(r.split(&c), pairs(&[("m1", 1), ("m2", 1), ("m3", 1)]));
+    // Kept, but given nothing more: a scale-up by capacity goes to the untainted clusters.
+    let dynamic_placement = dynamic();
+    let prev = targets(&[("m1", 2), ("m2", 2), ("m3", 2)]);
+    let mut r = Run::new(&dynamic_placement, 9);
+    r.previous = &prev;
+    assert_eq!(r.split(&c), pairs(&[("m1", 2), ("m2", 2), ("m3", 5)]));
     type Case = (Vec<Toleration>, Vec<(&'static str, i32)>);
     let cases: Vec<Case> = vec![
         (

@@ -340,24 +340,18 @@ async fn compact_periodically(client: Client, feed: Feed, interval: Duration) {
     }
 }
 
-/// How many revision calls to etcd may be in flight at once.
-const REVISION_CALLS: usize = 4;
-
-/// Answers "what is etcd's revision now" for consistent reads. One linearizable call serves
-/// every read that arrived before it started; a read arriving while calls are in flight starts
-/// another (up to [`REVISION_CALLS`] at once) rather than waiting for them to end, so under
-/// load a read waits about one round trip to etcd, not two.
+/// Answers "what is etcd's revision now" for consistent reads, with one linearizable call
+/// shared by every read that arrived before the call started (reads arriving during a call
+/// wait for the next one, which then serves them all).
 struct RevisionFetcher {
     client: Client,
     /// A key no object has (the prefix itself): reading it is the cheapest linearizable read.
     probe: Vec<u8>,
     /// The last ticket handed out.
     requested: std::sync::atomic::AtomicU64,
-    /// The highest ticket a call already started covers.
-    started: Arc<std::sync::atomic::AtomicU64>,
-    /// The tickets up to which the best answer so far holds, and the answer.
+    /// The tickets up to which the last published answer holds, and the answer.
     published: tokio::sync::watch::Sender<(u64, Result<Revision, String>)>,
-    calls: Arc<tokio::sync::Semaphore>,
+    fetching: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl RevisionFetcher {
@@ -366,9 +360,8 @@ impl RevisionFetcher {
             client,
             probe: prefix.as_bytes().to_vec(),
             requested: std::sync::atomic::AtomicU64::new(0),
-            started: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             published: tokio::sync::watch::Sender::new((0, Ok(0))),
-            calls: Arc::new(tokio::sync::Semaphore::new(REVISION_CALLS)),
+            fetching: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 
@@ -383,63 +376,38 @@ impl RevisionFetcher {
                     return answer.clone().map_err(StorageError::Unavailable);
                 }
             }
-            if self.started.load(Ordering::SeqCst) < ticket {
-                if let Ok(permit) = Arc::clone(&self.calls).try_acquire_owned() {
-                    // Every ticket handed out so far was taken before this call starts.
-                    let upto = self.requested.load(Ordering::SeqCst);
-                    self.started.fetch_max(upto, Ordering::SeqCst);
-                    self.spawn_call(upto, permit);
-                }
+            if let Ok(guard) = Arc::clone(&self.fetching).try_lock_owned() {
+                // Every ticket handed out so far was taken before this call starts.
+                let upto = self.requested.load(Ordering::SeqCst);
+                let client = self.client.clone();
+                let probe = self.probe.clone();
+                let published = self.published.clone();
+                // In a task of its own: a read that gives up must not strand the others.
+                tokio::spawn(async move {
+                    let answer = client
+                        .range(RangeRequest {
+                            key: probe,
+                            limit: 1,
+                            keys_only: true,
+                            ..RangeRequest::default()
+                        })
+                        .await
+                        .map_err(|e| e.to_string())
+                        .and_then(|r| {
+                            header_revision(r.header.as_ref())
+                                .and_then(to_revision)
+                                .map_err(|e| e.to_string())
+                        });
+                    // Unlocked before publishing: a reader that missed this answer must
+                    // find the lock free (or taken by a newer call that will publish).
+                    drop(guard);
+                    drop(published.send_replace((upto, answer)));
+                });
             }
             if answers.changed().await.is_err() {
                 return Err(StorageError::Closed);
             }
         }
-    }
-
-    /// One revision call covering tickets up to `upto`, in a task of its own: a read that
-    /// gives up must not strand the others.
-    fn spawn_call(&self, upto: u64, permit: tokio::sync::OwnedSemaphorePermit) {
-        let client = self.client.clone();
-        let probe = self.probe.clone();
-        let published = self.published.clone();
-        let started = Arc::clone(&self.started);
-        tokio::spawn(async move {
-            let answer = client
-                .range(RangeRequest {
-                    key: probe,
-                    limit: 1,
-                    keys_only: true,
-                    ..RangeRequest::default()
-                })
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|r| {
-                    header_revision(r.header.as_ref())
-                        .and_then(to_revision)
-                        .map_err(|e| e.to_string())
-                });
-            // Released before publishing: a reader woken by this answer that is not covered
-            // must find a place free to start its own call.
-            drop(permit);
-            if answer.is_err() {
-                // Readers this failed call covered but no answer will: let them call again.
-                let _ = started.compare_exchange(
-                    upto,
-                    0,
-                    std::sync::atomic::Ordering::SeqCst,
-                    std::sync::atomic::Ordering::SeqCst,
-                );
-            }
-            // Calls end in any order; an answer covering fewer tickets than one already
-            // published is older news. Readers are woken either way: one that found every
-            // place taken may start its call now.
-            published.send_modify(|best| {
-                if best.0 < upto {
-                    *best = (upto, answer);
-                }
-            });
-        });
     }
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The fault and load suite (e2e/tests/faults.rs): each fault strikes while several clients
-# write Deployments and their PropagationPolicies (kube-rs server-side applies and scales,
-# kubectl apply and scale) with the whole pipeline running as separate processes; afterwards
-# every acknowledged write must be on the host and every template converged in its members.
+# The fault and load suite (e2e/tests/faults.rs, and the leader kills of
+# e2e/tests/replicas.rs): each fault strikes while several clients write Deployments and
+# their PropagationPolicies (kube-rs server-side applies and scales, kubectl apply and scale)
+# with the whole pipeline running as separate processes; afterwards every acknowledged write
+# must be on the host and every template converged in its members.
 # Prints the fault table: fault | load during it | writes acknowledged | writes found after |
 # time to converge, and the figures of 200 concurrent clients.
 #
@@ -10,6 +11,8 @@
 #        bash e2e/faults.sh --long     the short ones and the long ones (#[ignore]d in CI);
 #                                      FAULTS_LONG_ROUNDS=N sets their rounds (default 5)
 # FAULTS_DIR=DIR keeps every run's processes' logs and data under DIR.
+# Built with --release (the servers, and the test's own clients): its figures are the
+# product's, not a debug build's (CI's `cargo test` runs the same tests on debug builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +20,7 @@ long=0
 for arg in "$@"; do
   case "$arg" in
     --long) long=1 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n "2,15p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -28,10 +31,10 @@ if ! command -v kubectl >/dev/null 2>&1; then
 fi
 
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
-export FLOTILLA_BIN="${FLOTILLA_BIN:-$target_dir/debug/flotilla}"
-export FLOTILLACTL_BIN="${FLOTILLACTL_BIN:-$target_dir/debug/flotillactl}"
+export FLOTILLA_BIN="${FLOTILLA_BIN:-$target_dir/release/flotilla}"
+export FLOTILLACTL_BIN="${FLOTILLACTL_BIN:-$target_dir/release/flotillactl}"
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-cargo build --locked --bin flotilla --bin flotillactl
+cargo build --release --locked --bin flotilla --bin flotillactl
 
 table="$(mktemp)"
 trap 'rm -f "$table"' EXIT
@@ -43,7 +46,9 @@ if [ "$long" = 1 ]; then
 fi
 # One fault at a time: the timings are the suite's output.
 status=0
-cargo test --locked -p flotilla-e2e --test faults -- "${test_args[@]}" || status=$?
+cargo test --release --locked -p flotilla-e2e --test faults -- "${test_args[@]}" || status=$?
+# Leader kills of the controller-manager and the scheduler (two replicas each).
+cargo test --release --locked -p flotilla-e2e --test replicas -- "${test_args[@]}" || status=$?
 
 echo
 echo "| fault | load during it | writes acknowledged | writes found after | time to converge |"

@@ -198,3 +198,65 @@ fn components_as_separate_processes_with_leader_election() {
     drop(b);
     drop(scheduler);
 }
+
+/// `aggregated-apiserver --tls-cert-file` with a certificate whose file does not end with the
+/// CA that signed it cannot register its APIServices (no caBundle to give): a clear error and
+/// a non-zero exit, nothing registered. With `--no-register` the same files are served.
+#[test]
+fn a_serving_certificate_without_its_ca_is_refused_unless_not_registering() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_apiserver(&dir.path().join("host"));
+    let ca = flotilla_pki::CertificateAuthority::generate("serving-ca").unwrap();
+    let leaf = ca
+        .issue_server("aggregated", &[], &["127.0.0.1".parse().unwrap()])
+        .unwrap();
+    let (cert, key) = (dir.path().join("leaf.crt"), dir.path().join("leaf.key"));
+    std::fs::write(&cert, &leaf.cert_pem).unwrap();
+    std::fs::write(&key, &leaf.key_pem).unwrap();
+    let pki = dir.path().join("host/pki");
+    let run = |extra: &[&str]| {
+        let mut cmd = Command::new(flotilla_bin());
+        cmd.arg("aggregated-apiserver")
+            .arg("--kubeconfig")
+            .arg(&host.kubeconfig)
+            .arg("--data-dir")
+            .arg(dir.path().join("aggregated"))
+            .args(["--secure-port", "0"])
+            .arg("--client-ca-file")
+            .arg(pki.join("ca.crt"))
+            .arg("--requestheader-client-ca-file")
+            .arg(pki.join("front-proxy-ca.crt"))
+            .arg("--tls-cert-file")
+            .arg(&cert)
+            .arg("--tls-private-key-file")
+            .arg(&key)
+            .args(extra);
+        cmd
+    };
+    let out = run_bounded(&mut run(&[]), WAIT, "aggregated-apiserver");
+    assert!(!out.status.success(), "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("must end with the CA that signed it"),
+        "{}",
+        out.stderr
+    );
+    let kubectl = Kubectl::new(
+        kubectl_binary("kubectl"),
+        &host.kubeconfig,
+        &dir.path().join("cache"),
+    );
+    let apiservices = kubectl.ok(&["get", "apiservices", "-o", "name"]);
+    assert!(
+        !apiservices.contains("karmada.io"),
+        "nothing registered: {apiservices}"
+    );
+    // --no-register: served with the given certificate (the caller registers the APIService).
+    let mut served = Streaming::spawn({
+        let mut cmd = run(&["--no-register"]);
+        cmd.stdin(Stdio::null());
+        cmd
+    });
+    served.wait_for_line(WAIT, "the aggregated API server ready", |l| {
+        l.contains("Flotilla aggregated API server ready at")
+    });
+}

@@ -117,23 +117,6 @@ spec:
       purgeMode: Gracefully
 "#;
 
-/// `spec.clusters` of the binding as (name, replicas).
-fn targets(rb: &Value) -> Vec<(String, i64)> {
-    rb["spec"]["clusters"]
-        .as_array()
-        .map(|cs| {
-            cs.iter()
-                .map(|c| {
-                    (
-                        c["name"].as_str().unwrap_or_default().to_string(),
-                        c["replicas"].as_i64().unwrap_or(0),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn task_clusters(rb: &Value) -> Vec<String> {
     rb["spec"]["gracefulEvictionTasks"]
         .as_array()
@@ -361,7 +344,7 @@ fn check_move(from: &str, bindings: &[BindingSample], works: &[(String, WorkSamp
         .find(|s| s.started > last_with_task.ended)
         .unwrap_or_else(|| panic!("the task for {from} was never seen ending"));
     let rb = &ended.rb;
-    for (cluster, replicas) in targets(rb) {
+    for (cluster, replicas) in support::binding_targets(rb) {
         let item = rb["status"]["aggregatedStatus"]
             .as_array()
             .and_then(|items| items.iter().find(|i| i["clusterName"] == cluster.as_str()))
@@ -390,23 +373,9 @@ fn check_move(from: &str, bindings: &[BindingSample], works: &[(String, WorkSamp
 #[test]
 fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
     let dir = tempfile::tempdir().unwrap();
-    let up = start_local_up(
-        &dir.path().join("flotilla"),
-        &[
-            "--members",
-            "0",
-            "--cluster-status-update-frequency",
-            "500ms",
-            "--cluster-failure-threshold",
-            "2s",
-            "--cluster-success-threshold",
-            "2s",
-            "--cluster-probe-timeout",
-            "1s",
-            "--eviction-grace-period",
-            "90s",
-        ],
-    );
+    let mut args = vec!["--members", "0", "--eviction-grace-period", "90s"];
+    args.extend_from_slice(support::FAST_FAILURE);
+    let up = start_local_up(&dir.path().join("flotilla"), &args);
     let host = host_kubectl(&up.kubeconfig, &dir.path().join("cache-host"));
     let mut sims = Vec::new();
     let mut member_k = Vec::new();
@@ -436,7 +405,7 @@ fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
         let rb = host
             .try_get(&["resourcebinding", "web-deployment"])?
             .ok_or("no binding yet")?;
-        let t = targets(&rb);
+        let t = support::binding_targets(&rb);
         let table = host.ok(&["get", "deploy", "web", "--no-headers"]);
         let even = t.len() == 3 && t.iter().all(|(_, r)| *r == 2);
         if even && table.split_whitespace().nth(1) == Some("6/6") {
@@ -471,7 +440,7 @@ fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
             let rb = host
                 .try_get(&["resourcebinding", "web-deployment"])?
                 .ok_or("no binding yet")?;
-            let t = targets(&rb);
+            let t = support::binding_targets(&rb);
             let ready: Vec<i64> = member_k[..2].iter().map(member_ready).collect();
             let moved = t == [("member1".to_string(), 3), ("member2".to_string(), 3)];
             if moved && ready == [3, 3] && task_clusters(&rb).is_empty() {
@@ -508,7 +477,7 @@ fn replicas_move_off_a_stopped_or_tainted_member_before_the_old_copy_goes() {
         let rb = host
             .try_get(&["resourcebinding", "web-deployment"])?
             .ok_or("no binding yet")?;
-        let t = targets(&rb);
+        let t = support::binding_targets(&rb);
         let ready = member_ready(&member_k[0]);
         if t == [("member1".to_string(), 6)] && ready == 6 && task_clusters(&rb).is_empty() {
             Ok(())
@@ -658,7 +627,7 @@ fn a_reschedule_onto_a_new_larger_member_keeps_ready_replicas_throughout() {
             let rb = host
                 .try_get(&["resourcebinding", "web-deployment"])?
                 .ok_or("no binding yet")?;
-            let t = targets(&rb);
+            let t = support::binding_targets(&rb);
             let table = host.ok(&["get", "deploy", "web", "--no-headers"]);
             let both = t.len() == 2 && t.iter().all(|(_, r)| *r > 0);
             if both && table.split_whitespace().nth(1) == Some("6/6") {
@@ -693,7 +662,7 @@ fn a_reschedule_onto_a_new_larger_member_keeps_ready_replicas_throughout() {
         let rb = host
             .try_get(&["resourcebinding", "web-deployment"])?
             .ok_or("no binding yet")?;
-        let t = targets(&rb);
+        let t = support::binding_targets(&rb);
         if t == [("member3".to_string(), 6)] {
             return Ok(rb);
         }

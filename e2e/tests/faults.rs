@@ -213,8 +213,8 @@ struct Env {
     client_dir: PathBuf,
     front: Option<TcpFailover>,
     _aggregated: ApiserverProcess,
-    _scheduler: Proc,
-    _controller_manager: Proc,
+    scheduler: Supervised,
+    controller_manager: Supervised,
     members: Vec<Member>,
     kubectl: Kubectl,
     /// Held until every process above is gone (fields drop in order): one fault at a time.
@@ -234,19 +234,61 @@ fn port_of(url: &str) -> u16 {
         .unwrap_or_else(|| panic!("no port in {url}"))
 }
 
-/// Starts `flotilla <args> --kubeconfig K` with its log in `log`, and waits for a stdout line
-/// containing `ready`.
-fn component(kubeconfig: &Path, args: &[&str], log: &Path, ready: &str) -> Proc {
-    let log_file = std::fs::File::create(log).unwrap();
-    let mut child = Command::new(flotilla_bin())
+/// A component run as the kubelet runs a container with `restartPolicy: Always`: restarted
+/// (its log appended) whenever it exits. Kube's components exit when they lose their Lease
+/// and cannot stop in time, which an overloaded host can cause (the 200-client test made the
+/// scheduler's renewals miss their deadline on a debug build with other builds running); on
+/// a real host the kubelet restarts them, and the suite judges the control plane as it would
+/// run there. Restarts are printed and counted.
+struct Supervised {
+    stop: Arc<AtomicBool>,
+    restarts: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Supervised {
+    fn restarts(&self) -> u64 {
+        self.restarts.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// `flotilla <args> --kubeconfig K`, its stderr appended to `log`.
+fn spawn_component(
+    kubeconfig: &Path,
+    args: &[String],
+    log: &Path,
+    stdout: Stdio,
+) -> std::process::Child {
+    let log_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    Command::new(flotilla_bin())
         .args(args)
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(stdout)
         .stderr(Stdio::from(log_file))
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Starts `flotilla <args> --kubeconfig K` with its log in `log`, waits for a stdout line
+/// containing `ready`, and keeps it running (see [`Supervised`]).
+fn component(kubeconfig: &Path, args: &[&str], log: &Path, ready: &str) -> Supervised {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let mut child = spawn_component(kubeconfig, &args, log, Stdio::piped());
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let ready = ready.to_string();
@@ -259,14 +301,38 @@ fn component(kubeconfig: &Path, args: &[&str], log: &Path, ready: &str) -> Proc 
             }
         }
     });
-    let proc = Proc(child);
+    let mut proc = Proc(child);
     if rx.recv_timeout(WAIT).is_err() {
         panic!(
             "{args:?} not ready; log:\n{}",
             std::fs::read_to_string(log).unwrap_or_default()
         );
     }
-    proc
+    let stop = Arc::new(AtomicBool::new(false));
+    let restarts = Arc::new(AtomicU64::new(0));
+    let thread = {
+        let (stop, restarts) = (stop.clone(), restarts.clone());
+        let (kubeconfig, log) = (kubeconfig.to_path_buf(), log.to_path_buf());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(200));
+                let Ok(Some(status)) = proc.0.try_wait() else {
+                    continue;
+                };
+                restarts.fetch_add(1, Ordering::Relaxed);
+                eprintln!("{args:?} exited ({status}); restarting it, as the kubelet would");
+                // The kubelet's first restart back-off.
+                std::thread::sleep(Duration::from_secs(1));
+                proc = Proc(spawn_component(&kubeconfig, &args, &log, Stdio::null()));
+            }
+            drop(proc);
+        })
+    };
+    Supervised {
+        stop,
+        restarts,
+        thread: Some(thread),
+    }
 }
 
 /// The suite's working directory: under `$FAULTS_DIR` when set (kept afterwards, for
@@ -416,8 +482,8 @@ impl Env {
             client_dir,
             front,
             _aggregated: aggregated,
-            _scheduler: scheduler,
-            _controller_manager: controller_manager,
+            scheduler,
+            controller_manager,
             members,
             kubectl,
             _one_at_a_time: one_at_a_time,
@@ -500,7 +566,13 @@ impl Env {
     async fn converge(&self, log: &LoadLog, since: Instant) -> (Duration, load::Converged) {
         let host = self.host_client().await;
         let members = self.member_clients().await;
-        load::wait_converged(&host, &members, log, since, CONVERGE).await
+        let converged = load::wait_converged(&host, &members, log, since, CONVERGE).await;
+        eprintln!(
+            "component restarts during the test: scheduler {}, controller-manager {}",
+            self.scheduler.restarts(),
+            self.controller_manager.restarts()
+        );
+        converged
     }
 }
 

@@ -9,7 +9,12 @@
 //!   host) fails with a clear message and creates nothing; an unjoin held by a finalizer times
 //!   out naming it and keeps the Secret;
 //! - unjoin waits for the cluster controller to delete the cluster's Works and execution
-//!   namespace (needs the cluster controller running in local-up).
+//!   namespace (needs the cluster controller running in local-up);
+//! - promote adopts a Deployment created directly in a member (with a new policy, and with a
+//!   given policy whose conflictResolution is Abort): binding and Work Applied, the member's
+//!   Deployment and pods keep their uids, the host shows it; a ClusterRole gets a
+//!   ClusterPropagationPolicy; bad input changes nothing;
+//! - top clusters prints each member's figures as its Cluster status has them.
 
 // The steps are test code: a panic is how they report a failed step.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -22,8 +27,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::{
-    ApiserverProcess, COMMAND_TIMEOUT, Kubectl, Output, eventually, flotillactl_bin,
-    kubectl_binary, run_bounded, start_local_up, start_member_sim,
+    ApiserverProcess, COMMAND_TIMEOUT, Kubectl, Output, deployment_yaml, eventually,
+    flotillactl_bin, kubectl_binary, run_bounded, start_local_up, start_member_sim, table,
 };
 
 const CLUSTERS: &str = "/apis/cluster.karmada.io/v1alpha1/clusters";
@@ -732,4 +737,491 @@ spec:
         proxied_node_names(&k, "delta"),
         ["delta-node-0", "delta-node-1"]
     );
+}
+
+/// kubectl on member `name` of a local-up in `data`, with its own discovery cache.
+fn member_kubectl(data: &Path, name: &str, dir: &Path) -> Kubectl {
+    Kubectl::new(
+        kubectl_binary("kubectl"),
+        &data.join("members").join(format!("{name}.kubeconfig")),
+        &dir.join(format!("cache-{name}")),
+    )
+}
+
+/// Condition `type_` of `obj`'s status (null when absent).
+fn condition(obj: &Value, type_: &str) -> Value {
+    obj["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// `flotilla local-up` with member1 and member2 in `dir`, once both are Ready: the process,
+/// kubectl on the host, and the data directory (where the members' kubeconfigs are).
+fn local_up_with_two_members(dir: &Path) -> (ApiserverProcess, Kubectl, PathBuf) {
+    let data = dir.join("host");
+    let host = start_local_up(&data, &["--members", "2"]);
+    let k = kubectl(&host, dir);
+    wait_clusters_served(&k);
+    wait_members_ready(&k, &["member1", "member2"]);
+    (host, k, data)
+}
+
+/// Waits until every local-up member reports Ready.
+fn wait_members_ready(k: &Kubectl, members: &[&str]) {
+    for m in members {
+        eventually(Duration::from_secs(60), &format!("{m} Ready"), || {
+            let c = k.try_get(&["cluster", m])?.ok_or("no Cluster")?;
+            if condition(&c, "Ready")["status"] == "True" {
+                Ok(())
+            } else {
+                Err(c["status"].to_string())
+            }
+        });
+    }
+}
+
+/// Creates Deployment `name` directly in a member and waits for its `replicas` pods to run;
+/// returns the Deployment's uid and its pods' (name, uid), sorted.
+fn member_deployment(
+    m: &Kubectl,
+    dir: &Path,
+    name: &str,
+    replicas: i64,
+) -> (String, Vec<(String, String)>) {
+    let out = m.apply_file(
+        dir,
+        name,
+        &deployment_yaml("default", name, replicas, "250m", "nginx:1"),
+    );
+    assert!(out.status.success(), "{}", out.stderr);
+    let pods = eventually(
+        Duration::from_secs(60),
+        &format!("{name}'s pods run"),
+        || {
+            let pods = member_pods(m, name);
+            if pods.len() == replicas as usize {
+                Ok(pods)
+            } else {
+                Err(format!("{pods:?}"))
+            }
+        },
+    );
+    let uid = m.get_json(&["deployment", name])["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (uid, pods)
+}
+
+/// The running pods of Deployment `app` in a member: (name, uid), sorted.
+fn member_pods(m: &Kubectl, app: &str) -> Vec<(String, String)> {
+    let list = m.get_json(&["pods", "-l", &format!("app={app}")]);
+    let mut pods: Vec<(String, String)> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"]["phase"] == "Running")
+        .map(|p| {
+            (
+                p["metadata"]["name"].as_str().unwrap().to_string(),
+                p["metadata"]["uid"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    pods.sort();
+    pods
+}
+
+/// Waits until the binding of Deployment `name` has an Applied Work in `cluster`'s execution
+/// namespace, and returns that Work.
+fn wait_applied(k: &Kubectl, name: &str, cluster: &str) -> Value {
+    eventually(
+        Duration::from_secs(60),
+        &format!("{name}'s Work in {cluster} is Applied"),
+        || {
+            let rb = k
+                .try_get(&["resourcebinding", &format!("{name}-deployment")])?
+                .ok_or("no ResourceBinding")?;
+            let works = k.get_json(&["works", "-n", &format!("karmada-es-{cluster}")]);
+            let work = works["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|w| w["spec"]["workload"]["manifests"][0]["metadata"]["name"] == name)
+                .cloned()
+                .ok_or_else(|| format!("no Work for {name}; binding {}", rb["status"]))?;
+            let applied = condition(&work, "Applied");
+            if applied["status"] == "True" {
+                Ok(work)
+            } else {
+                Err(format!("Applied: {applied}"))
+            }
+        },
+    )
+}
+
+#[test]
+fn promote_adopts_a_member_deployment_without_recreating_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (host, k, data) = local_up_with_two_members(dir.path());
+    let hk = host.kubeconfig.clone();
+    let m1 = member_kubectl(&data, "member1", dir.path());
+    let m2 = member_kubectl(&data, "member2", dir.path());
+    let (web_uid, web_pods) = member_deployment(&m1, dir.path(), "web", 3);
+
+    // Bad input: a clear message, a non-zero exit, nothing written on the host.
+    let policies = |k: &Kubectl| names(k, &["propagationpolicies", "-A"]);
+    let bindings = |k: &Kubectl| names(k, &["resourcebindings", "-A"]);
+    let cases: Vec<(&[&str], String)> = vec![
+        (
+            &["promote", "deployment", "web", "-C", "nope"],
+            "cluster nope is not joined".into(),
+        ),
+        (
+            &["promote", "deployment", "missing", "-C", "member1"],
+            "deployment.apps/missing not found in namespace default of cluster member1".into(),
+        ),
+        (
+            &["promote", "deployment", "web", "-C", "member2"],
+            "deployment.apps/web not found in namespace default of cluster member2".into(),
+        ),
+        (
+            &["promote", "nosuchtype", "web", "-C", "member1"],
+            "the server doesn't have a resource type \"nosuchtype\"".into(),
+        ),
+        (
+            &["promote", "deployment", "-C", "member1"],
+            "name the object: TYPE NAME or TYPE/NAME".into(),
+        ),
+        (
+            &["promote", "deployment", "Web_1", "-C", "member1"],
+            "invalid name \"Web_1\"".into(),
+        ),
+        (
+            &["promote", "deploy/web", "-C", "member1", "--policy", "nope"],
+            "propagationpolicy.policy.karmada.io/nope not found".into(),
+        ),
+    ];
+    for (args, expected) in &cases {
+        ctl_fails(&hk, args, &[expected.as_str()]);
+    }
+    let usage = ctl(&hk, &["promote", "deployment", "web"]);
+    assert_eq!(usage.status.code(), Some(2), "{}", usage.stderr);
+    assert!(usage.stderr.contains("--cluster"), "{}", usage.stderr);
+    // A dry run validates the writes and stores nothing either.
+    let out = ctl_ok(
+        &hk,
+        &["promote", "deployment", "web", "-C", "member1", "--dry-run"],
+    );
+    assert_eq!(
+        out,
+        "propagationpolicy.policy.karmada.io/web-deployment created (server dry run)\n\
+         deployment.apps/web promoted from cluster member1 (server dry run)\n"
+    );
+    assert!(policies(&k).is_empty(), "{:?}", policies(&k));
+    assert!(bindings(&k).is_empty(), "{:?}", bindings(&k));
+
+    // Promote: a policy placing it on member1, the template, then Flotilla's Work takes the
+    // member's Deployment over in place.
+    let out = ctl_ok(&hk, &["promote", "deployment", "web", "-C", "member1"]);
+    assert_eq!(
+        out,
+        "propagationpolicy.policy.karmada.io/web-deployment created\n\
+         deployment.apps/web promoted from cluster member1\n"
+    );
+    let pp = k.get_json(&["propagationpolicy", "web-deployment"]);
+    assert_eq!(
+        pp["spec"]["placement"]["clusterAffinity"]["clusterNames"],
+        serde_json::json!(["member1"])
+    );
+    assert_eq!(pp["spec"]["conflictResolution"], "Overwrite");
+    let work = wait_applied(&k, "web", "member1");
+    let rb = k.get_json(&["resourcebinding", "web-deployment"]);
+    assert_eq!(
+        rb["spec"]["clusters"][0]["name"], "member1",
+        "{}",
+        rb["spec"]
+    );
+    assert_eq!(rb["spec"]["clusters"][0]["replicas"], 3, "{}", rb["spec"]);
+    let adopted = m1.get_json(&["deployment", "web"]);
+    assert_eq!(
+        adopted["metadata"]["uid"],
+        web_uid.as_str(),
+        "the Deployment was recreated"
+    );
+    assert_eq!(
+        adopted["metadata"]["annotations"]["work.karmada.io/name"],
+        work["metadata"]["name"]
+    );
+    assert_eq!(adopted["metadata"]["labels"]["karmada.io/managed"], "true");
+    assert_eq!(member_pods(&m1, "web"), web_pods, "the pods were replaced");
+    // The host shows it (merged read: the template's row with the member's figures).
+    let (_, rows) = table(&k.ok(&["get", "deploy", "web"]));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["READY"], "3/3", "{rows:?}");
+    assert_eq!(rows[0]["CLUSTERS"], "member1(3)", "{rows:?}");
+    // Nothing else went to member2.
+    assert!(m2.try_get(&["deployment", "web"]).unwrap().is_none());
+
+    // Promoting it again: it is Flotilla's now.
+    ctl_fails(
+        &hk,
+        &["promote", "deploy/web", "-C", "member1"],
+        &[
+            "deployment.apps/web in cluster member1 is already managed by Flotilla (Work karmada-es-member1/",
+        ],
+    );
+
+    // With a given policy whose conflictResolution is the default Abort: the template's own
+    // annotation still lets the Work take the member's object over.
+    let (api_uid, api_pods) = member_deployment(&m2, dir.path(), "api", 2);
+    let policy = r#"apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: api-policy
+spec:
+  resourceSelectors:
+  - apiVersion: apps/v1
+    kind: Deployment
+    name: api
+  placement:
+    clusterAffinity:
+      clusterNames: [member2]
+"#;
+    let out = k.apply_file(dir.path(), "api-policy", policy);
+    assert!(out.status.success(), "{}", out.stderr);
+    let out = ctl_ok(
+        &hk,
+        &[
+            "promote",
+            "deploy/api",
+            "-C",
+            "member2",
+            "--policy",
+            "api-policy",
+        ],
+    );
+    assert_eq!(out, "deployment.apps/api promoted from cluster member2\n");
+    wait_applied(&k, "api", "member2");
+    assert_eq!(
+        m2.get_json(&["deployment", "api"])["metadata"]["uid"],
+        api_uid.as_str()
+    );
+    assert_eq!(member_pods(&m2, "api"), api_pods);
+    // A policy that does not select the object is refused.
+    let other = [
+        "promote",
+        "deploy/other",
+        "-C",
+        "member2",
+        "--policy",
+        "api-policy",
+    ];
+    ctl_fails(
+        &hk,
+        &other,
+        &["deployment.apps/other not found in namespace default of cluster member2"],
+    );
+    member_deployment(&m2, dir.path(), "other", 1);
+    ctl_fails(
+        &hk,
+        &other,
+        &["propagationpolicy.policy.karmada.io/api-policy does not select deployment.apps/other"],
+    );
+
+    // A cluster-scoped object gets a ClusterPropagationPolicy.
+    m1.ok(&[
+        "create",
+        "clusterrole",
+        "reader",
+        "--verb=get",
+        "--resource=pods",
+    ]);
+    let reader_uid = m1.get_json(&["clusterrole", "reader"])["metadata"]["uid"].clone();
+    let out = ctl_ok(&hk, &["promote", "clusterrole", "reader", "-C", "member1"]);
+    assert_eq!(
+        out,
+        "clusterpropagationpolicy.policy.karmada.io/reader-clusterrole created\n\
+         clusterrole.rbac.authorization.k8s.io/reader promoted from cluster member1\n"
+    );
+    eventually(Duration::from_secs(60), "reader's Work is Applied", || {
+        let works = k.get_json(&["works", "-n", "karmada-es-member1"]);
+        let applied = works["items"].as_array().unwrap().iter().any(|w| {
+            w["spec"]["workload"]["manifests"][0]["kind"] == "ClusterRole"
+                && condition(w, "Applied")["status"] == "True"
+        });
+        if applied {
+            Ok(())
+        } else {
+            Err(works.to_string())
+        }
+    });
+    assert_eq!(
+        m1.get_json(&["clusterrole", "reader"])["metadata"]["uid"],
+        reader_uid
+    );
+
+    // A namespace the host does not have: named, nothing written.
+    m1.ok(&["create", "namespace", "team"]);
+    m1.ok(&[
+        "create",
+        "configmap",
+        "settings",
+        "-n",
+        "team",
+        "--from-literal=a=b",
+    ]);
+    ctl_fails(
+        &hk,
+        &["promote", "cm/settings", "-n", "team", "-C", "member1"],
+        &["namespace team does not exist on the host: create it there first"],
+    );
+
+    // A template of that name on the host already: promote is for member-only objects.
+    // (`create`: apply would read the merged view, which has the member's copy.)
+    let tpl = dir.path().join("tpl.yaml");
+    std::fs::write(
+        &tpl,
+        deployment_yaml("default", "other", 1, "100m", "nginx:1"),
+    )
+    .unwrap();
+    k.ok(&["create", "-f", path_str(&tpl)]);
+    ctl_fails(
+        &hk,
+        &["promote", "deploy/other", "-C", "member2"],
+        &["deployment.apps/other already exists on the host"],
+    );
+    assert_eq!(
+        policies(&k),
+        [
+            "propagationpolicy.policy.karmada.io/api-policy",
+            "propagationpolicy.policy.karmada.io/web-deployment"
+        ]
+    );
+    assert_eq!(
+        names(&k, &["resourcebindings", "-A"]),
+        [
+            "resourcebinding.work.karmada.io/api-deployment",
+            "resourcebinding.work.karmada.io/web-deployment"
+        ]
+    );
+}
+
+/// A quantity of a resourceSummary in the unit `top clusters` prints (millicores for cpu,
+/// bytes for memory, a count for pods); the suffixes the cluster status controller writes.
+fn quantity(text: &str, cpu: bool) -> i64 {
+    let units = [
+        ("Ki", 1i64 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("Ti", 1 << 40),
+    ];
+    for (suffix, unit) in units {
+        if let Some(n) = text.strip_suffix(suffix) {
+            return n.parse::<i64>().unwrap() * unit;
+        }
+    }
+    if let Some(m) = text.strip_suffix('m') {
+        assert!(cpu, "{text}");
+        return m.parse().unwrap();
+    }
+    text.parse::<i64>().unwrap() * if cpu { 1000 } else { 1 }
+}
+
+/// The `top clusters` cells of a Cluster, computed from its status independently.
+fn expected_top_row(cluster: &Value) -> Vec<String> {
+    let s = &cluster["status"]["resourceSummary"];
+    let get = |list: &str, r: &str| {
+        s[list][r]
+            .as_str()
+            .map(|q| quantity(q, r == "cpu"))
+            .unwrap_or(0)
+    };
+    let mut row = vec![cluster["metadata"]["name"].as_str().unwrap().to_string()];
+    for (r, fmt) in [
+        ("cpu", (|v: i64| format!("{v}m")) as fn(i64) -> String),
+        ("memory", |v: i64| format!("{}Mi", v / (1 << 20))),
+        ("pods", |v: i64| v.to_string()),
+    ] {
+        let total = get("allocatable", r);
+        let used = get("allocated", r) + get("allocating", r);
+        row.push(fmt(used));
+        row.push(format!("{}%", used * 100 / total));
+        row.push(fmt((total - used).max(0)));
+    }
+    row
+}
+
+#[test]
+fn top_clusters_shows_each_members_capacity_from_cluster_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let (host, k, data) = local_up_with_two_members(dir.path());
+    let hk = host.kubeconfig.clone();
+    // Requests on member1 only, so the two rows differ.
+    let m1 = member_kubectl(&data, "member1", dir.path());
+    member_deployment(&m1, dir.path(), "load", 4);
+
+    let columns = [
+        "NAME",
+        "CPU(cores)",
+        "CPU(%)",
+        "CPU-FREE",
+        "MEMORY(bytes)",
+        "MEMORY(%)",
+        "MEMORY-FREE",
+        "PODS",
+        "PODS(%)",
+        "PODS-FREE",
+    ];
+    // The status controller refreshes each member's summary every few seconds; the table
+    // agrees with the Clusters once member1's summary counts the 4 pods (1000m).
+    eventually(
+        Duration::from_secs(60),
+        "top clusters matches Cluster status",
+        || {
+            let text = ctl_ok(&hk, &["top", "clusters"]);
+            let (header, rows) = table(&text);
+            assert_eq!(header, columns, "{text}");
+            let clusters = k.get_json(&["clusters"]);
+            let expected: Vec<Vec<String>> = clusters["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(expected_top_row)
+                .collect();
+            let got: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| columns.iter().map(|c| r[*c].clone()).collect())
+                .collect();
+            if got == expected && got[0][1] == "1000m" {
+                Ok(())
+            } else {
+                Err(format!("top:\n{text}\nexpected from status: {expected:?}"))
+            }
+        },
+    );
+    // One cluster by name, without headers.
+    let text = ctl_ok(&hk, &["top", "clusters", "member2", "--no-headers"]);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("member2 "), "{text}");
+    let selected = ctl_ok(&hk, &["top", "cluster", "-l", "no-such-label=x"]);
+    assert!(selected.is_empty(), "{selected}");
+    // Bad input.
+    ctl_fails(
+        &hk,
+        &["top", "clusters", "nope"],
+        &["cluster nope not found"],
+    );
+    ctl_fails(
+        &hk,
+        &["top", "clusters", "-l", "a b c"],
+        &["invalid selector"],
+    );
+    ctl_fails(&hk, &["top", "clusters", "Bad_Name"], &["Bad_Name"]);
+    let usage = ctl(&hk, &["top"]);
+    assert_eq!(usage.status.code(), Some(2), "{}", usage.stderr);
 }

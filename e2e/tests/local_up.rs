@@ -1,15 +1,23 @@
-//! `flotilla local-up --members 3` as a user runs it: the member clusters are joined and
-//! reachable through the cluster proxy, and a restart on the same data directory (after
-//! SIGTERM) brings the same clusters back without duplicates.
+//! `flotilla local-up --members 3` as a user runs it: the member clusters are joined with
+//! different capacities, regions and zones and reachable through the cluster proxy, a
+//! restart on the same data directory (after SIGTERM) brings the same clusters back without
+//! duplicates, `--member` describes members instead, and bad input (a directory that is not
+//! Flotilla's, a port in use, a bad `--member`, a data directory in use) is refused with a
+//! message and a non-zero exit before anything is written.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{Kubectl, eventually, kubectl_binary, start_local_up};
+use support::{
+    COMMAND_TIMEOUT, Kubectl, Proc, eventually, flotilla_bin, kubectl_binary, run_bounded,
+    start_local_up,
+};
 
 fn cluster_names(k: &Kubectl) -> Vec<String> {
     let list = k.get_json(&["clusters"]);
@@ -67,6 +75,16 @@ fn local_up_joins_members_and_keeps_them_across_restarts() {
     );
 
     assert_eq!(cluster_names(&k), vec!["member1", "member2", "member3"]);
+    let topology = cluster_topology(&k);
+    assert_eq!(
+        topology,
+        [
+            "member1 eu-west-1 eu-west-1a",
+            "member2 eu-west-1 eu-west-1b",
+            "member3 us-east-1 us-east-1a"
+        ],
+        "the default members' regions and zones"
+    );
     // The cluster status controller fills VERSION and READY for every member.
     let table = wait_all_ready(&k);
     let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
@@ -134,7 +152,248 @@ fn local_up_joins_members_and_keeps_them_across_restarts() {
         2,
         "member3 reachable again through its new endpoint"
     );
+    assert_eq!(cluster_topology(&k), topology, "the same regions and zones");
     wait_all_ready(&k);
+}
+
+/// `NAME REGION ZONE` of each Cluster, sorted by name.
+fn cluster_topology(k: &Kubectl) -> Vec<String> {
+    let out = k.ok(&[
+        "get",
+        "clusters",
+        "--no-headers",
+        "-o",
+        "custom-columns=NAME:.metadata.name,REGION:.spec.region,ZONE:.spec.zone",
+    ]);
+    let mut rows: Vec<String> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Runs `flotilla local-up ARGS` to completion (it must fail: bad input) and returns its
+/// exit status and stderr.
+fn local_up_fails(args: &[&str]) -> (std::process::ExitStatus, String) {
+    let mut cmd = Command::new(flotilla_bin());
+    cmd.arg("local-up").args(args).stdin(Stdio::null());
+    let out = run_bounded(
+        &mut cmd,
+        COMMAND_TIMEOUT,
+        &format!("flotilla local-up {args:?}"),
+    );
+    assert!(
+        !out.status.success(),
+        "local-up {args:?} succeeded on bad input\n{}",
+        out.stderr
+    );
+    (out.status, out.stderr)
+}
+
+/// The names in `dir`, sorted (what a refused start must not have changed).
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn local_up_refuses_bad_input_with_a_message_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+
+    // A directory that is not Flotilla's (someone's files, none of Flotilla's).
+    let foreign = dir.path().join("home");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+    let (_, err) = local_up_fails(&["--data-dir", foreign.to_str().unwrap(), "--port", "0"]);
+    assert!(
+        err.contains("is not a Flotilla data directory") && err.contains("notes.txt"),
+        "{err}"
+    );
+    assert_eq!(listing(&foreign), ["notes.txt"], "nothing written into it");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("notes.txt")).unwrap(),
+        "mine"
+    );
+
+    // A file given as the data directory.
+    let (_, err) = local_up_fails(&[
+        "--data-dir",
+        foreign.join("notes.txt").to_str().unwrap(),
+        "--port",
+        "0",
+    ]);
+    assert!(err.contains("is a file, not a directory"), "{err}");
+
+    // A port another process listens on.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let fresh = dir.path().join("fresh");
+    let (_, err) = local_up_fails(&["--data-dir", fresh.to_str().unwrap(), "--port", &port]);
+    assert!(
+        err.contains(&format!("port {port} on 127.0.0.1 is in use")) && err.contains("--port 0"),
+        "{err}"
+    );
+    assert!(
+        !fresh.exists(),
+        "a refused start created its data directory"
+    );
+
+    // Bad member specs: clap names the flag and the reason; nothing is created.
+    for (spec, reason) in [
+        ("Edge", "'E' is not allowed"),
+        (
+            "edge:cpu=lots",
+            "cpu=\"lots\" is not a positive CPU quantity",
+        ),
+        ("edge:nodes=0", "nodes=\"0\" is not a positive number"),
+        ("edge:colour=red", "unknown key \"colour\""),
+        ("edge:region", "\"region\" is not KEY=VALUE"),
+    ] {
+        let (status, err) = local_up_fails(&[
+            "--data-dir",
+            fresh.to_str().unwrap(),
+            "--port",
+            "0",
+            "--member",
+            spec,
+        ]);
+        assert_eq!(status.code(), Some(2), "a usage error: {err}");
+        assert!(
+            err.contains("invalid value") && err.contains("--member") && err.contains(reason),
+            "--member {spec}: {err}"
+        );
+    }
+    let (_, err) = local_up_fails(&[
+        "--data-dir",
+        fresh.to_str().unwrap(),
+        "--port",
+        "0",
+        "--member",
+        "edge",
+        "--member",
+        "edge:nodes=1",
+    ]);
+    assert!(err.contains("--member edge is given twice"), "{err}");
+    assert!(
+        !fresh.exists(),
+        "a refused start created its data directory"
+    );
+    drop(taken);
+}
+
+/// `--member` instead of the defaults, the summary on stdout (host URL, each member with its
+/// capacity and kubeconfig), one ready line followed by the `export KUBECONFIG=` to run, a
+/// progress line per step on stderr; and a second local-up on the same data directory while
+/// the first runs is refused without disturbing it.
+#[test]
+fn member_specs_shape_the_members_and_the_summary_says_what_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("flotilla");
+    let log = dir.path().join("local-up.log");
+    let mut child = Command::new(flotilla_bin())
+        .arg("local-up")
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["--port", "0"])
+        .args([
+            "--member",
+            "edge:nodes=1,cpu=2,memory=4Gi,region=ap-south-1,zone=ap-south-1a",
+            "--member",
+            "core",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _up = Proc(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !lines
+        .last()
+        .is_some_and(|l: &String| l.starts_with("export KUBECONFIG="))
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => lines.push(line),
+            Err(e) => panic!(
+                "no export line ({e:?}); stdout so far:\n{}\nlog:\n{}",
+                lines.join("\n"),
+                std::fs::read_to_string(&log).unwrap_or_default()
+            ),
+        }
+    }
+    let text = lines.join("\n");
+    let ready: Vec<&String> = lines.iter().filter(|l| l.contains(" ready at ")).collect();
+    assert_eq!(ready.len(), 1, "one ready line:\n{text}");
+    assert!(
+        ready[0].starts_with("Flotilla is ready at https://127.0.0.1:")
+            && ready[0].contains("2 member clusters"),
+        "{text}"
+    );
+    let kubeconfig = std::fs::canonicalize(data.join("kubeconfig")).unwrap();
+    assert_eq!(
+        lines.last().unwrap(),
+        &format!("export KUBECONFIG={}", kubeconfig.display())
+    );
+    let edge = lines
+        .iter()
+        .find(|l| l.contains("member cluster edge"))
+        .unwrap_or_else(|| panic!("no summary line for edge:\n{text}"));
+    assert!(
+        edge.contains("1 nodes of 2 CPU, 4Gi memory")
+            && edge.contains("region ap-south-1")
+            && edge.contains("members/edge.kubeconfig"),
+        "{edge}"
+    );
+    assert!(text.contains("member cluster core"), "{text}");
+    let progress = std::fs::read_to_string(&log).unwrap();
+    for step in [
+        "[1/6] starting the host API server",
+        "[6/6] waiting for the member clusters",
+    ] {
+        assert!(
+            progress.contains(step),
+            "no progress line {step:?}:\n{progress}"
+        );
+    }
+
+    let k = Kubectl::new(
+        kubectl_binary("kubectl"),
+        &kubeconfig,
+        &dir.path().join("cache"),
+    );
+    assert_eq!(cluster_names(&k), ["core", "edge"]);
+    assert_eq!(
+        cluster_topology(&k),
+        ["core <none> <none>", "edge ap-south-1 ap-south-1a"]
+    );
+    assert_eq!(node_names(&k, "edge").len(), 1);
+    assert_eq!(
+        node_names(&k, "core").len(),
+        3,
+        "member-sim's default node count"
+    );
+
+    // The same data directory while it is in use: refused, and the first keeps serving.
+    let before = listing(&data);
+    let (_, err) = local_up_fails(&["--data-dir", data.to_str().unwrap(), "--port", "0"]);
+    assert!(err.contains(&data.display().to_string()), "{err}");
+    assert_eq!(listing(&data), before);
+    assert_eq!(cluster_names(&k), ["core", "edge"]);
 }
 
 /// The health monitor and the status extras, through kubectl: a Pull-mode Cluster that no

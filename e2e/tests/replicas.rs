@@ -29,6 +29,21 @@ const TAKEOVER: Duration = Duration::from_secs(15);
 const NS: &str = "load";
 const MEMBERS: [&str; 2] = ["edge1", "edge2"];
 
+/// Prints a row of the fault table and appends it to `$FAULTS_TABLE` when set.
+fn fault_row(row: &str) {
+    println!("FAULT-ROW {row}");
+    if let Some(path) = std::env::var_os("FAULTS_TABLE") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{row}");
+        }
+    }
+}
+
 /// A component process, killed when dropped; its output goes to `<log>`.
 struct Component {
     child: std::process::Child,
@@ -337,6 +352,7 @@ fn killed_leaders_are_replaced_within_15s_and_nothing_is_lost_or_doubled() {
     });
     cms.remove(killed);
     let resumed = wait_in_members(&members, "after-cm-kill", killed_at);
+    let cm_row = (took, resumed);
     println!(
         "controller-manager takeover: new leader's acquireTime {:.1} s after kill -9 (seen {:.1} s after); a Deployment created just after the kill reached both members {:.1} s after it",
         took.as_secs_f64(),
@@ -356,6 +372,7 @@ fn killed_leaders_are_replaced_within_15s_and_nothing_is_lost_or_doubled() {
     });
     schedulers.remove(killed);
     let resumed = wait_in_members(&members, "after-scheduler-kill", killed_at);
+    let scheduler_row = (took, resumed);
     println!(
         "scheduler takeover: new leader's acquireTime {:.1} s after kill -9 (seen {:.1} s after); a Deployment created just after the kill reached both members {:.1} s after it",
         took.as_secs_f64(),
@@ -509,6 +526,26 @@ fn killed_leaders_are_replaced_within_15s_and_nothing_is_lost_or_doubled() {
             }
             Ok(())
         });
+    }
+    // Rows of the fault table (e2e/faults.sh): every acknowledged write was found above,
+    // and everything converged.
+    for (fault, (took, resumed)) in [
+        (
+            "kill -9 of the leader controller-manager (2 replicas)",
+            cm_row,
+        ),
+        (
+            "kill -9 of the leader scheduler (2 replicas)",
+            scheduler_row,
+        ),
+    ] {
+        fault_row(&format!(
+            "| {fault} | kubectl applies and scales of Duplicated Deployments | {} | {} | {:.1} s (new leader after {:.1} s) |",
+            want.len(),
+            want.len(),
+            resumed.as_secs_f64(),
+            took.as_secs_f64()
+        ));
     }
     drop(cms);
     drop(schedulers);

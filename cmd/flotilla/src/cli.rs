@@ -118,6 +118,7 @@ struct AggregatedArgs {
     #[arg(long = "requestheader-allowed-names")]
     requestheader_allowed_names: Vec<String>,
     /// Serving certificate and key (PEM); generated under the data directory when absent.
+    /// To register the APIServices the file ends with the CA that signed it (their caBundle).
     #[arg(long, requires = "tls_private_key_file")]
     tls_cert_file: Option<PathBuf>,
     #[arg(long, requires = "tls_cert_file")]
@@ -307,7 +308,7 @@ fn failure_files(args: &MemberSimArgs) -> flotilla_membersim::FailureFiles {
 }
 
 /// Waits for SIGINT/SIGTERM, meanwhile following the failure files given (if any).
-async fn until_shutdown(
+pub(crate) async fn until_shutdown(
     files: flotilla_membersim::FailureFiles,
     members: &[&flotilla_membersim::RunningMember],
 ) {
@@ -346,7 +347,17 @@ async fn run_aggregated(args: AggregatedArgs) -> anyhow::Result<()> {
     args.inflight.apply(&mut opts.server);
     opts.storage = args.storage.choice("aggregated")?;
     if let (Some(c), Some(k)) = (&args.tls_cert_file, &args.tls_private_key_file) {
-        opts.serving = Some((crate::process::read_file(c)?, crate::process::read_file(k)?));
+        let cert = crate::process::read_file(c)?;
+        if !args.no_register {
+            // Registering the APIServices needs the CA that signed the certificate.
+            flotilla_pki::chain_root_pem(&cert).with_context(|| {
+                format!(
+                    "--tls-cert-file {}: to register the APIServices it must end with the CA that signed it (or pass --no-register and set their caBundle yourself)",
+                    c.display()
+                )
+            })?;
+        }
+        opts.serving = Some((cert, crate::process::read_file(k)?));
     }
     let running = flotilla_aggregated::start(opts)
         .await

@@ -19,7 +19,7 @@ const HOST_TIMEOUT: Duration = Duration::from_secs(10);
 #[command(
     name = "flotillactl",
     version,
-    about = "Operate a Flotilla control plane: join and unjoin member clusters, trigger rescheduling"
+    about = "Operate a Flotilla control plane: join and unjoin member clusters, trigger rescheduling, promote member objects, show cluster capacity"
 )]
 struct Cli {
     /// Kubeconfig of the Flotilla host API server (default: $KUBECONFIG, else ~/.kube/config).
@@ -45,6 +45,12 @@ enum Command {
     /// placed replicas. A cluster the new schedule leaves keeps its copy (a graceful eviction
     /// task) until the replicas that replace it are available.
     Reschedule(RescheduleArgs),
+    /// Adopt an object that already runs in a member cluster into Flotilla's management
+    /// (template on the host plus a policy placing it there), without recreating it.
+    Promote(crate::promote::PromoteArgs),
+    /// Show capacity in use and free.
+    #[command(subcommand)]
+    Top(crate::top::TopCommand),
 }
 
 #[derive(Args, Debug)]
@@ -73,25 +79,7 @@ fn binding_for(target: &str, namespace: &str) -> anyhow::Result<(Option<String>,
         "rb" | "resourcebinding" | "resourcebindings" => namespaced(name),
         "crb" | "clusterresourcebinding" | "clusterresourcebindings" => cluster(name),
         _ => {
-            let (singular, cluster_scoped) = match kind.as_str() {
-                "deploy" | "deployment" | "deployments" => ("deployment", false),
-                "sts" | "statefulset" | "statefulsets" => ("statefulset", false),
-                "ds" | "daemonset" | "daemonsets" => ("daemonset", false),
-                "rs" | "replicaset" | "replicasets" => ("replicaset", false),
-                "job" | "jobs" => ("job", false),
-                "cj" | "cronjob" | "cronjobs" => ("cronjob", false),
-                "svc" | "service" | "services" => ("service", false),
-                "cm" | "configmap" | "configmaps" => ("configmap", false),
-                "secret" | "secrets" => ("secret", false),
-                "ns" | "namespace" | "namespaces" => ("namespace", true),
-                "clusterrole" | "clusterroles" => ("clusterrole", true),
-                "clusterrolebinding" | "clusterrolebindings" => ("clusterrolebinding", true),
-                "crd" | "customresourcedefinition" | "customresourcedefinitions" => {
-                    ("customresourcedefinition", true)
-                }
-                // Any other kind, written as its Kind (e.g. MyApp/x): namespaced.
-                other => (other, false),
-            };
+            let (singular, cluster_scoped) = crate::kinds::alias(&kind);
             let binding = format!("{name}-{singular}");
             if cluster_scoped {
                 cluster(&binding)
@@ -242,6 +230,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Join(args) => join(cli.kubeconfig, cli.context, args).await,
         Command::Unjoin(args) => unjoin(cli.kubeconfig, cli.context, args).await,
         Command::Reschedule(args) => reschedule(cli.kubeconfig, cli.context, args).await,
+        Command::Promote(args) => {
+            crate::promote::promote(host_client(cli.kubeconfig, cli.context), args).await
+        }
+        Command::Top(command) => {
+            crate::top::top(host_client(cli.kubeconfig, cli.context), command).await
+        }
     }
 }
 
@@ -300,6 +294,12 @@ async fn host_client(
         .await
         .with_context(|| format!("using the host kubeconfig {shown}"))?;
     config.connect_timeout = Some(HOST_TIMEOUT);
+    // flotillactl works on the control plane's own objects: reads of merged kinds answer from
+    // the host's templates, not the members' merged view.
+    config.headers.push((
+        http::HeaderName::from_static(flotilla_core::TEMPLATE_READ_HEADER),
+        http::HeaderValue::from_static(flotilla_core::TEMPLATE_READ_VALUE),
+    ));
     let url = config.cluster_url.to_string();
     let client = kube::Client::try_from(config)
         .with_context(|| format!("building a client for the host at {url}"))?;

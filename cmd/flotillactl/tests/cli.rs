@@ -19,11 +19,11 @@ fn text(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn help_lists_join_unjoin_and_reschedule() {
+fn help_lists_every_command() {
     let out = flotillactl(&["--help"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let help = text(&out.stdout);
-    for command in ["join", "unjoin", "reschedule"] {
+    for command in ["join", "unjoin", "reschedule", "promote", "top"] {
         assert!(
             help.lines().any(|l| l.trim_start().starts_with(command)),
             "{command} missing from --help:\n{help}"
@@ -70,4 +70,50 @@ fn reschedule_rejects_a_target_without_a_kind() {
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn promote_and_top_clusters_show_examples() {
+    for args in [&["promote", "--help"][..], &["top", "clusters", "--help"]] {
+        let out = flotillactl(args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let help = text(&out.stdout);
+        let examples = help
+            .split_once("Examples:")
+            .unwrap_or_else(|| panic!("{args:?}: no examples\n{help}"))
+            .1;
+        assert!(
+            examples
+                .lines()
+                .any(|l| l.trim_start().starts_with("flotillactl ")),
+            "{args:?}: {help}"
+        );
+    }
+}
+
+#[test]
+fn promote_without_a_cluster_is_a_usage_error() {
+    let out = flotillactl(&["promote", "deployment", "nginx"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--cluster"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn promote_rejects_a_bad_object_before_reaching_the_host() {
+    let out = flotillactl(&[
+        "--kubeconfig",
+        "/nonexistent/host.kubeconfig",
+        "promote",
+        "deploy/a/b",
+        "-C",
+        "member1",
+    ]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("is not TYPE/NAME"), "{stderr}");
+    assert!(!stderr.contains("kubeconfig"), "{stderr}");
 }

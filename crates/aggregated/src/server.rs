@@ -71,8 +71,9 @@ pub struct AggregatedOptions {
     pub request_header_ca_pem: String,
     /// CNs allowed as front proxy (empty: any certificate of that CA).
     pub front_proxy_names: Vec<String>,
-    /// A serving certificate and key (PEM) to use instead of generating one; then the
-    /// APIService's caBundle is the CA that signed it.
+    /// A serving certificate and key (PEM) to use instead of generating one. When the
+    /// certificate file holds its chain up to a self-signed CA, that CA is the APIService's
+    /// caBundle ([`flotilla_pki::chain_root_pem`]).
     pub serving: Option<(String, String)>,
     pub watch_history: usize,
     /// Merged reads (`search.karmada.io` `proxying/karmada/proxy`); `None` serves none.
@@ -136,7 +137,8 @@ impl AggregatedOptions {
 /// A running aggregated API server.
 pub struct RunningAggregated {
     pub addr: SocketAddr,
-    /// The CA of its serving certificate (the APIService's caBundle).
+    /// The CA of its serving certificate (the APIService's caBundle); empty when a given
+    /// certificate file does not end with its self-signed root.
     pub ca_pem: String,
     pub server: Arc<ApiServer>,
     /// Whether merged reads are served (then `v1alpha1.search.karmada.io` is registered).
@@ -168,12 +170,35 @@ impl RunningAggregated {
     }
 }
 
+/// The serving certificate, its key, and the CA clients verify it with.
+struct Serving {
+    cert_pem: String,
+    key_pem: String,
+    ca_pem: String,
+}
+
 pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, AggregatedError> {
     std::fs::create_dir_all(&opts.data_dir).map_err(|source| AggregatedError::CreateDataDir {
         path: opts.data_dir.clone(),
         source,
     })?;
-    let pki = flotilla_pki::ensure_server_pki(&opts.data_dir, &[])?;
+    let serving = match &opts.serving {
+        Some((cert_pem, key_pem)) => Serving {
+            cert_pem: cert_pem.clone(),
+            key_pem: key_pem.clone(),
+            // Unknown when the file holds no root: whoever registers the APIServices
+            // (deploy/ manifests with --no-register) gives the caBundle.
+            ca_pem: flotilla_pki::chain_root_pem(cert_pem).unwrap_or_default(),
+        },
+        None => {
+            let pki = flotilla_pki::ensure_server_pki(&opts.data_dir, &[])?;
+            Serving {
+                cert_pem: pki.apiserver.cert_pem,
+                key_pem: pki.apiserver.key_pem,
+                ca_pem: pki.ca.cert_pem,
+            }
+        }
+    };
     let storage: Arc<dyn Storage> = opts
         .storage
         .open(&opts.data_dir, opts.watch_history)
@@ -212,8 +237,7 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
 
     let mut client_cas = opts.client_ca_pems.clone();
     client_cas.push(opts.request_header_ca_pem.clone());
-    let tls =
-        flotilla_pki::server_config(&pki.apiserver.cert_pem, &pki.apiserver.key_pem, &client_cas)?;
+    let tls = flotilla_pki::server_config(&serving.cert_pem, &serving.key_pem, &client_cas)?;
     let trust = Arc::new(PeerTrust {
         client_ca: Some(ChainVerifier::new(&opts.client_ca_pems)?),
         request_header_ca: Some(ChainVerifier::new(std::slice::from_ref(
@@ -233,7 +257,7 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
     tracing::info!(%addr, "aggregated API server serving cluster.karmada.io");
     Ok(RunningAggregated {
         addr,
-        ca_pem: pki.ca.cert_pem.clone(),
+        ca_pem: serving.ca_pem,
         server,
         merged_reads: opts.merged_reads.is_some(),
         handle,

@@ -109,6 +109,11 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
+    setup_serving(None).await
+}
+
+/// [`setup`] with the aggregated server's serving certificate given (`--tls-cert-file`).
+async fn setup_serving(serving: Option<(String, String)>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let host_dir = dir.path().join("host");
     let mut opts = flotilla_host::HostOptions::new(&host_dir);
@@ -116,14 +121,14 @@ async fn setup() -> Setup {
     let host = flotilla_host::start(opts).await.unwrap();
     let client = client_for(&host.kubeconfig).await;
     let pki = host_dir.join("pki");
-    let aggregated = flotilla_aggregated::start(flotilla_aggregated::AggregatedOptions::new(
+    let mut opts = flotilla_aggregated::AggregatedOptions::new(
         dir.path().join("aggregated"),
         client.clone(),
         std::fs::read_to_string(pki.join("ca.crt")).unwrap(),
         std::fs::read_to_string(pki.join("front-proxy-ca.crt")).unwrap(),
-    ))
-    .await
-    .unwrap();
+    );
+    opts.serving = serving;
+    let aggregated = flotilla_aggregated::start(opts).await.unwrap();
     flotilla_aggregated::register_apiservice(&client, &aggregated.url(), &aggregated.ca_pem)
         .await
         .unwrap();
@@ -393,4 +398,39 @@ async fn status_controller_with_server_side_apply_through_the_host() {
     let _ = controller.await;
     setup.aggregated.stop().await;
     setup.host.stop().await;
+}
+
+/// `aggregated-apiserver --tls-cert-file/--tls-private-key-file`: the given certificate is the
+/// one served, and the CA its chain ends in is the APIService's caBundle, so the host (which
+/// verifies the server against that bundle) reaches the Clusters through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_given_serving_certificate_is_served_and_its_ca_is_the_bundle() {
+    let ca = flotilla_pki::CertificateAuthority::generate("operator-serving-ca").unwrap();
+    let leaf = ca
+        .issue_server("aggregated", &[], &["127.0.0.1".parse().unwrap()])
+        .unwrap();
+    let chain = format!("{}{}", leaf.cert_pem, ca.cert_pem());
+    let s = setup_serving(Some((chain, leaf.key_pem.clone()))).await;
+    assert_eq!(s.aggregated.ca_pem.trim(), ca.cert_pem().trim());
+    // setup() waited for the host to list Clusters through the APIService, so the host
+    // verified the served certificate against that bundle; and it is the given one.
+    let served = served_leaf(s.aggregated.addr).await;
+    let given = flotilla_pki::parse_certificates(&leaf.cert_pem).unwrap();
+    assert_eq!(served, given[0].as_ref());
+    assert!(
+        !s._dir.path().join("aggregated/pki/ca.crt").exists(),
+        "no certificate is generated when one is given"
+    );
+}
+
+/// The leaf certificate the server at `addr` presents (verification skipped: only read).
+async fn served_leaf(addr: std::net::SocketAddr) -> Vec<u8> {
+    let config = flotilla_pki::client_config(&[], None, true).unwrap();
+    let connector = tokio_rustls::TlsConnector::from(config);
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let tls = connector.connect(name, tcp).await.unwrap();
+    tls.get_ref().1.peer_certificates().unwrap()[0]
+        .as_ref()
+        .to_vec()
 }

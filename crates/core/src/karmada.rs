@@ -14,6 +14,11 @@
 //!                                                  RESOURCE_TEMPLATE_GENERATION_ANNOTATION,
 //!                                                  MANAGED_BY_KARMADA_LABEL)
 //! ```
+//!
+//! It also owns what is one cluster's copy of an object rather than the object itself
+//! ([`strip_instance_fields`]), which both directions between host and member drop.
+
+use serde_json::Value;
 
 use crate::CoreError;
 
@@ -216,6 +221,81 @@ pub fn work_name(namespace: &str, name: &str, kind: &str) -> String {
         prefix = prefix[..end].trim_end_matches(['-', '.']);
     }
     format!("{prefix}-{hash}")
+}
+
+/// Metadata one API server fills in for its own copy of an object (identity, revision,
+/// ownership, deletion state): never carried from a template to a member, nor from a member
+/// back to a template (`flotillactl promote`).
+pub const INSTANCE_METADATA: [&str; 10] = [
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "ownerReferences",
+    "finalizers",
+    "selfLink",
+];
+
+/// Labels the API server or controllers put on a Job's pods from its uid.
+const JOB_GENERATED_LABELS: [&str; 4] = [
+    "controller-uid",
+    "batch.kubernetes.io/controller-uid",
+    "job-name",
+    "batch.kubernetes.io/job-name",
+];
+
+/// Removes from `obj` what belongs to one cluster's copy rather than to the object as its
+/// user wrote it: [`INSTANCE_METADATA`], `status`, a Service's `clusterIP(s)` (unless
+/// headless), a Pod's `nodeName`, a ServiceAccount's `secrets`, a Job's generated selector and
+/// controller-uid labels (unless `manualSelector`). The propagation controllers drop them from
+/// a template before applying it to a member (where the member sets its own), and `flotillactl
+/// promote` from a member's object before making it a template.
+pub fn strip_instance_fields(obj: &mut serde_json::Map<String, Value>) {
+    obj.remove("status");
+    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
+        for key in INSTANCE_METADATA {
+            meta.remove(key);
+        }
+    }
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    match (api_version, kind) {
+        ("v1", "Service") => {
+            if let Some(Value::Object(spec)) = obj.get_mut("spec") {
+                if spec.get("clusterIP").and_then(Value::as_str) != Some("None") {
+                    spec.remove("clusterIP");
+                    spec.remove("clusterIPs");
+                }
+            }
+        }
+        ("v1", "Pod") => {
+            if let Some(Value::Object(spec)) = obj.get_mut("spec") {
+                spec.remove("nodeName");
+            }
+        }
+        ("v1", "ServiceAccount") => {
+            obj.remove("secrets");
+        }
+        ("batch/v1", "Job") => {
+            if let Some(Value::Object(spec)) = obj.get_mut("spec") {
+                if spec.get("manualSelector") != Some(&Value::Bool(true)) {
+                    spec.remove("selector");
+                    if let Some(Value::Object(labels)) = spec
+                        .get_mut("template")
+                        .and_then(|t| t.pointer_mut("/metadata/labels"))
+                    {
+                        for key in JOB_GENERATED_LABELS {
+                            labels.remove(key);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

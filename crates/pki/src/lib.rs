@@ -52,6 +52,6 @@ pub use service_account::{
     service_account_key_paths,
 };
 pub use tls::{
-    ALPN_PROTOCOLS, ChainVerifier, client_config, parse_certificates, parse_private_key,
-    server_config,
+    ALPN_PROTOCOLS, ChainVerifier, chain_root_pem, client_config, parse_certificates,
+    parse_private_key, server_config,
 };

@@ -39,6 +39,36 @@ pub(crate) fn parse_certificates_named(
         })
 }
 
+/// The self-signed CA certificate (PEM) a certificate file's chain ends in: clients of a
+/// server given `chain_pem` (leaf first, its issuers after it) trust this one. An error when
+/// the file holds no certificate or its last one is not self-signed (a leaf alone, or a chain
+/// cut short), since no caBundle could then be derived from it.
+pub fn chain_root_pem(chain_pem: &str) -> Result<String> {
+    let what = "the serving certificate file";
+    let certs = parse_certificates_named(chain_pem, what)?;
+    let last = certs.last().ok_or_else(|| PkiError::ParseCertificate {
+        what: what.to_string(),
+        reason: "no CERTIFICATE block".to_string(),
+    })?;
+    let (_, parsed) = x509_parser::parse_x509_certificate(last.as_ref()).map_err(|e| {
+        PkiError::ParseCertificate {
+            what: what.to_string(),
+            reason: e.to_string(),
+        }
+    })?;
+    let self_signed = parsed.subject() == parsed.issuer() && parsed.verify_signature(None).is_ok();
+    if !self_signed {
+        return Err(PkiError::ParseCertificate {
+            what: what.to_string(),
+            reason: format!(
+                "its last certificate ({}) is not a self-signed CA; end the file with the CA that signed it",
+                parsed.subject()
+            ),
+        });
+    }
+    Ok(crate::ca::pem_encode("CERTIFICATE", last.as_ref()))
+}
+
 /// Parses the first private key (PKCS#8, PKCS#1 or SEC1) in `pem`.
 pub fn parse_private_key(pem: &str) -> Result<PrivateKeyDer<'static>> {
     parse_private_key_named(pem, "the PEM text")
@@ -236,5 +266,38 @@ impl ChainVerifier {
         self.verifier
             .verify_client_cert(leaf, intermediates, rustls::pki_types::UnixTime::now())
             .is_ok()
+    }
+}
+
+#[cfg(test)]
+mod chain_root_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::chain_root_pem;
+    use crate::CertificateAuthority;
+
+    #[test]
+    fn the_root_of_a_chain_is_its_last_self_signed_certificate() {
+        let ca = CertificateAuthority::generate("serving-ca").unwrap();
+        let leaf = ca
+            .issue_server("aggregated", &[], &["127.0.0.1".parse().unwrap()])
+            .unwrap();
+        let chain = format!("{}{}", leaf.cert_pem, ca.cert_pem());
+        assert_eq!(chain_root_pem(&chain).unwrap().trim(), ca.cert_pem().trim());
+        // A self-signed CA alone is its own root.
+        assert_eq!(
+            chain_root_pem(ca.cert_pem()).unwrap().trim(),
+            ca.cert_pem().trim()
+        );
+    }
+
+    #[test]
+    fn a_leaf_alone_or_no_certificate_is_refused() {
+        let ca = CertificateAuthority::generate("serving-ca").unwrap();
+        let leaf = ca.issue_server("aggregated", &[], &[]).unwrap();
+        let err = chain_root_pem(&leaf.cert_pem).unwrap_err().to_string();
+        assert!(err.contains("not a self-signed CA"), "{err}");
+        let err = chain_root_pem("not a certificate").unwrap_err().to_string();
+        assert!(err.contains("no CERTIFICATE block"), "{err}");
     }
 }

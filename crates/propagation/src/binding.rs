@@ -316,8 +316,10 @@ impl BindingController {
             &info.resource,
             resource.namespace.as_deref(),
         );
-        // The detector's cache has the template at least as new as this binding; kinds it
-        // does not watch (a binding made by hand) are read from the host.
+        // The detector's cache has the template at least as new as this binding once it has
+        // listed; kinds it does not watch (a binding made by hand), and templates its cache
+        // does not hold (not listed yet in a new term, or deleted), are read from the host:
+        // a binding dropped here would keep a stale status until something else changed it.
         let gvk = crate::registry::gvk_of(&resource.api_version, &resource.kind);
         let cached = crate::detector::cached_template(
             &self.templates,
@@ -327,8 +329,7 @@ impl BindingController {
         );
         let template = match cached {
             Some(Some(t)) => (*t).clone(),
-            Some(None) => return Ok(Next::Done),
-            None => match template_api.get(&resource.name).await {
+            Some(None) | None => match template_api.get(&resource.name).await {
                 Ok(t) => t,
                 Err(e) if is_not_found(&e) => return Ok(Next::Done),
                 Err(e) => return Err(host_err("reading template", resource.name.clone())(e)),

@@ -319,7 +319,8 @@ impl Distributor {
                     }
                     // Gone: it needs nothing.
                     Some(None) => BTreeSet::new(),
-                    // The detector does not watch the kind yet.
+                    // The detector does not watch the kind yet, or has not listed it: its
+                    // dependencies stay as they are until it has.
                     None => return Ok(Next::After(std::time::Duration::from_secs(2))),
                 }
             }

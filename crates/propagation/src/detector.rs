@@ -23,6 +23,7 @@
 //! ([`crate::unimplemented`]) gets a `FeatureNotImplemented` Warning Event naming them, once
 //! per policy generation; the policy works as if those fields were absent.
 
+use futures::FutureExt;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -108,21 +109,23 @@ pub(crate) struct TemplateWatch {
 /// The template watches by kind: written by the detector, read by the binding controller.
 pub(crate) type Templates = Arc<DashMap<GroupVersionKind, TemplateWatch>>;
 
-/// The cached template of a kind, when the detector watches that kind (`None` otherwise:
-/// read it from the host).
+/// The cached template of a kind, when the detector watches that kind and its cache has
+/// listed (`None` otherwise: the cache cannot tell; read it from the host, or look again).
+/// `Some(None)`: the template does not exist.
 pub(crate) fn cached_template(
     templates: &Templates,
     gvk: &GroupVersionKind,
     namespace: Option<&str>,
     name: &str,
 ) -> Option<Option<Arc<DynamicObject>>> {
-    templates.get(gvk).map(|w| {
-        let mut r = ObjectRef::new_with(name, w.info.resource.clone());
-        if let Some(ns) = namespace {
-            r = r.within(ns);
-        }
-        w.store.get(&r)
-    })
+    let w = templates.get(gvk)?;
+    // Until its first list ends the store is empty, which is not "absent".
+    w.store.wait_until_ready().now_or_never()?.ok()?;
+    let mut r = ObjectRef::new_with(name, w.info.resource.clone());
+    if let Some(ns) = namespace {
+        r = r.within(ns);
+    }
+    Some(w.store.get(&r))
 }
 
 /// The (uid, generation) of each policy last warned about unimplemented fields.
@@ -534,15 +537,16 @@ impl Detector {
         let Some(info) = self.templates.get(&key.gvk).map(|w| w.info.clone()) else {
             return Ok(Next::Done);
         };
-        let template = cached_template(
+        let template = match cached_template(
             &self.templates,
             &key.gvk,
             key.namespace.as_deref(),
             &key.name,
-        )
-        .flatten();
-        let Some(template) = template else {
-            return self.delete_binding(key).await.map(|()| Next::Done);
+        ) {
+            Some(Some(t)) => t,
+            Some(None) => return self.delete_binding(key).await.map(|()| Next::Done),
+            // Not listed yet: its end reports every template again.
+            None => return Ok(Next::Done),
         };
         if template.metadata.deletion_timestamp.is_some() {
             return Ok(Next::Done);

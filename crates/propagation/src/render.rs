@@ -7,7 +7,9 @@
 //! `status`, the fields a member fills in itself are dropped so that applying does not fight
 //! the member: a Service's `clusterIP(s)` (unless headless), a Job's generated selector and
 //! controller-uid labels (unless `manualSelector`), a Pod's `nodeName`, a ServiceAccount's
-//! `secrets`. The OverridePolicies and ClusterOverridePolicies that match the template
+//! `secrets` (`flotilla_core::karmada::strip_instance_fields`). A template's own
+//! `work.karmada.io/conflict-resolution` annotation wins over the binding's
+//! `conflictResolution`. The OverridePolicies and ClusterOverridePolicies that match the template
 //! (`flotilla_overrides`) are applied after the replicas are set and before Flotilla's own
 //! labels and annotations are added, as Karmada's binding controller does; the Work records
 //! them in Karmada's `policy.karmada.io/applied-(cluster-)overrides` annotations.
@@ -64,72 +66,6 @@ impl RenderedWork {
             },
             "spec": self.spec,
         })
-    }
-}
-
-const HOST_METADATA: [&str; 10] = [
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "managedFields",
-    "ownerReferences",
-    "finalizers",
-    "selfLink",
-];
-
-/// Labels the API server or controllers put on a Job's pods from its uid.
-const JOB_GENERATED_LABELS: [&str; 4] = [
-    "controller-uid",
-    "batch.kubernetes.io/controller-uid",
-    "job-name",
-    "batch.kubernetes.io/job-name",
-];
-
-fn strip_host_fields(obj: &mut Map<String, Value>) {
-    obj.remove("status");
-    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
-        for key in HOST_METADATA {
-            meta.remove(key);
-        }
-    }
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-    match (api_version, kind) {
-        ("v1", "Service") => {
-            if let Some(Value::Object(spec)) = obj.get_mut("spec") {
-                if spec.get("clusterIP").and_then(Value::as_str) != Some("None") {
-                    spec.remove("clusterIP");
-                    spec.remove("clusterIPs");
-                }
-            }
-        }
-        ("v1", "Pod") => {
-            if let Some(Value::Object(spec)) = obj.get_mut("spec") {
-                spec.remove("nodeName");
-            }
-        }
-        ("v1", "ServiceAccount") => {
-            obj.remove("secrets");
-        }
-        ("batch/v1", "Job") => {
-            if let Some(Value::Object(spec)) = obj.get_mut("spec") {
-                if spec.get("manualSelector") != Some(&Value::Bool(true)) {
-                    spec.remove("selector");
-                    if let Some(Value::Object(labels)) = spec
-                        .get_mut("template")
-                        .and_then(|t| t.pointer_mut("/metadata/labels"))
-                    {
-                        for key in JOB_GENERATED_LABELS {
-                            labels.remove(key);
-                        }
-                    }
-                }
-            }
-        }
-        _ => {}
     }
 }
 
@@ -190,7 +126,7 @@ impl Rendering<'_> {
         let Value::Object(map) = &mut obj else {
             return Err(Error::TemplateNotObject);
         };
-        strip_host_fields(map);
+        karmada::strip_instance_fields(map);
         let api_version = map
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -242,14 +178,25 @@ impl Rendering<'_> {
         if let Some(uid) = uid {
             annotations.insert(karmada::RESOURCE_TEMPLATE_UID_ANNOTATION.into(), json!(uid));
         }
-        let resolution = match self.spec.conflict_resolution.unwrap_or_default() {
-            ConflictResolution::Overwrite => "overwrite",
-            ConflictResolution::Abort => "abort",
-        };
-        annotations.insert(
-            karmada::CONFLICT_RESOLUTION_ANNOTATION.into(),
-            json!(resolution),
-        );
+        // The template's own annotation, when valid, wins over the policy's field (as in
+        // Karmada): `flotillactl promote` marks an adopted object so, whatever policy takes it.
+        let from_template = annotations
+            .get(karmada::CONFLICT_RESOLUTION_ANNOTATION)
+            .and_then(Value::as_str)
+            .is_some_and(|v| {
+                v == karmada::CONFLICT_RESOLUTION_OVERWRITE
+                    || v == karmada::CONFLICT_RESOLUTION_ABORT
+            });
+        if !from_template {
+            let resolution = match self.spec.conflict_resolution.unwrap_or_default() {
+                ConflictResolution::Overwrite => karmada::CONFLICT_RESOLUTION_OVERWRITE,
+                ConflictResolution::Abort => karmada::CONFLICT_RESOLUTION_ABORT,
+            };
+            annotations.insert(
+                karmada::CONFLICT_RESOLUTION_ANNOTATION.into(),
+                json!(resolution),
+            );
+        }
         Ok((obj, applied))
     }
 
@@ -379,7 +326,7 @@ mod tests {
         assert_eq!(m["spec"]["replicas"], 2);
         assert!(m.get("status").is_none());
         let meta = m["metadata"].as_object().unwrap();
-        for gone in HOST_METADATA {
+        for gone in karmada::INSTANCE_METADATA {
             assert!(!meta.contains_key(gone), "{gone} kept");
         }
         assert_eq!(meta["labels"]["app"], "web");
@@ -440,6 +387,22 @@ mod tests {
             m["metadata"]["annotations"][karmada::CONFLICT_RESOLUTION_ANNOTATION],
             "overwrite"
         );
+        // A template's own annotation wins over the policy's conflictResolution; an invalid
+        // one is replaced by it.
+        for (own, applied) in [
+            ("abort", "abort"),
+            ("overwrite", "overwrite"),
+            ("bogus", "overwrite"),
+        ] {
+            let mut marked = svc.clone();
+            marked["metadata"]["annotations"] =
+                json!({karmada::CONFLICT_RESOLUTION_ANNOTATION: own});
+            assert_eq!(
+                r.manifest(&marked, "m1", "w").unwrap()["metadata"]["annotations"]
+                    [karmada::CONFLICT_RESOLUTION_ANNOTATION],
+                applied
+            );
+        }
         let headless = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
                               "spec": {"clusterIP": "None"}});
         assert_eq!(

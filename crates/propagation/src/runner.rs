@@ -25,7 +25,14 @@ use crate::Error;
 pub(crate) use flotilla_tasks::AbortOnDrop;
 
 /// Watches `api` into a store; `on_change(object, deleted)` runs for every object seen
-/// (on relists too). The store is ready once the first list is complete.
+/// (on relists too), always once the store shows what it reports. The store is ready once
+/// the first list is complete.
+///
+/// kube-runtime's store takes a (re)list's objects in one swap at its end, so a listed
+/// object is reported only then: reported earlier, a worker could look it up before the
+/// store holds it and take it for deleted (a new term of the controllers once deleted a
+/// live template's binding that way, and left another binding's status stale). Objects a
+/// relist no longer finds are reported deleted, since no watch event said so.
 pub(crate) fn reflect<K, F>(
     api: Api<K>,
     config: watcher::Config,
@@ -58,6 +65,7 @@ where
 {
     let writer = reflector::store::Writer::new(dyntype);
     let store = writer.as_reader();
+    let store_for_relist = store.clone();
     let trimmed = watcher::watcher(api, config).modify(move |obj: &mut K| {
         obj.meta_mut().managed_fields = None;
         trim(obj);
@@ -65,16 +73,65 @@ where
     let stream = reflector::reflector(writer, trimmed).default_backoff();
     let task = tokio::spawn(async move {
         futures::pin_mut!(stream);
+        let mut relist = Relist::default();
         while let Some(event) = stream.next().await {
             match event {
-                Ok(Event::Apply(obj)) | Ok(Event::InitApply(obj)) => on_change(&obj, false),
+                Ok(Event::Apply(obj)) => on_change(&obj, false),
                 Ok(Event::Delete(obj)) => on_change(&obj, true),
-                Ok(Event::Init) | Ok(Event::InitDone) => {}
+                Ok(Event::Init) => relist.start(store_for_relist.state()),
+                Ok(Event::InitApply(obj)) => relist.listed.push(obj),
+                Ok(Event::InitDone) => relist.finish(&on_change),
                 Err(e) => warn!(error = %e, "watch failed; retrying"),
             }
         }
     });
     (store, task)
+}
+
+/// One (re)list in progress: what the store held before it, and what it has listed so far.
+struct Relist<K> {
+    before: Vec<Arc<K>>,
+    listed: Vec<K>,
+}
+
+impl<K> Default for Relist<K> {
+    fn default() -> Self {
+        Self {
+            before: Vec::new(),
+            listed: Vec::new(),
+        }
+    }
+}
+
+impl<K: Resource> Relist<K> {
+    fn start(&mut self, before: Vec<Arc<K>>) {
+        self.before = before;
+        self.listed.clear();
+    }
+
+    /// Reports the listed objects, then those the store held that the list no longer has.
+    fn finish(&mut self, on_change: &impl Fn(&K, bool)) {
+        let listed: std::collections::HashSet<(Option<&str>, Option<&str>)> = self
+            .listed
+            .iter()
+            .map(|o| (o.meta().namespace.as_deref(), o.meta().name.as_deref()))
+            .collect();
+        let gone: Vec<Arc<K>> = self
+            .before
+            .iter()
+            .filter(|o| {
+                !listed.contains(&(o.meta().namespace.as_deref(), o.meta().name.as_deref()))
+            })
+            .cloned()
+            .collect();
+        for obj in self.listed.drain(..) {
+            on_change(&obj, false);
+        }
+        for obj in gone {
+            on_change(&obj, true);
+        }
+        self.before.clear();
+    }
 }
 
 /// Waits until the store's first list is complete; false when its watch ended for good.
@@ -151,5 +208,58 @@ pub(crate) fn dynamic_api(
     match namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
         None => Api::all_with(client.clone(), resource),
+    }
+}
+
+#[cfg(test)]
+mod relist_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::{Arc, Mutex};
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+
+    use super::Relist;
+
+    fn cm(name: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    #[test]
+    fn a_relist_reports_what_it_listed_then_what_it_no_longer_has() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = |o: &ConfigMap, deleted: bool| {
+            seen.lock()
+                .unwrap()
+                .push((o.metadata.name.clone().unwrap(), deleted));
+        };
+        let mut relist = Relist::default();
+        relist.start(vec![Arc::new(cm("a")), Arc::new(cm("b"))]);
+        relist.listed.push(cm("b"));
+        relist.listed.push(cm("c"));
+        assert!(seen.lock().unwrap().is_empty(), "nothing before the end");
+        relist.finish(&record);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![
+                ("b".to_string(), false),
+                ("c".to_string(), false),
+                ("a".to_string(), true)
+            ]
+        );
+        // The first list of a store: nothing held before, nothing reported deleted.
+        seen.lock().unwrap().clear();
+        relist.start(Vec::new());
+        relist.listed.push(cm("d"));
+        relist.finish(&record);
+        assert_eq!(*seen.lock().unwrap(), vec![("d".to_string(), false)]);
     }
 }

@@ -1338,3 +1338,91 @@ async fn suspended_dispatching_holds_works_back_until_resumed() {
     .await;
     env.stop().await;
 }
+
+/// A new term of the controllers (a restart, or leadership won back) starts its caches from
+/// nothing: bindings reconciled before the template cache has listed must not be dropped as
+/// if their template were gone. Seen in the 200-client fault test: the controller-manager
+/// lost its Lease just after a binding's status was written, and in its next term the binding
+/// kept `FullyApplied=False` with no `aggregatedStatus` for good although every Work was
+/// applied. Here every binding's status is set back to that state while the controllers are
+/// stopped; the next term must put it right.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_term_repairs_binding_statuses_left_behind() {
+    const COUNT: usize = 12;
+    let mut env = Env::start().await;
+    env.create_namespace("terms").await;
+    let mut everywhere = policy("everywhere", "Deployment", "apps/v1", json!({}));
+    everywhere["spec"]["placement"] =
+        json!({"replicaScheduling": {"replicaSchedulingType": "Duplicated"}});
+    env.apply("terms", everywhere).await;
+    for i in 0..COUNT {
+        let mut d = deployment(&format!("app{i}"), 1, "nginx:1.25");
+        d["spec"]["template"]["spec"]["containers"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("resources");
+        env.apply("terms", d).await;
+    }
+    let rbs: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "terms");
+    let fully_applied = || async {
+        let list = rbs
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let done = list
+            .items
+            .iter()
+            .filter(|rb| {
+                rb.status.as_ref().is_some_and(|s| {
+                    s.aggregated_status.len() == 3
+                        && s.conditions
+                            .iter()
+                            .any(|c| c.type_ == "FullyApplied" && c.status == "True")
+                })
+            })
+            .count();
+        if done == COUNT {
+            Ok(())
+        } else {
+            Err(format!("{done} of {COUNT} bindings FullyApplied"))
+        }
+    };
+    eventually("every binding FullyApplied", fully_applied).await;
+
+    env.propagation.take().unwrap().stop().await;
+    for i in 0..COUNT {
+        // The scheduler's condition stays as it was; only the binding controller's part is
+        // taken back.
+        let rb = rbs.get(&format!("app{i}-deployment")).await.unwrap();
+        let mut conditions: Vec<Value> = rb
+            .status
+            .unwrap()
+            .conditions
+            .iter()
+            .filter(|c| c.type_ != "FullyApplied")
+            .map(|c| serde_json::to_value(c).unwrap())
+            .collect();
+        conditions.push(json!({
+            "type": "FullyApplied", "status": "False", "reason": "FullyAppliedFailed",
+            "message": "Failed to apply all works, see status.aggregatedStatus for details",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }));
+        let stale = json!({"status": {"aggregatedStatus": [], "conditions": conditions}});
+        rbs.patch_status(
+            &format!("app{i}-deployment"),
+            &PatchParams::default(),
+            &Patch::Merge(&stale),
+        )
+        .await
+        .unwrap();
+    }
+    env.propagation = Some(flotilla_propagation::spawn(
+        env.client.clone(),
+        flotilla_propagation::PropagationOptions {
+            retry_max: Duration::from_secs(2),
+            ..Default::default()
+        },
+    ));
+    eventually("every binding FullyApplied again", fully_applied).await;
+    env.stop().await;
+}

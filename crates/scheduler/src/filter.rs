@@ -212,20 +212,20 @@ pub(crate) fn taint_text(taint: &Taint) -> String {
     }
 }
 
-/// The first NoSchedule/NoExecute taint not tolerated; for a cluster the binding already uses
-/// only NoExecute taints count (Karmada keeps existing placements on NoSchedule).
+/// The first NoSchedule/NoExecute taint not tolerated. A cluster the binding already uses
+/// passes whatever its taints, as in Karmada: evicting from it when a NoExecute taint is no
+/// longer tolerated is the failover's job (with the placement's tolerationSeconds, or the
+/// default toleration), not the filter's, which would drop it at the next scale at once.
 pub(crate) fn untolerated_taint<'a>(
     tolerations: &[Toleration],
     taints: &'a [Taint],
     already_placed: bool,
 ) -> Option<&'a Taint> {
+    if already_placed {
+        return None;
+    }
     taints.iter().find(|t| {
-        let relevant = match t.effect.as_str() {
-            "NoExecute" => true,
-            "NoSchedule" => !already_placed,
-            _ => false,
-        };
-        relevant && !tolerates(tolerations, t)
+        matches!(t.effect.as_str(), "NoExecute" | "NoSchedule") && !tolerates(tolerations, t)
     })
 }
 
@@ -334,7 +334,9 @@ mod tests {
         assert!(untolerated_taint(&[], &taints, false).is_some());
         assert!(untolerated_taint(&[], &taints, true).is_none());
         let ne = [taint("down", "x", "NoExecute")];
-        assert!(untolerated_taint(&[], &ne, true).is_some());
+        assert!(untolerated_taint(&[], &ne, false).is_some());
+        // Already placed there: eviction, not the filter, deals with NoExecute.
+        assert!(untolerated_taint(&[], &ne, true).is_none());
         assert_eq!(taint_text(&ne[0]), "{down: x}");
     }
 

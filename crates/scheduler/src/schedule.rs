@@ -234,7 +234,13 @@ fn schedule_term(
             snap,
             prev: prev.unwrap_or(0),
             in_prev: prev.is_some(),
-            capacity: if needs_capacity {
+            // A cluster kept for a binding that would not accept its taints now (a member
+            // gone NotReady) keeps what it has but is given nothing more.
+            capacity: if needs_capacity
+                && !(prev.is_some()
+                    && untolerated_taint(&placement.cluster_tolerations, &snap.taints, false)
+                        .is_some())
+            {
                 snap.max_replicas_effective(&request, reserved.get(&snap.name))
             } else {
                 0

@@ -786,6 +786,36 @@ spec:
     )
 }
 
+/// local-up / controller-manager flags that make a failed member count as failed within
+/// seconds instead of the defaults (30 s), so a failover fits in a test.
+pub const FAST_FAILURE: &[&str] = &[
+    "--cluster-status-update-frequency",
+    "500ms",
+    "--cluster-failure-threshold",
+    "2s",
+    "--cluster-success-threshold",
+    "2s",
+    "--cluster-probe-timeout",
+    "1s",
+];
+
+/// `spec.clusters` of a ResourceBinding as (name, replicas).
+pub fn binding_targets(rb: &serde_json::Value) -> Vec<(String, i64)> {
+    rb["spec"]["clusters"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    (
+                        c["name"].as_str().unwrap_or_default().to_string(),
+                        c["replicas"].as_i64().unwrap_or(0),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A child process that is killed (and reaped) when dropped.
 pub struct Proc(pub Child);
 

@@ -382,11 +382,18 @@ fn taints_and_tolerations() {
     let c = arcs(c);
     let mut p = Placement::default();
     assert_eq!(Run::new(&p, 1).split(&c), pairs(&[("m3", 1)]));
-    // Existing placement on a NoSchedule cluster is kept; NoExecute is not.
+    // Existing placements are kept whatever the taint (Karmada's filter skips clusters the
+    // binding already uses; an untolerated NoExecute taint is the failover's to act on).
     let prev = targets(&[("m1", 1), ("m2", 1)]);
     let mut r = Run::new(&p, 1);
     r.previous = &prev;
-    assert_eq!(r.split(&c), pairs(&[("m1", 1), ("m3", 1)]));
+    assert_eq!(r.split(&c), pairs(&[("m1", 1), ("m2", 1), ("m3", 1)]));
+    // Kept, but given nothing more: a scale-up by capacity goes to the untainted clusters.
+    let dynamic_placement = dynamic();
+    let prev = targets(&[("m1", 2), ("m2", 2), ("m3", 2)]);
+    let mut r = Run::new(&dynamic_placement, 9);
+    r.previous = &prev;
+    assert_eq!(r.split(&c), pairs(&[("m1", 2), ("m2", 2), ("m3", 5)]));
     type Case = (Vec<Toleration>, Vec<(&'static str, i32)>);
     let cases: Vec<Case> = vec![
         (
@@ -654,14 +661,17 @@ fn reservations_prevent_double_booking() {
 
 #[test]
 fn dropped_previous_clusters_are_replaced() {
-    // m2 got an untolerated NoExecute taint: its 3 replicas are re-placed (steady scale-up).
+    // m2 got an untolerated NoExecute taint and is being evicted: its 3 replicas are
+    // re-placed (steady scale-up).
     let mut c = vec![cluster("m1", 10), cluster("m2", 10), cluster("m3", 10)];
     c[1].taints = vec![taint("down", "NoExecute")];
     let c = arcs(c);
     let p = dynamic();
     let prev = targets(&[("m1", 3), ("m2", 3)]);
+    let evicted = ["m2".to_owned()];
     let mut r = Run::new(&p, 6);
     r.previous = &prev;
+    r.evicted = &evicted;
     let got = r.split(&c);
     assert_eq!(got.iter().map(|(_, n)| n).sum::<i32>(), 6);
     assert!(got.iter().all(|(n, _)| n != "m2"));

@@ -29,21 +29,6 @@ const TAKEOVER: Duration = Duration::from_secs(15);
 const NS: &str = "load";
 const MEMBERS: [&str; 2] = ["edge1", "edge2"];
 
-/// Prints a row of the fault table and appends it to `$FAULTS_TABLE` when set.
-fn fault_row(row: &str) {
-    println!("FAULT-ROW {row}");
-    if let Some(path) = std::env::var_os("FAULTS_TABLE") {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            let _ = writeln!(f, "{row}");
-        }
-    }
-}
-
 /// A component process, killed when dropped; its output goes to `<log>`.
 struct Component {
     child: std::process::Child,
@@ -539,7 +524,7 @@ fn killed_leaders_are_replaced_within_15s_and_nothing_is_lost_or_doubled() {
             scheduler_row,
         ),
     ] {
-        fault_row(&format!(
+        support::fault_row(&format!(
             "| {fault} | kubectl applies and scales of Duplicated Deployments | {} | {} | {:.1} s (new leader after {:.1} s) |",
             want.len(),
             want.len(),

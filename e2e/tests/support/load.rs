@@ -813,16 +813,6 @@ pub fn print_row(fault: &str, load: &str, log: &LoadLog, found: &Converged, conv
         found.writes_found,
         converge.as_secs_f64()
     );
-    println!("FAULT-ROW {row}");
+    crate::support::fault_row(&row);
     println!("  failed writes: {} {:?}", log.failed, log.errors);
-    if let Some(path) = std::env::var_os("FAULTS_TABLE") {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            let _ = writeln!(f, "{row}");
-        }
-    }
 }

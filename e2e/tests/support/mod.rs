@@ -977,3 +977,19 @@ pub async fn join_member_sims(
         .collect::<Vec<_>>()
         .await;
 }
+
+/// Prints a row of the fault table (`e2e/faults.sh`) and appends it to `$FAULTS_TABLE` when
+/// set.
+pub fn fault_row(row: &str) {
+    println!("FAULT-ROW {row}");
+    if let Some(path) = std::env::var_os("FAULTS_TABLE") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{row}");
+        }
+    }
+}

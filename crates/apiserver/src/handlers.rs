@@ -443,8 +443,27 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
         continue_token,
         remaining,
     };
+    if format == Format::Table && items.len() >= TABLE_ROWS_OFF_RUNTIME {
+        // Thousands of rows are tens to hundreds of milliseconds of CPU: built on a blocking
+        // thread, so this runtime's other requests (health checks among them) go on.
+        let def = Arc::clone(&ctx.def);
+        let include = ctx.include_object();
+        let owned: Vec<Arc<StoredObject>> = items.iter().map(|o| Arc::clone(o)).collect();
+        let rv = page.resource_version.to_string();
+        let continue_token = page.continue_token;
+        let bytes = tokio::task::spawn_blocking(move || {
+            let refs: Vec<&Arc<StoredObject>> = owned.iter().collect();
+            table::table_bytes(&def, &refs, Some(rv), continue_token, include)
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("building the Table: {e}")))?;
+        return Ok(json_bytes(StatusCode::OK, bytes));
+    }
     Ok(list_response(ctx, format, &items, page))
 }
+
+/// Lists with at least this many rows have their Table built off the async runtime.
+const TABLE_ROWS_OFF_RUNTIME: usize = 500;
 
 /// Where a list page stands: its version and, when more follow, how to get them.
 #[derive(Debug, Clone)]

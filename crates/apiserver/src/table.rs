@@ -393,11 +393,7 @@ mod tests {
                 "data": {"k": "v"}}),
             json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {}}),
         ];
-        let stored: Vec<Arc<StoredObject>> = objects
-            .iter()
-            .enumerate()
-            .map(|(i, o)| Arc::new(StoredObject::new(format!("/k/{i}"), 1, o.clone())))
-            .collect();
+        let stored = stored_objects(&objects);
         let stored: Vec<&Arc<StoredObject>> = stored.iter().collect();
         for include in [
             IncludeObject::None,
@@ -425,6 +421,15 @@ mod tests {
         );
     }
 
+    /// `objects` as stored, at keys `/k/0`, `/k/1`, ...
+    fn stored_objects(objects: &[Value]) -> Vec<Arc<StoredObject>> {
+        objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| Arc::new(StoredObject::new(format!("/k/{i}"), 1, o.clone())))
+            .collect()
+    }
+
     /// Large Tables are built on several threads: the rows still come out whole and in order.
     #[test]
     fn a_large_table_built_in_parallel_is_the_same_table() {
@@ -438,11 +443,7 @@ mod tests {
                     "data": {"k": i.to_string()}})
             })
             .collect();
-        let stored: Vec<Arc<StoredObject>> = objects
-            .iter()
-            .enumerate()
-            .map(|(i, o)| Arc::new(StoredObject::new(format!("/k/{i}"), 1, o.clone())))
-            .collect();
+        let stored = stored_objects(&objects);
         let stored: Vec<&Arc<StoredObject>> = stored.iter().collect();
         let value = table(&def, objects.iter(), None, None, IncludeObject::Metadata);
         let bytes = table_bytes(&def, &stored, None, None, IncludeObject::Metadata);

@@ -18,7 +18,7 @@ use crate::auth::UserInfo;
 use crate::filter::Selection;
 use crate::objects::{self, DeleteOptions, Objects, Patch, WriteOptions, Written};
 use crate::request::{ListOptions, RequestInfo, ResourcePath, ResourceVersion, WriteQuery};
-use crate::response::{Format, add_warnings, json_bytes, json_value, negotiate};
+use crate::response::{Format, add_warnings, error_response, json_bytes, json_value, negotiate};
 use crate::server::ApiServer;
 use crate::table::{self, IncludeObject};
 
@@ -443,23 +443,7 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
         continue_token,
         remaining,
     };
-    if format == Format::Table && items.len() >= TABLE_ROWS_OFF_RUNTIME {
-        // Thousands of rows are tens to hundreds of milliseconds of CPU: built on a blocking
-        // thread, so this runtime's other requests (health checks among them) go on.
-        let def = Arc::clone(&ctx.def);
-        let include = ctx.include_object();
-        let owned: Vec<Arc<StoredObject>> = items.iter().map(|o| Arc::clone(o)).collect();
-        let rv = page.resource_version.to_string();
-        let continue_token = page.continue_token;
-        let bytes = tokio::task::spawn_blocking(move || {
-            let refs: Vec<&Arc<StoredObject>> = owned.iter().collect();
-            table::table_bytes(&def, &refs, Some(rv), continue_token, include)
-        })
-        .await
-        .map_err(|e| ApiError::internal(format!("building the Table: {e}")))?;
-        return Ok(json_bytes(StatusCode::OK, bytes));
-    }
-    Ok(list_response(ctx, format, &items, page))
+    Ok(list_response(ctx, format, &items, page).await)
 }
 
 /// Lists with at least this many rows have their Table built off the async runtime.
@@ -475,7 +459,7 @@ pub struct ListPage {
 
 /// Encodes a list of stored objects as the kind's List (their stored bytes concatenated,
 /// converted when the served version differs) or as a Table.
-pub fn list_response(
+pub async fn list_response(
     ctx: &RequestContext,
     format: Format,
     items: &[&Arc<StoredObject>],
@@ -484,14 +468,26 @@ pub fn list_response(
     let rv = page.resource_version.to_string();
     match format {
         Format::Table => {
-            let t = table::table_bytes(
-                &ctx.def,
-                items,
-                Some(rv),
-                page.continue_token,
-                ctx.include_object(),
-            );
-            json_bytes(StatusCode::OK, t)
+            let (def, include) = (Arc::clone(&ctx.def), ctx.include_object());
+            let build = move |items: &[&Arc<StoredObject>]| {
+                table::table_bytes(&def, items, Some(rv), page.continue_token, include)
+            };
+            if items.len() < TABLE_ROWS_OFF_RUNTIME {
+                return json_bytes(StatusCode::OK, build(items));
+            }
+            // Thousands of rows are tens to hundreds of milliseconds of CPU: built on a
+            // blocking thread, so this runtime's other requests (health checks among them)
+            // go on.
+            let owned: Vec<Arc<StoredObject>> = items.iter().map(|o| Arc::clone(o)).collect();
+            match tokio::task::spawn_blocking(move || {
+                let refs: Vec<&Arc<StoredObject>> = owned.iter().collect();
+                build(&refs)
+            })
+            .await
+            {
+                Ok(t) => json_bytes(StatusCode::OK, t),
+                Err(e) => error_response(&ApiError::internal(format!("building the Table: {e}"))),
+            }
         }
         Format::Json => {
             let mut metadata = json!({"resourceVersion": rv});

@@ -227,6 +227,9 @@ fn schedule_term(
     let replicas = i64::from(req.replicas);
     let needs_capacity = replicas > 0 && (strategy.uses_capacity() || !spread.is_empty());
     let request = req.per_replica.effective_request();
+    let accepted_now = |snap: &ClusterSnapshot, placed: bool| {
+        !placed || untolerated_taint(&placement.cluster_tolerations, &snap.taints, false).is_none()
+    };
     let cands: Vec<Candidate<'_>> = passed
         .iter()
         .zip(ranks)
@@ -236,11 +239,7 @@ fn schedule_term(
             in_prev: prev.is_some(),
             // A cluster kept for a binding that would not accept its taints now (a member
             // gone NotReady) keeps what it has but is given nothing more.
-            capacity: if needs_capacity
-                && !(prev.is_some()
-                    && untolerated_taint(&placement.cluster_tolerations, &snap.taints, false)
-                        .is_some())
-            {
+            capacity: if needs_capacity && accepted_now(snap, prev.is_some()) {
                 snap.max_replicas_effective(&request, reserved.get(&snap.name))
             } else {
                 0

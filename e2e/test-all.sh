@@ -20,6 +20,16 @@ if ! command -v etcd >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq etcd-server >/dev/null
 fi
 
+# The web UI's tests drive a headless Chromium through chromedriver: install Debian's
+# chromium and chromium-driver when chromedriver is missing.
+if ! command -v chromedriver >/dev/null 2>&1; then
+  echo "installing chromium and chromium-driver (Debian's) for the web UI tests" >&2
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
 # The e2e tests run the `flotilla` and `flotillactl` binaries as processes (kill -9, restarts).
 # `cargo test` builds them before running any test (cmd/*/tests make it), with the same
 # features as the tests, so dependencies are compiled once.

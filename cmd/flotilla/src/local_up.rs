@@ -202,8 +202,8 @@ async fn serve_local_up(
         wait_members_ready(&client, members.len(), std::time::Duration::from_secs(60)).await;
     }
     let kubeconfig = std::fs::canonicalize(&host.kubeconfig).unwrap_or(host.kubeconfig.clone());
-    // The summary, then the ready line (e2e/tests/support parses "ready at URL") and the
-    // export to paste, last so that they are what a user sees.
+    // The summary, then the ready line (e2e/tests/support parses "ready at URL"), where the
+    // web UI is, and the export to paste, last so that they are what a user sees.
     println!("Flotilla control plane in {}:", data_dir.display());
     println!("  host API server        {}", host.url());
     println!("  aggregated API server  {}", aggregated.url());
@@ -224,6 +224,11 @@ async fn serve_local_up(
         aggregated.url(),
         members.len(),
         started.elapsed().as_secs_f64()
+    );
+    println!(
+        "Web UI at {}{} (sign in with a bearer token, e.g. from `kubectl create token`; see the README's \"Web UI\")",
+        host.url(),
+        flotilla_ui::PREFIX
     );
     println!("export KUBECONFIG={}", kubeconfig.display());
     let member_refs: Vec<&flotilla_membersim::RunningMember> = members.iter().collect();

@@ -276,7 +276,10 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         write_kubeconfig(&path, &url, &pki.ca.cert_pem, identity.name, cert)?;
     }
 
-    let handle = ServerHandle::spawn(listener, tls, server.router(), trust)
+    // The web UI's static routes sit beside the API (they carry no data; the browser reads
+    // through the API with the user's own credential).
+    let router = flotilla_ui::router().merge(server.router());
+    let handle = ServerHandle::spawn(listener, tls, router, trust)
         .map_err(|source| HostError::Listen { addr, source })?;
     tracing::info!(%addr, kubeconfig = %kubeconfig.display(), "host API server serving");
     Ok(RunningHost {

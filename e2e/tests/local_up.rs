@@ -344,6 +344,16 @@ fn member_specs_shape_the_members_and_the_summary_says_what_runs() {
             && ready[0].contains("2 member clusters"),
         "{text}"
     );
+    // Before the export, where the web UI is: the host's URL and /ui/.
+    let host_url = ready[0]
+        .split(" ready at ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap();
+    assert!(
+        lines[lines.len() - 2].starts_with(&format!("Web UI at {host_url}/ui/ ")),
+        "{text}"
+    );
     let kubeconfig = std::fs::canonicalize(data.join("kubeconfig")).unwrap();
     assert_eq!(
         lines.last().unwrap(),

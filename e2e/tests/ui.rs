@@ -151,6 +151,19 @@ fn fleet_and_workloads_update_live_in_the_browser() {
         json!([]),
     );
     b.screenshot("workloads");
+    // The filters: a healthy workload leaves the "not healthy" view, and a cluster it runs in
+    // keeps it.
+    b.click("#f-unhealthy");
+    b.wait_text("0 of 1 workloads shown; 0 not healthy");
+    b.click("#f-unhealthy");
+    b.wait_text("1 of 1 workloads shown");
+    let first = shown.keys().next().unwrap().clone();
+    b.js(
+        "const s = document.getElementById('f-cluster'); s.value = arguments[0]; s.dispatchEvent(new Event('change'));",
+        json!([first]),
+    );
+    b.wait_text("1 of 1 workloads shown");
+    assert_eq!(b.js(MARKED, json!([])), json!(true), "the page reloaded");
 
     // Detail: one Work per cluster, Applied, with its manifest diffed against the template.
     b.click("li.wl[data-workload='default/web-dynamic-deployment'] a");
@@ -302,6 +315,26 @@ rules:
     );
     assert_eq!(rows, json!(["team-a/team-a-web-deployment"]));
     b.screenshot("namespace-workloads");
+    // With no member cluster it cannot be scheduled: not healthy, and the Scheduling page
+    // (team-a's events) says why.
+    assert_eq!(
+        b.js(
+            "return document.querySelector('li.wl').classList.contains('bad')",
+            json!([])
+        ),
+        json!(true)
+    );
+    b.click("nav a[href='/ui/scheduling']");
+    b.wait_text("Forbidden: you may not read events in all namespaces (403)");
+    b.type_into("#s-ns", "team-a");
+    b.click(".filters button[type='submit']");
+    let failed = b.wait_for(
+        "a ScheduleBindingFailed event in team-a",
+        "const r = document.querySelector('tr[data-reason=\"ScheduleBindingFailed\"]'); return r && r.innerText",
+        json!([]),
+    );
+    assert!(failed.as_str().unwrap().contains("team-a-web"), "{failed}");
+    b.screenshot("namespace-scheduling");
     // Another namespace is forbidden.
     b.goto(&format!("{}/ui/workloads?namespace=team-b", up.url));
     b.wait_text("Forbidden: you may not read workloads in namespace team-b (403)");

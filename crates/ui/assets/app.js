@@ -28,7 +28,7 @@ function route(rest, query) {
     return { title: `${parts[2]} · Workloads`, nav: 'workloads', show: () => renderWorkload(main, parts[1], parts[2]) };
   }
   if (parts[0] === 'scheduling' && parts.length === 1) {
-    return { title: 'Scheduling', nav: 'scheduling', show: () => renderScheduling(main, query) };
+    return { title: 'Scheduling', nav: 'scheduling', show: () => renderScheduling(main, query, navigate) };
   }
   if (parts[0] === 'login' && parts.length === 1) {
     return { title: 'Sign in', nav: null, public: true, show: () => renderLogin(query) };

@@ -296,6 +296,7 @@ export function renderWorkloads(main, query, navigate) {
   function draw() {
     fill(status, live.error ? apiErrorNotice(live.error, ns ? `workloads in namespace ${ns}` : 'workloads in all namespaces',
       live.error.code === 403 && !ns ? 'Enter a namespace you may read above.' : null) : null);
+    vlist.el.hidden = !live.loaded;
     if (!live.loaded) return;
     const clusters = new Set();
     const kinds = new Set();
@@ -416,8 +417,17 @@ function eventsTable(events) {
     h('thead', {}, h('tr', {}, ['When', 'Type', 'Reason', 'Object', 'Message'].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, events.map((e) => h('tr', { class: e.type === 'Warning' ? 'warning' : '', dataset: { reason: e.reason || '' } },
       h('td', {}, ago(eventTime(e))), h('td', {}, e.type || ''), h('td', {}, e.reason || ''),
-      h('td', {}, `${(e.involvedObject || {}).kind || ''}/${(e.involvedObject || {}).name || ''}`),
+      h('td', {}, eventObject(e.involvedObject || {})),
       h('td', {}, e.message || '')))));
+}
+
+/** An event's object, linked to its workload page when it is a ResourceBinding. */
+function eventObject(o) {
+  const text = `${o.kind || ''} ${o.namespace ? `${o.namespace}/` : ''}${o.name || ''}`;
+  if (o.kind === 'ResourceBinding' && o.namespace && o.name) {
+    return h('a', { href: `/ui/workloads/${encodeURIComponent(o.namespace)}/${encodeURIComponent(o.name)}`, 'data-nav': '' }, text);
+  }
+  return text;
 }
 
 function eventTime(e) {
@@ -499,17 +509,27 @@ export async function renderWorkload(main, namespace, name) {
 
 // ---- Scheduling ---------------------------------------------------------------------------
 
-export function renderScheduling(main, query) {
+export function renderScheduling(main, query, navigate) {
   const ns = query.get('namespace') || '';
   const counts = h('p', { class: 'counts', 'aria-live': 'polite' });
   const status = h('div');
   const table = h('div');
+  const nsInput = h('input', { id: 's-ns', name: 'namespace', value: ns, placeholder: 'all namespaces', autocomplete: 'off' });
+  const form = h('form', {
+    class: 'filters', role: 'search', 'aria-label': 'Filter scheduling events',
+    onsubmit: (e) => {
+      e.preventDefault();
+      const v = nsInput.value.trim();
+      navigate(`/ui/scheduling${v ? `?namespace=${encodeURIComponent(v)}` : ''}`);
+    },
+  }, h('label', { for: 's-ns' }, 'Namespace'), nsInput, h('button', { type: 'submit' }, 'Apply'));
   fill(main, h('h1', {}, 'Scheduling'),
-    h('p', { class: 'muted' }, 'Recent scheduling decisions, failovers and evictions, newest first (from Events).'),
-    counts, status, table);
+    h('p', { class: 'muted' }, 'Recent scheduling decisions, failovers and evictions, newest first (from Events); a failed decision says why clusters were filtered out.'),
+    form, counts, status, table);
   const path = ns ? `/api/v1/namespaces/${encodeURIComponent(ns)}/events` : '/api/v1/events';
   const live = new LiveList(path, (l) => {
-    fill(status, l.error ? apiErrorNotice(l.error, ns ? `events in ${ns}` : 'events in all namespaces') : null);
+    fill(status, l.error ? apiErrorNotice(l.error, ns ? `events in namespace ${ns}` : 'events in all namespaces',
+      l.error.code === 403 && !ns ? 'Enter a namespace you may read above.' : null) : null);
     if (!l.loaded) return;
     const events = [...l.items.values()].filter((e) => SCHEDULING_REASONS.has(e.reason)).sort(byTimeDesc).slice(0, 500);
     counts.textContent = `${events.length} scheduling events`;
@@ -524,7 +544,11 @@ export function renderScheduling(main, query) {
 export function apiErrorNotice(e, what, hint) {
   if (!(e instanceof ApiError)) return notice('error', `Could not read ${what}.`, String(e));
   if (e.code === 401) return notice('error', 'Your credential was refused (401 Unauthorized).', 'It is missing, expired or invalid: sign in again.');
-  if (e.code === 403) return notice('error', `Forbidden: you may not read ${what} (403).`, e.message, hint ? ` ${hint}` : '');
+  if (e.code === 403) {
+    const n = notice('error', `Forbidden: you may not read ${what} (403).`, e.message);
+    if (hint) n.append(h('p', {}, hint));
+    return n;
+  }
   if (e.code === 404) return notice('error', `Not found: ${what} (404).`, e.message);
   if (e.code === 0) return notice('warn', `Lost the connection while reading ${what}; retrying.`, e.message);
   return notice('error', `Could not read ${what} (${e.code} ${e.reason}).`, e.message);

@@ -205,6 +205,9 @@ class VirtualList {
     this.el = h('div', { class: 'vlist', tabindex: 0, onscroll: () => this.draw(), onkeydown: (e) => this.key(e) },
       this.spacer, this.list);
     this.drawn = '';
+    // Row elements by row object: an unchanged workload keeps its element (and the focus
+    // inside it) across redraws.
+    this.cache = new WeakMap();
     this.resize = () => this.draw(true);
     window.addEventListener('resize', this.resize);
   }
@@ -227,14 +230,17 @@ class VirtualList {
     if (!force && span === this.drawn) return;
     this.drawn = span;
     this.list.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
-    const items = [];
+    let cur = this.list.firstChild;
     for (let i = first; i < last; i += 1) {
-      const li = this.renderRow(this.rows[i]);
+      const row = this.rows[i];
+      let li = this.cache.get(row);
+      if (!li) { li = this.renderRow(row); this.cache.set(row, li); }
       li.setAttribute('aria-setsize', n);
       li.setAttribute('aria-posinset', i + 1);
-      items.push(li);
+      if (cur === li) cur = cur.nextSibling;
+      else this.list.insertBefore(li, cur);
     }
-    this.list.replaceChildren(...items);
+    while (cur) { const next = cur.nextSibling; cur.remove(); cur = next; }
   }
 
   stop() { window.removeEventListener('resize', this.resize); }
@@ -462,7 +468,7 @@ async function clusterSection(rb, cluster, template) {
   return section;
 }
 
-export async function renderWorkload(main, namespace, name) {
+export async function renderWorkload(main, namespace, name, refresh) {
   fill(main, h('h1', {}, `Workload ${namespace}/${name}`), h('p', { class: 'notice' }, 'Loading…'));
   let rb;
   try {
@@ -492,6 +498,8 @@ export async function renderWorkload(main, namespace, name) {
   fill(main,
     h('p', {}, h('a', { href: `/ui/workloads?namespace=${encodeURIComponent(namespace)}`, 'data-nav': '' }, '← Workloads')),
     h('h1', {}, `${w.kind}/${w.name}`, h('span', { class: 'muted' }, ` in ${namespace}`)),
+    h('p', {}, h('button', { type: 'button', class: 'secondary', onclick: refresh }, 'Refresh'),
+      h('span', { class: 'muted small' }, ` read ${new Date().toLocaleTimeString()}`)),
     h('dl', { class: 'facts wide' },
       h('dt', {}, 'Binding'), h('dd', {}, rb.metadata.name),
       h('dt', {}, 'Policy'), h('dd', {}, w.policy),

@@ -15,19 +15,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use support::{
-    Kubectl, Streaming, eventually, flotilla_bin, flotillactl_bin, kubectl_binary, run_bounded,
-    start_aggregated_apiserver, start_apiserver, start_member_sim,
+    Kubectl, Streaming, eventually, flotilla_bin, flotillactl_bin, free_port, kubectl_binary,
+    run_bounded, start_aggregated_apiserver, start_apiserver, start_member_sim,
 };
 
 const WAIT: Duration = Duration::from_secs(60);
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Starts `flotilla <args> --kubeconfig K`; its stdout lines arrive on the returned stream.
 fn component(kubeconfig: &Path, args: &[&str]) -> Streaming {

@@ -18,18 +18,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use support::{
-    Kubectl, Streaming, eventually, flotilla_bin, kubectl_binary, run_bounded, start_apiserver,
+    Kubectl, Streaming, eventually, flotilla_bin, free_port, kubectl_binary, run_bounded,
+    start_apiserver,
 };
 
 const WAIT: Duration = Duration::from_secs(60);
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Creates ConfigMap `name` and returns its uid.
 fn create_owner(k: &Kubectl, name: &str) -> String {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::support::Kubectl;
+use crate::support::{Kubectl, free_port};
 
 /// How long a page may take to reach what a test waits for.
 pub const UI_WAIT: Duration = Duration::from_secs(90);
@@ -32,14 +32,6 @@ pub struct Browser {
     session: String,
     /// Where [`Browser::screenshot`] writes.
     pub screenshots: PathBuf,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `$CARGO_TARGET_DIR/ui-screenshots/<test>` (or `<workspace>/target/...`).

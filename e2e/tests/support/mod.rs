@@ -549,6 +549,15 @@ pub fn start_aggregated_apiserver(host_data_dir: &Path, data_dir: &Path) -> Apis
     }
 }
 
+/// A loopback port free when asked (the caller binds it soon after).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// Calls `check` every 200 ms until it returns `Ok`, panicking with its last error after
 /// `timeout`.
 pub fn eventually<T>(

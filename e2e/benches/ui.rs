@@ -10,8 +10,9 @@
 //! page with `performance.now()`; the page's JS heap (`performance.memory`), its DOM node
 //! count, and the whole browser's memory (the sum of PSS over chromedriver's descendant
 //! processes, from /proc). On the Workloads page also: the time to scroll to the last row and
-//! have it drawn (the list is virtualised), and how long one Deployment's change takes to show
-//! (watch to bar).
+//! have it drawn (the list is virtualised), how long a write to a binding in view takes to be
+//! drawn (API write, watch, draw), and one Deployment's scale end to end (through the detector
+//! and the scheduler, whose queues still hold the new bindings' work).
 //!
 //! Sizes: `FLOTILLA_BENCH_UI=K:N` (default `500:5000`). Run:
 //! `cargo build --release --bin flotilla && FLOTILLA_BIN=$CARGO_TARGET_DIR/release/flotilla
@@ -30,7 +31,7 @@ use browser::Browser;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
-use kube::api::PostParams;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use serde_json::json;
 use support::{
     Kubectl, join_member_sims, kube_client, kubectl_binary, member_sims_args, ready_name_url,
@@ -200,7 +201,7 @@ async fn main() {
         browser::service_account_token(&kubectl, "default", "ui-bench", "cluster-admin", false);
     let b = Browser::start("bench");
     b.sign_in(&up.url, &token, "system:serviceaccount:default:ui-bench");
-    memory(&b, "after sign-in");
+    memory(&b, "just after sign-in (the Fleet page loading)");
 
     let base = &up.url;
     let fleet = load(
@@ -235,6 +236,41 @@ async fn main() {
         "Workloads: scrolled to row {n} and drawn in {:.0} ms",
         scroll.as_f64().unwrap()
     );
+    // A write to a binding in view reaches the page: label the last one and time until its
+    // row is drawn at (or past) the written resourceVersion: the watch's delivery and the draw.
+    let rb_api = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("work.karmada.io", "v1alpha2", "ResourceBinding"),
+        "resourcebindings",
+    );
+    let bindings: Api<DynamicObject> = Api::namespaced_with(host.clone(), NS, &rb_api);
+    let last_rb = format!("web-{:05}-deployment", n - 1);
+    let mut samples = Vec::new();
+    for i in 0..5 {
+        let t0 = Instant::now();
+        let patched = bindings
+            .patch(
+                &last_rb,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"labels": {"bench-touch": i.to_string()}}})),
+            )
+            .await
+            .unwrap();
+        let rv = patched.metadata.resource_version.unwrap();
+        b.js_async(
+            &when(&format!(
+                "(() => {{ const r = document.querySelector('li.wl[data-workload=\"{NS}/{last_rb}\"]');
+                   return r && BigInt(r.dataset.rv) >= BigInt('{rv}'); }})()"
+            )),
+            json!([]),
+        );
+        samples.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    samples.sort_by(f64::total_cmp);
+    println!(
+        "Workloads: a write to a binding in view drawn after {:.0} ms median, {:.0} ms max (5 writes: API write, watch, draw)",
+        samples[samples.len() / 2],
+        samples[samples.len() - 1]
+    );
     // A change on the host shows in the list: scale the last Deployment and time the bar.
     let last = format!("web-{:05}", n - 1);
     let t0 = Instant::now();
@@ -246,7 +282,7 @@ async fn main() {
         json!([]),
     );
     println!(
-        "Workloads: a scale to 2 replicas shown after {:.0} ms (kubectl, scheduler, watch, draw; polled every 200 ms)",
+        "Workloads: a scale to 2 replicas shown after {:.0} ms (kubectl, the detector and scheduler queues behind the {n} new bindings, watch, draw; polled every 200 ms)",
         t0.elapsed().as_secs_f64() * 1000.0
     );
     memory(&b, "Workloads after the update");

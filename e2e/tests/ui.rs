@@ -226,6 +226,20 @@ fn fleet_and_workloads_update_live_in_the_browser() {
     );
     assert_eq!(others, json!(["Ready", "Ready"]));
     b.screenshot("fleet-member3-down");
+    // The state filter keeps only the failed member's card.
+    b.js(
+        "const s = document.getElementById('f-state'); s.value = 'NotReady'; s.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    let visible = b.js(
+        "return [...document.querySelectorAll('li.card')].filter((c) => !c.hidden).map((c) => c.dataset.cluster)",
+        json!([]),
+    );
+    assert_eq!(visible, json!(["member3"]));
+    b.js(
+        "const s = document.getElementById('f-state'); s.value = ''; s.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
     c.set_unreachable(&[]);
     b.wait_for(
         "member3 Ready again",

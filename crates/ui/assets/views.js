@@ -50,7 +50,7 @@ function formatAmount(resource, n) {
     return `${n >= 10 || i === 0 ? Math.round(n) : n.toFixed(1)} ${units[i]}`;
   }
   if (resource === 'cpu') return `${Number.isInteger(n) ? n : n.toFixed(2)} CPU`;
-  return `${Math.round(n)} pods`;
+  return `${Math.round(n)} pod${Math.round(n) === 1 ? '' : 's'}`;
 }
 
 function meter(resource, label, used, total) {
@@ -100,8 +100,18 @@ export function renderFleet(main) {
   const counts = h('p', { class: 'counts', 'aria-live': 'polite' });
   const status = h('div');
   const grid = h('ul', { class: 'cards', 'aria-label': 'Member clusters' });
-  fill(main, h('h1', {}, 'Fleet'), counts, status, grid);
+  const stateSel = h('select', { id: 'f-state', name: 'state' },
+    option('', 'all states', ''), ['Ready', 'NotReady', 'Unknown'].map((st) => option(st, st, '')));
+  const nameInput = h('input', { id: 'f-name', name: 'name', type: 'search', placeholder: 'name contains', autocomplete: 'off' });
+  const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter clusters', onsubmit: (e) => e.preventDefault() },
+    h('label', { for: 'f-state' }, 'State'), stateSel, h('label', { for: 'f-name' }, 'Name'), nameInput);
+  fill(main, h('h1', {}, 'Fleet'), form, counts, status, grid);
   const cards = new Map();
+  const shows = (entry) => (!stateSel.value || entry.state === stateSel.value)
+    && (!nameInput.value || entry.name.includes(nameInput.value.trim()));
+  const filter = () => { for (const entry of cards.values()) entry.el.hidden = !shows(entry); };
+  stateSel.addEventListener('change', filter);
+  nameInput.addEventListener('input', filter);
   const live = new LiveList('/apis/cluster.karmada.io/v1alpha1/clusters', (l) => {
     fill(status, l.error ? apiErrorNotice(l.error, 'the member clusters') : null);
     if (!l.loaded) return;
@@ -117,7 +127,8 @@ export function renderFleet(main) {
       if (!entry || entry.rv !== c.metadata.resourceVersion) {
         const card = clusterCard(c);
         if (entry) entry.el.replaceWith(card);
-        entry = { el: card, rv: c.metadata.resourceVersion };
+        entry = { el: card, rv: c.metadata.resourceVersion, state: clusterState(c), name };
+        card.hidden = !shows(entry);
         cards.set(name, entry);
       }
       // Keep the cards in name order, moving only what is out of place.
@@ -152,7 +163,7 @@ export function workloadRow(rb) {
   const clusters = (spec.clusters || []).map((t) => {
     const a = agg.get(t.name) || {};
     const st = a.status || {};
-    const ready = st.readyReplicas !== undefined ? st.readyReplicas : (a.applied && !t.replicas ? 0 : 0);
+    const ready = st.readyReplicas || 0;
     return {
       name: t.name, desired: t.replicas || 0, ready, applied: a.applied, health: a.health,
       message: a.appliedMessage || '',
@@ -163,7 +174,7 @@ export function workloadRow(rb) {
   const healthy = !!scheduled && scheduled.status === 'True' && !!applied && applied.status === 'True'
     && clusters.every((c) => c.applied !== false && c.health !== 'Unhealthy' && (c.desired === 0 || c.ready >= c.desired));
   return {
-    key: `${rb.metadata.namespace}/${rb.metadata.name}`,
+    key: `${rb.metadata.namespace}/${rb.metadata.name}`, rv: rb.metadata.resourceVersion,
     namespace: rb.metadata.namespace, binding: rb.metadata.name,
     kind: res.kind || '?', name: res.name || rb.metadata.name,
     policy: ann[POLICY_NAME] || ann[CLUSTER_POLICY_NAME] || '—',
@@ -247,7 +258,7 @@ class VirtualList {
 }
 
 function workloadItem(w) {
-  return h('li', { class: `wl ${w.healthy ? 'ok' : 'bad'}`, style: { height: `${ROW_HEIGHT}px` }, dataset: { workload: w.key } },
+  return h('li', { class: `wl ${w.healthy ? 'ok' : 'bad'}`, style: { height: `${ROW_HEIGHT}px` }, dataset: { workload: w.key, rv: w.rv } },
     h('div', { class: 'wl-name' },
       h('a', { href: `/ui/workloads/${encodeURIComponent(w.namespace)}/${encodeURIComponent(w.binding)}`, 'data-nav': '' },
         `${w.kind}/${w.name}`),

@@ -19,6 +19,10 @@ use members::{MEMBERS, up_and_ready};
 use serde_json::{Value, json};
 use support::{Kubectl, kubectl_binary, start_local_up};
 
+/// WebDriver's Tab and Enter keys.
+const TAB: &str = "\u{E004}";
+const ENTER: &str = "\u{E007}";
+
 /// A marker set on `window` after a page load: still there later means no reload happened.
 const MARK: &str = "window.__flotillaNoReload = 'kept'; return true";
 const MARKED: &str = "return window.__flotillaNoReload === 'kept'";
@@ -165,8 +169,19 @@ fn fleet_and_workloads_update_live_in_the_browser() {
     b.wait_text("1 of 1 workloads shown");
     assert_eq!(b.js(MARKED, json!([])), json!(true), "the page reloaded");
 
-    // Detail: one Work per cluster, Applied, with its manifest diffed against the template.
-    b.click("li.wl[data-workload='default/web-dynamic-deployment'] a");
+    // Detail, by keyboard: Tab from the filters' Apply button reaches the list, then the
+    // workload's link; Enter opens its page. One Work per cluster, Applied, with its manifest
+    // diffed against the template.
+    b.js(
+        "document.querySelector('.filters button').focus()",
+        json!([]),
+    );
+    let focus = "const a = document.activeElement; return a.getAttribute('href') || a.className";
+    for expected in ["vlist", "/ui/workloads/default/web-dynamic-deployment"] {
+        b.press(TAB);
+        assert_eq!(b.js(focus, json!([])), json!(expected), "Tab order");
+    }
+    b.press(ENTER);
     let applied = b.wait_for(
         "each cluster's Work Applied",
         "const s = [...document.querySelectorAll('section.cluster-work')];

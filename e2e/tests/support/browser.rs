@@ -249,6 +249,19 @@ impl Browser {
         );
     }
 
+    /// Presses and releases `key` (a WebDriver key: `"\u{E004}"` is Tab, `"\u{E007}"` Enter) in
+    /// the focused element, as a keyboard would.
+    pub fn press(&self, key: &str) {
+        self.call(
+            "POST",
+            &self.session_path("/actions"),
+            Some(
+                json!({"actions": [{"type": "key", "id": "keyboard", "actions": [
+                {"type": "keyDown", "value": key}, {"type": "keyUp", "value": key}]}]}),
+            ),
+        );
+    }
+
     /// Clicks the element matching `css`.
     pub fn click(&self, css: &str) {
         let id = self.find(css);

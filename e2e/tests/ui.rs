@@ -212,6 +212,31 @@ fn fleet_and_workloads_update_live_in_the_browser() {
     b.wait_text("ScheduleBindingSucceed");
     b.screenshot("workload-detail");
 
+    // A cluster-scoped template (the CRD example, to every member) is listed too, with its page
+    // (opened once applied: a workload's page is read once, with a Refresh button).
+    let crd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/crd-widget.yaml");
+    c.host.ok(&["apply", "-f", crd.to_str().unwrap()]);
+    b.click("nav a[href='/ui/workloads']");
+    let crb = b.wait_for(
+        "the CRD's cluster-scoped workload applied to every member",
+        "const r = [...document.querySelectorAll('li.wl')].find((x) => x.innerText.includes('CustomResourceDefinition/widgets.example.io'));
+         return r && r.querySelectorAll('.seg').length === 3
+           && r.querySelector('[data-condition=\"FullyApplied\"]').dataset.status === 'True' && r.dataset.workload",
+        json!([]),
+    );
+    b.click(&format!(
+        "li.wl[data-workload='{}'] a",
+        crb.as_str().unwrap()
+    ));
+    b.wait_for(
+        "each member's Work for the CRD Applied",
+        "const s = [...document.querySelectorAll('section.cluster-work')];
+         return s.length === 3 && s.every((x) => x.querySelector('[data-applied=\"True\"]'))",
+        json!([]),
+    );
+    b.wait_text("(cluster-scoped)");
+    b.screenshot("cluster-workload");
+
     // Scheduling: the decision is listed.
     b.click("nav a[href='/ui/scheduling']");
     b.wait_for(

@@ -9,6 +9,29 @@ import { ago, fill, h, notice } from './dom.js';
 const POLICY_NAME = 'propagationpolicy.karmada.io/name';
 const CLUSTER_POLICY_NAME = 'clusterpropagationpolicy.karmada.io/name';
 const BINDING_ID = 'resourcebinding.karmada.io/permanent-id';
+const CLUSTER_BINDING_ID = 'clusterresourcebinding.karmada.io/permanent-id';
+/** The namespace segment of a ClusterResourceBinding's page (no namespace is named so). */
+const CLUSTER_SCOPE = '_cluster';
+/** Where the events of cluster-scoped objects are recorded. */
+const CLUSTER_EVENTS_NAMESPACE = 'default';
+
+/** The API path of a ResourceBinding, or of a ClusterResourceBinding when `ns` is CLUSTER_SCOPE. */
+function bindingPath(ns, name) {
+  const base = '/apis/work.karmada.io/v1alpha2';
+  return ns === CLUSTER_SCOPE
+    ? `${base}/clusterresourcebindings/${encodeURIComponent(name)}`
+    : `${base}/namespaces/${encodeURIComponent(ns)}/resourcebindings/${encodeURIComponent(name)}`;
+}
+
+/** A workload page's link. */
+function workloadHref(ns, name) {
+  return `/ui/workloads/${encodeURIComponent(ns || CLUSTER_SCOPE)}/${encodeURIComponent(name)}`;
+}
+
+/** " in <ns>", or that the template is cluster-scoped. */
+function scopeText(ns) {
+  return ns && ns !== CLUSTER_SCOPE ? ` in ${ns}` : ' (cluster-scoped)';
+}
 const EXECUTION_NAMESPACE_PREFIX = 'karmada-es-';
 /** Event reasons of scheduling decisions, failovers and evictions. */
 const SCHEDULING_REASONS = new Set([
@@ -174,8 +197,8 @@ export function workloadRow(rb) {
   const healthy = !!scheduled && scheduled.status === 'True' && !!applied && applied.status === 'True'
     && clusters.every((c) => c.applied !== false && c.health !== 'Unhealthy' && (c.desired === 0 || c.ready >= c.desired));
   return {
-    key: `${rb.metadata.namespace}/${rb.metadata.name}`, rv: rb.metadata.resourceVersion,
-    namespace: rb.metadata.namespace, binding: rb.metadata.name,
+    key: rb.metadata.namespace ? `${rb.metadata.namespace}/${rb.metadata.name}` : rb.metadata.name,
+    rv: rb.metadata.resourceVersion, namespace: rb.metadata.namespace || '', binding: rb.metadata.name,
     kind: res.kind || '?', name: res.name || rb.metadata.name,
     policy: ann[POLICY_NAME] || ann[CLUSTER_POLICY_NAME] || '—',
     placement, clusters, scheduled, applied, healthy,
@@ -260,9 +283,9 @@ class VirtualList {
 function workloadItem(w) {
   return h('li', { class: `wl ${w.healthy ? 'ok' : 'bad'}`, style: { height: `${ROW_HEIGHT}px` }, dataset: { workload: w.key, rv: w.rv } },
     h('div', { class: 'wl-name' },
-      h('a', { href: `/ui/workloads/${encodeURIComponent(w.namespace)}/${encodeURIComponent(w.binding)}`, 'data-nav': '' },
+      h('a', { href: workloadHref(w.namespace, w.binding), 'data-nav': '' },
         `${w.kind}/${w.name}`),
-      h('span', { class: 'muted' }, ` in ${w.namespace}`),
+      h('span', { class: 'muted' }, scopeText(w.namespace)),
       h('div', { class: 'muted small' }, `policy ${w.policy} · ${w.placement}`)),
     stackedBar(w),
     h('div', { class: 'wl-conds' }, conditionBadge('Scheduled', w.scheduled), conditionBadge('FullyApplied', w.applied),
@@ -312,13 +335,18 @@ export function renderWorkloads(main, query, navigate) {
   let live = null;
   function draw() {
     fill(status, live.error ? apiErrorNotice(live.error, ns ? `workloads in namespace ${ns}` : 'workloads in all namespaces',
-      live.error.code === 403 && !ns ? 'Enter a namespace you may read above.' : null) : null);
+      live.error.code === 403 && !ns ? 'Enter a namespace you may read above.' : null) : null,
+    // Cluster-scoped templates are shown to whoever may list their bindings; a user who may
+    // not is not told twice.
+    clusterLive && clusterLive.error && clusterLive.error.code !== 403
+      ? apiErrorNotice(clusterLive.error, 'cluster-scoped workloads') : null);
     vlist.el.hidden = !live.loaded;
     if (!live.loaded) return;
     const clusters = new Set();
     const kinds = new Set();
     const all = [];
-    for (const [k, rb] of live.items) {
+    const items = clusterLive && !clusterLive.error ? [...live.items, ...clusterLive.items] : [...live.items];
+    for (const [k, rb] of items) {
       let r = rows.get(k);
       if (!r || r.rv !== rb.metadata.resourceVersion) {
         r = { rv: rb.metadata.resourceVersion, w: workloadRow(rb) };
@@ -328,7 +356,7 @@ export function renderWorkloads(main, query, navigate) {
       for (const c of r.w.clusters) clusters.add(c.name);
       kinds.add(r.w.kind);
     }
-    for (const k of rows.keys()) if (!live.items.has(k)) rows.delete(k);
+    for (const k of rows.keys()) if (!live.items.has(k) && !(clusterLive && clusterLive.items.has(k))) rows.delete(k);
     fill(clusterSel, option('', 'all clusters', filters.cluster), [...clusters].sort().map((c) => option(c, c, filters.cluster)));
     fill(kindSel, option('', 'all kinds', filters.kind), [...kinds].sort().map((c) => option(c, c, filters.kind)));
     const shown = all.filter((w) => (!filters.cluster || w.clusters.some((c) => c.name === filters.cluster))
@@ -341,8 +369,10 @@ export function renderWorkloads(main, query, navigate) {
   const path = ns
     ? `/apis/work.karmada.io/v1alpha2/namespaces/${encodeURIComponent(ns)}/resourcebindings`
     : '/apis/work.karmada.io/v1alpha2/resourcebindings';
+  let clusterLive = null;
   live = new LiveList(path, draw, 150);
-  return () => { live.stop(); vlist.stop(); };
+  if (!ns) clusterLive = new LiveList('/apis/work.karmada.io/v1alpha2/clusterresourcebindings', draw, 150);
+  return () => { live.stop(); if (clusterLive) clusterLive.stop(); vlist.stop(); };
 }
 
 // ---- Workload detail ----------------------------------------------------------------------
@@ -441,8 +471,8 @@ function eventsTable(events) {
 /** An event's object, linked to its workload page when it is a ResourceBinding. */
 function eventObject(o) {
   const text = `${o.kind || ''} ${o.namespace ? `${o.namespace}/` : ''}${o.name || ''}`;
-  if (o.kind === 'ResourceBinding' && o.namespace && o.name) {
-    return h('a', { href: `/ui/workloads/${encodeURIComponent(o.namespace)}/${encodeURIComponent(o.name)}`, 'data-nav': '' }, text);
+  if ((o.kind === 'ResourceBinding' && o.namespace && o.name) || (o.kind === 'ClusterResourceBinding' && o.name)) {
+    return h('a', { href: workloadHref(o.namespace, o.name), 'data-nav': '' }, text);
   }
   return text;
 }
@@ -456,13 +486,14 @@ function byTimeDesc(a, b) {
 }
 
 async function clusterSection(rb, cluster, template) {
-  const id = (rb.metadata.labels || {})[BINDING_ID];
+  const label = rb.metadata.namespace ? BINDING_ID : CLUSTER_BINDING_ID;
+  const id = (rb.metadata.labels || {})[label];
   const section = h('section', { class: 'cluster-work', dataset: { cluster: cluster.name } },
     h('h3', {}, `${cluster.name}`, h('span', { class: 'muted' }, ` · ${cluster.replicas || 0} desired`)));
   if (!id) { section.append(notice('warn', 'This binding has no permanent id yet; its Works cannot be found.')); return section; }
   try {
     const ns = `${EXECUTION_NAMESPACE_PREFIX}${cluster.name}`;
-    const works = await get(`/apis/work.karmada.io/v1alpha1/namespaces/${encodeURIComponent(ns)}/works?labelSelector=${encodeURIComponent(`${BINDING_ID}=${id}`)}`);
+    const works = await get(`/apis/work.karmada.io/v1alpha1/namespaces/${encodeURIComponent(ns)}/works?labelSelector=${encodeURIComponent(`${label}=${id}`)}`);
     if (!works.items.length) { section.append(notice('warn', `No Work in ${ns} yet.`)); return section; }
     for (const work of works.items) {
       const applied = condition(work, 'Applied');
@@ -480,12 +511,13 @@ async function clusterSection(rb, cluster, template) {
 }
 
 export async function renderWorkload(main, namespace, name, refresh) {
-  fill(main, h('h1', {}, `Workload ${namespace}/${name}`), h('p', { class: 'notice' }, 'Loading…'));
+  const title = `Workload ${name}${scopeText(namespace)}`;
+  fill(main, h('h1', {}, title), h('p', { class: 'notice' }, 'Loading…'));
   let rb;
   try {
-    rb = await get(`/apis/work.karmada.io/v1alpha2/namespaces/${encodeURIComponent(namespace)}/resourcebindings/${encodeURIComponent(name)}`);
+    rb = await get(bindingPath(namespace, name));
   } catch (e) {
-    fill(main, h('h1', {}, `Workload ${namespace}/${name}`), apiErrorNotice(e, `the binding ${namespace}/${name}`));
+    fill(main, h('h1', {}, title), apiErrorNotice(e, `the binding ${name}${scopeText(namespace)}`));
     return () => {};
   }
   const w = workloadRow(rb);
@@ -501,14 +533,15 @@ export async function renderWorkload(main, namespace, name, refresh) {
   let events = [];
   let eventsNote = null;
   try {
-    const list = await get(`/api/v1/namespaces/${encodeURIComponent(namespace)}/events`);
+    const eventsNs = namespace === CLUSTER_SCOPE ? CLUSTER_EVENTS_NAMESPACE : namespace;
+    const list = await get(`/api/v1/namespaces/${encodeURIComponent(eventsNs)}/events`);
     events = list.items.filter((e) => [res.name, name].includes((e.involvedObject || {}).name)).sort(byTimeDesc);
   } catch (e) {
-    eventsNote = apiErrorNotice(e, `the events in ${namespace}`);
+    eventsNote = apiErrorNotice(e, 'the events');
   }
   fill(main,
-    h('p', {}, h('a', { href: `/ui/workloads?namespace=${encodeURIComponent(namespace)}`, 'data-nav': '' }, '← Workloads')),
-    h('h1', {}, `${w.kind}/${w.name}`, h('span', { class: 'muted' }, ` in ${namespace}`)),
+    h('p', {}, h('a', { href: namespace === CLUSTER_SCOPE ? '/ui/workloads' : `/ui/workloads?namespace=${encodeURIComponent(namespace)}`, 'data-nav': '' }, '← Workloads')),
+    h('h1', {}, `${w.kind}/${w.name}`, h('span', { class: 'muted' }, scopeText(namespace))),
     h('p', {}, h('button', { type: 'button', class: 'secondary', onclick: refresh }, 'Refresh'),
       h('span', { class: 'muted small' }, ` read ${new Date().toLocaleTimeString()}`)),
     h('dl', { class: 'facts wide' },
@@ -521,7 +554,7 @@ export async function renderWorkload(main, namespace, name, refresh) {
     templateNote, sections.length ? sections : h('p', { class: 'muted' }, 'Not scheduled to any cluster yet.'),
     h('h2', {}, 'Events'), eventsNote, eventsTable(events),
     h('h2', {}, 'Template'),
-    template ? h('details', {}, h('summary', {}, `${res.kind} ${res.namespace}/${res.name}`),
+    template ? h('details', {}, h('summary', {}, `${res.kind} ${res.namespace ? `${res.namespace}/` : ''}${res.name}`),
       h('pre', { tabindex: 0 }, yamlLines(template).join('\n'))) : templateNote);
   return () => {};
 }

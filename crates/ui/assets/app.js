@@ -25,7 +25,7 @@ function route(rest, query) {
     return { title: 'Workloads', nav: 'workloads', show: () => renderWorkloads(main, query, navigate) };
   }
   if (parts[0] === 'workloads' && parts.length === 3) {
-    return { title: `${parts[2]} · Workloads`, nav: 'workloads', show: () => renderWorkload(main, parts[1], parts[2], render) };
+    return { title: `${parts[2]} · Workloads`, nav: 'workloads', show: () => renderWorkload(main, parts[1], parts[2]) };
   }
   if (parts[0] === 'scheduling' && parts.length === 1) {
     return { title: 'Scheduling', nav: 'scheduling', show: () => renderScheduling(main, query, navigate) };

@@ -510,53 +510,83 @@ async function clusterSection(rb, cluster, template) {
   return section;
 }
 
-export async function renderWorkload(main, namespace, name, refresh) {
+/**
+ * A workload's page: read when opened and again whenever its binding changes (a watch on
+ * that one binding: its status moves as the Works are applied), keeping the scroll position;
+ * Refresh reads it again by hand.
+ */
+export function renderWorkload(main, namespace, name) {
   const title = `Workload ${name}${scopeText(namespace)}`;
   fill(main, h('h1', {}, title), h('p', { class: 'notice' }, 'Loading…'));
-  let rb;
-  try {
-    rb = await get(bindingPath(namespace, name));
-  } catch (e) {
-    fill(main, h('h1', {}, title), apiErrorNotice(e, `the binding ${name}${scopeText(namespace)}`));
-    return () => {};
+  let painting = null;
+  let again = false;
+  let shownRv = null;
+  let stopped = false;
+  async function paint() {
+    if (painting) { again = true; return; }
+    painting = read().then((children) => {
+      if (stopped) return;
+      const y = window.scrollY;
+      fill(main, children);
+      window.scrollTo(0, y);
+    }).finally(() => {
+      painting = null;
+      if (again && !stopped) { again = false; paint(); }
+    });
   }
-  const w = workloadRow(rb);
-  const res = rb.spec.resource || {};
-  let template = null;
-  let templateNote = null;
-  try {
-    template = await get(await resourcePath(res.apiVersion, res.kind, res.namespace, res.name));
-  } catch (e) {
-    templateNote = apiErrorNotice(e, `the template ${res.kind} ${res.name}`);
+  async function read() {
+    let rb;
+    try {
+      rb = await get(bindingPath(namespace, name));
+    } catch (e) {
+      return [h('h1', {}, title), apiErrorNotice(e, `the binding ${name}${scopeText(namespace)}`)];
+    }
+    shownRv = rb.metadata.resourceVersion;
+    const w = workloadRow(rb);
+    const res = rb.spec.resource || {};
+    let template = null;
+    let templateNote = null;
+    try {
+      template = await get(await resourcePath(res.apiVersion, res.kind, res.namespace, res.name));
+    } catch (e) {
+      templateNote = apiErrorNotice(e, `the template ${res.kind} ${res.name}`);
+    }
+    const sections = await Promise.all((rb.spec.clusters || []).map((c) => clusterSection(rb, c, template)));
+    let events = [];
+    let eventsNote = null;
+    try {
+      const eventsNs = namespace === CLUSTER_SCOPE ? CLUSTER_EVENTS_NAMESPACE : namespace;
+      const list = await get(`/api/v1/namespaces/${encodeURIComponent(eventsNs)}/events`);
+      events = list.items.filter((e) => [res.name, name].includes((e.involvedObject || {}).name)).sort(byTimeDesc);
+    } catch (e) {
+      eventsNote = apiErrorNotice(e, 'the events');
+    }
+    return [
+      h('p', {}, h('a', { href: namespace === CLUSTER_SCOPE ? '/ui/workloads' : `/ui/workloads?namespace=${encodeURIComponent(namespace)}`, 'data-nav': '' }, '← Workloads')),
+      h('h1', {}, `${w.kind}/${w.name}`, h('span', { class: 'muted' }, scopeText(namespace))),
+      h('p', {}, h('button', { type: 'button', class: 'secondary', onclick: paint }, 'Refresh'),
+        h('span', { class: 'muted small', 'aria-live': 'polite' }, ` read ${new Date().toLocaleTimeString()}; follows the binding's changes`)),
+      h('dl', { class: 'facts wide' },
+        h('dt', {}, 'Binding'), h('dd', {}, rb.metadata.name),
+        h('dt', {}, 'Policy'), h('dd', {}, w.policy),
+        h('dt', {}, 'Placement'), h('dd', {}, w.placement),
+        h('dt', {}, 'Replicas'), h('dd', {}, stackedBar(w))),
+      h('h2', {}, 'Binding conditions'), conditionTable((rb.status && rb.status.conditions) || []),
+      h('h2', {}, 'Per cluster: Work applied, manifest against the template'),
+      templateNote, sections.length ? sections : h('p', { class: 'muted' }, 'Not scheduled to any cluster yet.'),
+      h('h2', {}, 'Events'), eventsNote, eventsTable(events),
+      h('h2', {}, 'Template'),
+      template ? h('details', {}, h('summary', {}, `${res.kind} ${res.namespace ? `${res.namespace}/` : ''}${res.name}`),
+        h('pre', { tabindex: 0 }, yamlLines(template).join('\n'))) : templateNote,
+    ];
   }
-  const sections = await Promise.all((rb.spec.clusters || []).map((c) => clusterSection(rb, c, template)));
-  let events = [];
-  let eventsNote = null;
-  try {
-    const eventsNs = namespace === CLUSTER_SCOPE ? CLUSTER_EVENTS_NAMESPACE : namespace;
-    const list = await get(`/api/v1/namespaces/${encodeURIComponent(eventsNs)}/events`);
-    events = list.items.filter((e) => [res.name, name].includes((e.involvedObject || {}).name)).sort(byTimeDesc);
-  } catch (e) {
-    eventsNote = apiErrorNotice(e, 'the events');
-  }
-  fill(main,
-    h('p', {}, h('a', { href: namespace === CLUSTER_SCOPE ? '/ui/workloads' : `/ui/workloads?namespace=${encodeURIComponent(namespace)}`, 'data-nav': '' }, '← Workloads')),
-    h('h1', {}, `${w.kind}/${w.name}`, h('span', { class: 'muted' }, scopeText(namespace))),
-    h('p', {}, h('button', { type: 'button', class: 'secondary', onclick: refresh }, 'Refresh'),
-      h('span', { class: 'muted small' }, ` read ${new Date().toLocaleTimeString()}`)),
-    h('dl', { class: 'facts wide' },
-      h('dt', {}, 'Binding'), h('dd', {}, rb.metadata.name),
-      h('dt', {}, 'Policy'), h('dd', {}, w.policy),
-      h('dt', {}, 'Placement'), h('dd', {}, w.placement),
-      h('dt', {}, 'Replicas'), h('dd', {}, stackedBar(w))),
-    h('h2', {}, 'Binding conditions'), conditionTable((rb.status && rb.status.conditions) || []),
-    h('h2', {}, 'Per cluster: Work applied, manifest against the template'),
-    templateNote, sections.length ? sections : h('p', { class: 'muted' }, 'Not scheduled to any cluster yet.'),
-    h('h2', {}, 'Events'), eventsNote, eventsTable(events),
-    h('h2', {}, 'Template'),
-    template ? h('details', {}, h('summary', {}, `${res.kind} ${res.namespace ? `${res.namespace}/` : ''}${res.name}`),
-      h('pre', { tabindex: 0 }, yamlLines(template).join('\n'))) : templateNote);
-  return () => {};
+  paint();
+  const list = bindingPath(namespace, name).replace(/\/[^/]*$/, '');
+  const live = new LiveList(`${list}?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`, (l) => {
+    const rb = [...l.items.values()][0];
+    if (rb && shownRv !== null && rb.metadata.resourceVersion !== shownRv) paint();
+  }, 500);
+  return () => { stopped = true; live.stop(); };
 }
 
 // ---- Scheduling ---------------------------------------------------------------------------

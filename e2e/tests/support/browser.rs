@@ -262,14 +262,22 @@ impl Browser {
         );
     }
 
-    /// Clicks the element matching `css`.
+    /// Clicks the element matching `css`. A live page may redraw it between finding and
+    /// clicking (a watch event): then it is found again.
     pub fn click(&self, css: &str) {
-        let id = self.find(css);
-        self.call(
-            "POST",
-            &self.session_path(&format!("/element/{id}/click")),
-            Some(json!({})),
-        );
+        for _ in 0..5 {
+            let id = self.find(css);
+            let path = self.session_path(&format!("/element/{id}/click"));
+            let v = self
+                .request("POST", &path, Some(json!({})))
+                .unwrap_or_else(|e| panic!("webdriver click {css}: {e}"));
+            match v["value"]["error"].as_str() {
+                None => return,
+                Some("stale element reference") => continue,
+                Some(err) => panic!("webdriver click {css}: {err}: {}", v["value"]["message"]),
+            }
+        }
+        panic!("{css} kept being redrawn while clicked");
     }
 
     /// Signs in on the login page with `token` and waits for the signed-in header.

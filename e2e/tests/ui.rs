@@ -27,6 +27,12 @@ const ENTER: &str = "\u{E007}";
 const MARK: &str = "window.__flotillaNoReload = 'kept'; return true";
 const MARKED: &str = "return window.__flotillaNoReload === 'kept'";
 
+/// Types `ns` into a page's namespace filter (`input`) and applies it.
+fn filter_namespace(b: &Browser, input: &str, ns: &str) {
+    b.type_into(input, ns);
+    b.click(".filters button[type='submit']");
+}
+
 /// `kubectl apply` of `yaml` (written to `dir/<name>.yaml`), which must succeed.
 fn apply(k: &Kubectl, dir: &Path, name: &str, yaml: &str) {
     let out = k.apply_file(dir, name, yaml);
@@ -360,8 +366,7 @@ rules:
     b.wait_text("Forbidden: you may not read workloads in all namespaces (403)");
     b.screenshot("forbidden-all-namespaces");
     // Its namespace, typed into the filter: team-a's workload only.
-    b.type_into("#f-ns", "team-a");
-    b.click(".filters button[type='submit']");
+    filter_namespace(&b, "#f-ns", "team-a");
     let rows = b.wait_for(
         "team-a's workloads",
         "const r = [...document.querySelectorAll('li.wl')].map((x) => x.dataset.workload); return r.length ? r : null",
@@ -380,8 +385,7 @@ rules:
     );
     b.click("nav a[href='/ui/scheduling']");
     b.wait_text("Forbidden: you may not read events in all namespaces (403)");
-    b.type_into("#s-ns", "team-a");
-    b.click(".filters button[type='submit']");
+    filter_namespace(&b, "#s-ns", "team-a");
     let failed = b.wait_for(
         "a ScheduleBindingFailed event in team-a",
         "const r = document.querySelector('tr[data-reason=\"ScheduleBindingFailed\"]'); return r && r.innerText",

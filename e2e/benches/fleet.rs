@@ -317,10 +317,13 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
     // Steady state: let the first round of back-offs and syncs settle, then a window.
     tokio::time::sleep(Duration::from_secs(15)).await;
     let (cpu0, _, _) = flotilla_testenv::proc_usage(pid);
+    let sims_pid = sims.as_ref().map(|p| p.0.id());
+    let sims_cpu0 = sims_pid.map(|p| flotilla_testenv::proc_usage(p).0);
     let writes0 = host_writes(&host).await;
     let w0 = Instant::now();
     tokio::time::sleep(steady).await;
     let (cpu1, rss, hwm) = flotilla_testenv::proc_usage(pid);
+    let sims_cpu1 = sims_pid.map(|p| flotilla_testenv::proc_usage(p).0);
     let writes1 = host_writes(&host).await;
     let wall = w0.elapsed().as_secs_f64();
     println!(
@@ -331,6 +334,13 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
         hwm.max(peak_rss_during_start) / 1024,
         (writes1 - writes0) / wall
     );
+    if let (Some(a), Some(b)) = (sims_cpu0, sims_cpu1) {
+        // The members' side of the syncs: on a real fleet, other machines' CPU.
+        println!(
+            "member-sims process over the same window: CPU {:.1}% of one core",
+            (b - a) / wall * 100.0
+        );
+    }
 
     if s.reachable {
         std::fs::write(&unreachable_file, "m1\n").unwrap();

@@ -20,6 +20,9 @@
 //! Targets (issue 15, at 5,000 Clusters): RSS <= 1 GiB, idle CPU <= 25 % of one core, GET and
 //! create p99 <= 2x without controllers, LIST of the Clusters <= 100 ms.
 //!
+//! `FLOTILLA_BENCH_CM_WRAPPER` runs the controller-manager under a profiler (a command line
+//! put before it, e.g. `heaptrack -o /tmp/cm`).
+//!
 //! Run: `cargo build --release --bin flotilla && FLOTILLA_BIN=$CARGO_TARGET_DIR/release/flotilla
 //! cargo bench -p flotilla-e2e --bench fleet` (FLOTILLA_BIN is what every process runs).
 
@@ -97,6 +100,7 @@ struct Latencies {
     get: (f64, f64),
     create: (f64, f64),
     list: (f64, f64),
+    table: (f64, f64),
 }
 
 async fn measure(host: &kube::Client, tag: &str) -> Latencies {
@@ -123,18 +127,38 @@ async fn measure(host: &kube::Client, tag: &str) -> Latencies {
             .unwrap();
         create.push(t.elapsed().as_secs_f64());
     }
-    let clusters: Api<Cluster> = Api::all(host.clone());
+    // LISTs of every Cluster as the host answers them, body read but not decoded: as JSON and
+    // as the Table `kubectl get clusters` asks for.
     let mut list = Vec::new();
+    let mut table = Vec::new();
     for _ in 0..15 {
-        let t = Instant::now();
-        clusters.list(&ListParams::default()).await.unwrap();
-        list.push(t.elapsed().as_secs_f64());
+        list.push(timed_list(host, "application/json").await);
+        table.push(timed_list(host, TABLE_ACCEPT).await);
     }
     Latencies {
         get: p50_p99(get),
         create: p50_p99(create),
         list: p50_p99(list),
+        table: p50_p99(table),
     }
+}
+
+/// What kubectl sends for `kubectl get`.
+const TABLE_ACCEPT: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+
+/// Seconds to GET `/apis/cluster.karmada.io/v1alpha1/clusters` as `accept` and read the body.
+async fn timed_list(host: &kube::Client, accept: &str) -> f64 {
+    use http_body_util::BodyExt;
+    let request = http::Request::get("/apis/cluster.karmada.io/v1alpha1/clusters")
+        .header(http::header::ACCEPT, accept)
+        .body(kube::client::Body::empty())
+        .unwrap();
+    let t = Instant::now();
+    let response = host.send(request).await.unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    assert!(!body.is_empty());
+    t.elapsed().as_secs_f64()
 }
 
 /// Mutating requests the host has answered so far (its request counters).
@@ -230,8 +254,20 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
 
     let cm_log = d.join("controller-manager.log");
     let cm_started = Instant::now();
+    // `FLOTILLA_BENCH_CM_WRAPPER="heaptrack -o /tmp/cm"` (or `perf record ...`) runs the
+    // controller-manager under a profiler; its CPU and RSS figures are then the wrapper's.
+    let wrapper = std::env::var("FLOTILLA_BENCH_CM_WRAPPER").unwrap_or_default();
+    let mut wrapper = wrapper.split_whitespace();
+    let mut command = match wrapper.next() {
+        Some(program) => {
+            let mut c = Command::new(program);
+            c.args(wrapper).arg(release_bin());
+            c
+        }
+        None => Command::new(release_bin()),
+    };
     let cm = Proc(
-        Command::new(release_bin())
+        command
             .args([
                 "controller-manager",
                 "--kubeconfig",
@@ -281,10 +317,13 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
     // Steady state: let the first round of back-offs and syncs settle, then a window.
     tokio::time::sleep(Duration::from_secs(15)).await;
     let (cpu0, _, _) = flotilla_testenv::proc_usage(pid);
+    let sims_pid = sims.as_ref().map(|p| p.0.id());
+    let sims_cpu0 = sims_pid.map(|p| flotilla_testenv::proc_usage(p).0);
     let writes0 = host_writes(&host).await;
     let w0 = Instant::now();
     tokio::time::sleep(steady).await;
     let (cpu1, rss, hwm) = flotilla_testenv::proc_usage(pid);
+    let sims_cpu1 = sims_pid.map(|p| flotilla_testenv::proc_usage(p).0);
     let writes1 = host_writes(&host).await;
     let wall = w0.elapsed().as_secs_f64();
     println!(
@@ -295,6 +334,13 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
         hwm.max(peak_rss_during_start) / 1024,
         (writes1 - writes0) / wall
     );
+    if let (Some(a), Some(b)) = (sims_cpu0, sims_cpu1) {
+        // The members' side of the syncs: on a real fleet, other machines' CPU.
+        println!(
+            "member-sims process over the same window: CPU {:.1}% of one core",
+            (b - a) / wall * 100.0
+        );
+    }
 
     if s.reachable {
         std::fs::write(&unreachable_file, "m1\n").unwrap();
@@ -335,6 +381,7 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
     row("GET", with.get, without.get);
     row("create", with.create, without.create);
     row("LIST", with.list, without.list);
+    row("Table", with.table, without.table);
     drop(sims);
     drop(dir);
 }

@@ -183,6 +183,11 @@ pub type CellsFn = Arc<dyn Fn(&Value, DateTime<Utc>) -> Vec<Value> + Send + Sync
 pub struct TablePrinter {
     pub columns: Vec<TableColumn>,
     pub cells: CellsFn,
+    /// The only fields [`Self::cells`] reads besides `metadata`, as paths of field names from
+    /// the object's root (`["status", "conditions"]`: that field and all under it); `None`:
+    /// any field. A Table's rows parse only these, so large fields no column shows (a
+    /// Cluster's `apiEnablements`) cost no allocations.
+    pub reads: Option<Arc<Vec<Vec<String>>>>,
 }
 
 impl fmt::Debug for TablePrinter {

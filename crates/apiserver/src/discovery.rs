@@ -2,14 +2,75 @@
 //! `APIResourceList`) and aggregated discovery v2 (`APIGroupDiscoveryList`), which kubectl
 //! asks for first and only accepts with its exact content type.
 
+use std::collections::HashMap;
+
 use axum::response::Response;
+use bytes::Bytes;
 use flotilla_apimachinery::{ApiError, ResourceDef};
-use http::{HeaderMap, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use crate::aggregator::ExternalGroup;
 use crate::registry::Registry;
-use crate::response::{json_value, json_with_type};
+use crate::response::{JSON, json_bytes, json_value};
+
+/// This server's own discovery documents, serialised, for the registry generation they were
+/// built at. Every member's status sync reads `/api` and `/apis` (at thousands of members,
+/// building them was most of a member-sim's CPU) and kubectl reads them at every cold start.
+/// Documents that include extension API servers' groups are built each time: those change
+/// with the APIServices' availability, which the generation does not follow.
+#[derive(Default)]
+pub struct DiscoveryCache {
+    inner: Mutex<(u64, HashMap<String, (Bytes, &'static str)>)>,
+}
+
+impl DiscoveryCache {
+    fn get(&self, generation: u64, key: &str) -> Option<Response> {
+        let inner = self.inner.lock();
+        if inner.0 != generation {
+            return None;
+        }
+        inner
+            .1
+            .get(key)
+            .map(|(body, content_type)| document(body.clone(), content_type))
+    }
+
+    fn put(&self, generation: u64, key: String, body: Bytes, content_type: &'static str) {
+        let mut inner = self.inner.lock();
+        if inner.0 < generation {
+            *inner = (generation, HashMap::new());
+        }
+        if inner.0 == generation {
+            inner.1.insert(key, (body, content_type));
+        }
+    }
+
+    /// The document at `key` for `generation`, built by `build` (body and content type) when
+    /// not cached.
+    fn serve(
+        &self,
+        generation: u64,
+        key: String,
+        build: impl FnOnce() -> Result<(Value, &'static str), ApiError>,
+    ) -> Result<Response, ApiError> {
+        if let Some(hit) = self.get(generation, &key) {
+            return Ok(hit);
+        }
+        let (body, content_type) = build()?;
+        let body = Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
+        self.put(generation, key, body.clone(), content_type);
+        Ok(document(body, content_type))
+    }
+}
+
+fn document(body: Bytes, content_type: &'static str) -> Response {
+    let mut resp = json_bytes(StatusCode::OK, body);
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp
+}
 
 const V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 const V2BETA1: &str = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
@@ -91,11 +152,34 @@ fn external_resources(group: &str, version: &str, list: Option<&Value>) -> Vec<V
 /// extension API servers.
 pub fn root(
     registry: &Registry,
+    cache: &DiscoveryCache,
     legacy: bool,
     headers: &HeaderMap,
     external: &[ExternalGroup],
 ) -> Response {
-    if let Some(version) = aggregated_version(headers) {
+    let version = aggregated_version(headers);
+    let build = || Ok(root_document(registry, legacy, version, external));
+    let response = if external.is_empty() {
+        let key = format!("root legacy={legacy} aggregated={version:?}");
+        cache.serve(registry.generation(), key, build)
+    } else {
+        build().map(|(body, content_type)| {
+            document(
+                Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
+                content_type,
+            )
+        })
+    };
+    response.unwrap_or_else(|e| crate::response::error_response(&e))
+}
+
+fn root_document(
+    registry: &Registry,
+    legacy: bool,
+    aggregated: Option<&'static str>,
+    external: &[ExternalGroup],
+) -> (Value, &'static str) {
+    if let Some(version) = aggregated {
         let items: Vec<Value> = registry
             .groups()
             .into_iter()
@@ -131,12 +215,12 @@ pub fn root(
             "items": items,
         });
         let ct = if version == "v2" { V2 } else { V2BETA1 };
-        return json_with_type(StatusCode::OK, &body, ct);
+        return (body, ct);
     }
     if legacy {
-        return json_value(
-            StatusCode::OK,
-            &json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}),
+        return (
+            json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}),
+            JSON,
         );
     }
     let mut groups: Vec<Value> = registry
@@ -149,9 +233,9 @@ pub fn root(
         let versions: Vec<String> = g.versions.iter().map(|(v, _)| v.clone()).collect();
         groups.push(group_json(&g.name, &versions));
     }
-    json_value(
-        StatusCode::OK,
-        &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
+    (
+        json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
+        JSON,
     )
 }
 
@@ -193,9 +277,22 @@ pub fn group(
 /// `GET /api/v1` or `GET /apis/{group}/{version}`.
 pub fn group_version(
     registry: &Registry,
+    cache: &DiscoveryCache,
     group: &str,
     version: &str,
 ) -> Result<Response, ApiError> {
+    cache.serve(
+        registry.generation(),
+        format!("group version {group}/{version}"),
+        || group_version_document(registry, group, version).map(|body| (body, JSON)),
+    )
+}
+
+fn group_version_document(
+    registry: &Registry,
+    group: &str,
+    version: &str,
+) -> Result<Value, ApiError> {
     let defs = registry.resources_in(group, version);
     if defs.is_empty() {
         return Err(ApiError::path_not_found());
@@ -230,10 +327,9 @@ pub fn group_version(
     } else {
         format!("{group}/{version}")
     };
-    Ok(json_value(
-        StatusCode::OK,
-        &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
-    ))
+    Ok(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
 }
 
 /// One subresource as discovery lists it.
@@ -330,4 +426,60 @@ fn aggregated_resource(d: &ResourceDef) -> Value {
         r["subresources"] = Value::Array(subs);
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_of(response: Response) -> (Value, String) {
+        let content_type = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (serde_json::from_slice(&bytes).unwrap(), content_type)
+    }
+
+    #[tokio::test]
+    async fn cached_documents_follow_the_registry() {
+        let registry = Registry::new();
+        registry.register(ResourceDef::new("apps", "v1", "Deployment", "deployments", true));
+        let cache = DiscoveryCache::default();
+        let mut aggregated = HeaderMap::new();
+        aggregated.insert(header::ACCEPT, HeaderValue::from_static(V2));
+        let groups = |doc: &Value| -> Vec<String> {
+            doc["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| g["metadata"]["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let (first, content_type) =
+            body_of(root(&registry, &cache, false, &aggregated, &[])).await;
+        assert_eq!(content_type, V2);
+        assert_eq!(groups(&first), ["apps"]);
+        // Served again from the cache: the same document and content type.
+        assert_eq!(
+            body_of(root(&registry, &cache, false, &aggregated, &[])).await,
+            (first, V2.to_string())
+        );
+        // The legacy list is another document.
+        let (legacy, content_type) =
+            body_of(root(&registry, &cache, false, &HeaderMap::new(), &[])).await;
+        assert_eq!((legacy["kind"].as_str(), content_type.as_str()), (Some("APIGroupList"), JSON));
+
+        registry.register(ResourceDef::new("x.io", "v1", "Widget", "widgets", true));
+        let (after, _) = body_of(root(&registry, &cache, false, &aggregated, &[])).await;
+        assert_eq!(groups(&after), ["apps", "x.io"]);
+        let (resources, _) =
+            body_of(group_version(&registry, &cache, "x.io", "v1").unwrap()).await;
+        assert_eq!(resources["resources"][0]["name"], "widgets");
+        assert!(group_version(&registry, &cache, "y.io", "v1").is_err());
+    }
 }

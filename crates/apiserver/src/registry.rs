@@ -140,6 +140,7 @@ impl Registry {
             ),
             handler,
         );
+        self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The custom handler of a subresource, if one is registered.

@@ -83,6 +83,7 @@ pub struct ApiServer {
     /// API aggregation (present when APIServices are served).
     pub aggregator: Option<Arc<crate::aggregator::Aggregator>>,
     pub openapi: openapi::OpenApiCache,
+    pub discovery: discovery::DiscoveryCache,
     /// Merge schemas of custom resources (from their CRD's schema), by (group, plural), for
     /// server-side apply of list-map fields.
     pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
@@ -190,6 +191,7 @@ impl ApiServer {
             audit: options.audit,
             aggregator,
             openapi: openapi::OpenApiCache::default(),
+            discovery: discovery::DiscoveryCache::default(),
             merge_schemas: dashmap::DashMap::new(),
             tasks: crate::tasks::Tasks::new(),
         });
@@ -390,6 +392,7 @@ async fn route(
     match api_path {
         ApiPath::Root { legacy } if info.verb == Verb::Get => discovery::root(
             &server.registry,
+            &server.discovery,
             *legacy,
             req.headers(),
             &external_groups(server),
@@ -399,7 +402,7 @@ async fn route(
                 .unwrap_or_else(|e| error_response(&e))
         }
         ApiPath::GroupVersion { group, version } if info.verb == Verb::Get => {
-            discovery::group_version(&server.registry, group, version)
+            discovery::group_version(&server.registry, &server.discovery, group, version)
                 .unwrap_or_else(|e| error_response(&e))
         }
         ApiPath::Resource(rp) => {

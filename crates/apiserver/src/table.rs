@@ -1,6 +1,7 @@
 //! `meta.k8s.io/v1 Table` rendering: the columns come from the kind's printer (or NAME AGE),
 //! rows carry a `PartialObjectMetadata` (or the full object with `includeObject=Object`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -126,6 +127,8 @@ pub fn table_bytes(
     include: IncludeObject,
 ) -> Bytes {
     let printer = printer_for(def);
+    let keep = printer.reads.as_deref().map(|paths| Keep::of(paths));
+    let keep = keep.as_ref();
     let now = Utc::now();
     let mut metadata = Map::new();
     if let Some(rv) = resource_version {
@@ -151,7 +154,7 @@ pub fn table_bytes(
                     let printer = &printer;
                     scope.spawn(move || {
                         let mut part = Vec::with_capacity(run.len() * 512);
-                        write_rows(&mut part, printer, run, include, now);
+                        write_rows(&mut part, printer, keep, run, include, now);
                         part
                     })
                 })
@@ -168,7 +171,7 @@ pub fn table_bytes(
             out.extend_from_slice(part);
         }
     } else {
-        write_rows(&mut out, &printer, objects, include, now);
+        write_rows(&mut out, &printer, keep, objects, include, now);
     }
     out.extend_from_slice(b"]}");
     Bytes::from(out)
@@ -181,6 +184,7 @@ const PARALLEL_ROWS: usize = 1_000;
 fn write_rows(
     out: &mut Vec<u8>,
     printer: &TablePrinter,
+    keep: Option<&Keep>,
     objects: &[&Arc<StoredObject>],
     include: IncludeObject,
     now: chrono::DateTime<Utc>,
@@ -189,7 +193,7 @@ fn write_rows(
         if i > 0 {
             out.push(b',');
         }
-        let row = RowSource::parse(&obj.bytes);
+        let row = RowSource::parse(&obj.bytes, keep);
         out.extend_from_slice(br#"{"cells":"#);
         write_json(out, &(printer.cells)(&row.value, now));
         out.extend_from_slice(br#","object":"#);
@@ -216,11 +220,16 @@ struct RowSource<'a> {
 }
 
 impl<'a> RowSource<'a> {
-    fn parse(bytes: &'a [u8]) -> Self {
+    /// Parses `metadata` and, of the rest, what `keep` names (everything without it).
+    fn parse(bytes: &'a [u8], keep: Option<&Keep>) -> Self {
         let mut de = serde_json::Deserializer::from_slice(bytes);
+        let fields = match keep {
+            Some(Keep::Fields(fields)) => Some(fields),
+            Some(Keep::All) | None => None,
+        };
         // Stored bytes were serialised from a JSON object; anything else renders as an
         // empty row rather than failing the whole list.
-        serde::de::DeserializeSeed::deserialize(ObjectSeed, &mut de).unwrap_or(RowSource {
+        serde::de::DeserializeSeed::deserialize(ObjectSeed(fields), &mut de).unwrap_or(RowSource {
             value: Value::Object(Map::new()),
             managed_fields: None,
         })
@@ -254,10 +263,44 @@ impl<'a> RowSource<'a> {
     }
 }
 
-/// Deserialises a top-level object, handing `metadata` to [`MetadataSeed`].
-struct ObjectSeed;
+/// The fields of an object a row parses: a tree of field names built from
+/// [`TablePrinter::reads`].
+#[derive(Debug, PartialEq)]
+enum Keep {
+    /// The field and everything under it.
+    All,
+    /// Only these fields of it (an object; a value of another type is kept whole).
+    Fields(HashMap<String, Keep>),
+}
 
-impl<'de> serde::de::DeserializeSeed<'de> for ObjectSeed {
+impl Keep {
+    fn of(paths: &[Vec<String>]) -> Self {
+        let mut root = Keep::Fields(HashMap::new());
+        for path in paths {
+            root.add(path);
+        }
+        root
+    }
+
+    fn add(&mut self, path: &[String]) {
+        let Some((first, rest)) = path.split_first() else {
+            *self = Keep::All;
+            return;
+        };
+        if let Keep::Fields(fields) = self {
+            fields
+                .entry(first.clone())
+                .or_insert_with(|| Keep::Fields(HashMap::new()))
+                .add(rest);
+        }
+    }
+}
+
+/// Deserialises a top-level object, handing `metadata` to [`MetadataSeed`] and, when it
+/// names the fields to keep, skipping the others unparsed.
+struct ObjectSeed<'k>(Option<&'k HashMap<String, Keep>>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ObjectSeed<'_> {
     type Value = RowSource<'de>;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
@@ -265,7 +308,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for ObjectSeed {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for ObjectSeed {
+impl<'de> serde::de::Visitor<'de> for ObjectSeed<'_> {
     type Value = RowSource<'de>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -280,14 +323,94 @@ impl<'de> serde::de::Visitor<'de> for ObjectSeed {
                 let (metadata, managed) = map.next_value_seed(MetadataSeed)?;
                 managed_fields = managed;
                 object.insert(key, metadata);
-            } else {
-                object.insert(key, map.next_value::<Value>()?);
+                continue;
             }
+            let value = match self.0.map(|fields| fields.get(&key)) {
+                None | Some(Some(Keep::All)) => map.next_value::<Value>()?,
+                Some(Some(Keep::Fields(fields))) => map.next_value_seed(Pruned(fields))?,
+                Some(None) => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+            };
+            object.insert(key, value);
         }
         Ok(RowSource {
             value: Value::Object(object),
             managed_fields,
         })
+    }
+}
+
+/// A value below the root with only the fields its [`Keep`] names, when it is an object.
+struct Pruned<'k>(&'k HashMap<String, Keep>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Pruned<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Pruned<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = match self.0.get(&key) {
+                Some(Keep::All) => map.next_value::<Value>()?,
+                Some(Keep::Fields(fields)) => map.next_value_seed(Pruned(fields))?,
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+            };
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+
+    // Not an object: kept whole, as the full parse would have it.
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
     }
 }
 
@@ -419,6 +542,79 @@ mod tests {
             serde_json::from_slice::<Value>(&empty).unwrap()["rows"],
             json!([])
         );
+    }
+
+    #[test]
+    fn rows_parse_only_what_the_columns_read_and_print_the_same() {
+        let mut def =
+            flotilla_apimachinery::ResourceDef::new("x.io", "v1", "Widget", "widgets", false);
+        let columns = json!([
+            {"name": "Ready", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Ready\")].status"},
+            {"name": "CPU", "type": "string", "jsonPath": ".status.summary.cpu"},
+            {"name": "Zones", "type": "string", "jsonPath": ".spec.zones"},
+            {"name": "Odd", "type": "string", "jsonPath": ".spec.region.name"},
+            {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        ]);
+        def.printer = flotilla_printers::custom_printer(columns.as_array().unwrap()).ok();
+        assert!(def.printer.as_ref().unwrap().reads.is_some());
+        let big: Vec<Value> = (0..50)
+            .map(|i| json!({"groupVersion": format!("g{i}/v1"), "resources": [{"name": "r", "kind": "R"}]}))
+            .collect();
+        let objects = [
+            json!({"apiVersion": "x.io/v1", "kind": "Widget",
+                "metadata": {"name": "a", "creationTimestamp": "2024-01-01T00:00:00Z",
+                    "managedFields": [{"manager": "m"}]},
+                "spec": {"zones": ["z1", "z2"], "region": "eu", "other": {"deep": [1, 2]}},
+                "status": {"apiEnablements": big, "summary": {"cpu": "4", "memory": "8Gi"},
+                    "conditions": [{"type": "Ready", "status": "True"}]}}),
+            // Values of other types where the columns expect objects.
+            json!({"apiVersion": "x.io/v1", "kind": "Widget", "metadata": {"name": "b"},
+                "spec": ["not", "an", "object"], "status": {"summary": 3, "conditions": "x"}}),
+        ];
+        let stored = stored_objects(&objects);
+        let stored: Vec<&Arc<StoredObject>> = stored.iter().collect();
+        for include in [
+            IncludeObject::None,
+            IncludeObject::Metadata,
+            IncludeObject::Object,
+        ] {
+            let value = table(&def, objects.iter(), None, None, include);
+            let bytes = table_bytes(&def, &stored, None, None, include);
+            assert_eq!(
+                serde_json::from_slice::<Value>(&bytes).unwrap(),
+                value,
+                "{include:?}"
+            );
+        }
+        let t = table(&def, objects.iter(), None, None, IncludeObject::None);
+        let cells = t["rows"][0]["cells"].as_array().unwrap();
+        assert_eq!(
+            cells[..5],
+            [
+                json!("a"),
+                json!("True"),
+                json!("4"),
+                json!("[\"z1\",\"z2\"]"),
+                Value::Null
+            ]
+        );
+    }
+
+    #[test]
+    fn a_shorter_path_keeps_the_whole_field() {
+        let paths = vec![
+            vec!["status".to_string(), "conditions".to_string()],
+            vec!["status".to_string()],
+            vec!["spec".to_string(), "a".to_string()],
+        ];
+        let Keep::Fields(root) = Keep::of(&paths) else {
+            panic!("the root names fields")
+        };
+        assert_eq!(root.get("status"), Some(&Keep::All));
+        assert!(
+            matches!(root.get("spec"), Some(Keep::Fields(f)) if f.get("a") == Some(&Keep::All))
+        );
+        assert_eq!(root.get("data"), None);
     }
 
     /// `objects` as stored, at keys `/k/0`, `/k/1`, ...

@@ -87,6 +87,8 @@ pub enum MemberError {
     Bootstrap(#[from] flotilla_host::HostError),
     #[error("the registry lacks a resource the simulation needs")]
     MissingResource,
+    #[error("the simulation did not create the member's nodes within {0:?}")]
+    NoFirstPass(Duration),
 }
 
 /// The certificates a member serves with and trusts: its CA, serving certificate and admin
@@ -479,6 +481,9 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
     started
 }
 
+/// How long [`start`] waits for the simulation's first pass (which creates the nodes).
+const FIRST_PASS_TIMEOUT: Duration = Duration::from_secs(30);
+
 async fn start_with(
     opts: MemberOptions,
     pki: Arc<MemberPki>,
@@ -538,6 +543,17 @@ async fn start_with(
     )
     .ok_or(MemberError::MissingResource)?;
     server.tasks.spawn("member-sim", simulation.run());
+    // A member counts as started once its nodes exist, as a real cluster has its nodes before
+    // it is joined: a status read in between would publish part of its capacity, and the
+    // scheduler would divide replicas by it for good.
+    let mut first_pass = progress_rx.clone();
+    let passed = tokio::time::timeout(FIRST_PASS_TIMEOUT, async {
+        first_pass.wait_for(|p| p.passes >= 1).await.is_ok()
+    })
+    .await;
+    if passed != Ok(true) {
+        return Err(MemberError::NoFirstPass(FIRST_PASS_TIMEOUT));
+    }
 
     let healthy = Arc::new(AtomicBool::new(true));
     let handle = ServerHandle::spawn(

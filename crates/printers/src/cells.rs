@@ -40,6 +40,7 @@ pub(crate) fn printer(
     TablePrinter {
         columns,
         cells: Arc::new(cells),
+        reads: None,
     }
 }
 

@@ -28,6 +28,7 @@ pub fn default_printer() -> TablePrinter {
         Err(_) => TablePrinter {
             columns: vec![name_col()],
             cells: Arc::new(|obj: &Value, _| vec![name_cell(obj)]),
+            reads: Some(Arc::new(Vec::new())),
         },
     }
 }
@@ -41,6 +42,9 @@ pub fn custom_printer(columns: &[Value]) -> Result<TablePrinter, PrinterError> {
     }
     let mut definitions = vec![name_col()];
     let mut compiled = Vec::with_capacity(columns.len());
+    // The fields the columns read; one column whose path does not start with field names
+    // (`..x`, `[*]`) may read anything.
+    let mut reads = Some(Vec::new());
     for (index, c) in columns.iter().enumerate() {
         let invalid = |reason: String| PrinterError::InvalidColumn { index, reason };
         let text = |key: &str| {
@@ -76,6 +80,11 @@ pub fn custom_printer(columns: &[Value]) -> Result<TablePrinter, PrinterError> {
                 })?,
         };
         let path = JsonPath::parse(&json_path)?;
+        let fields = path.leading_fields();
+        match &mut reads {
+            Some(r) if !fields.is_empty() => r.push(fields),
+            _ => reads = None,
+        }
         definitions.push(TableColumn {
             name,
             column_type: column_type.clone(),
@@ -98,6 +107,7 @@ pub fn custom_printer(columns: &[Value]) -> Result<TablePrinter, PrinterError> {
     Ok(TablePrinter {
         columns: definitions,
         cells: Arc::new(cells),
+        reads: reads.map(Arc::new),
     })
 }
 

@@ -60,6 +60,19 @@ enum CmpOp {
 }
 
 impl JsonPath {
+    /// The field names the path starts with (`["status", "conditions"]` for
+    /// `.status.conditions[?(@.type=="Ready")].status`): everything it selects lies under
+    /// them. Empty when it starts otherwise (`..name`, `[*]`) and may select anything.
+    pub fn leading_fields(&self) -> Vec<String> {
+        self.segments
+            .iter()
+            .map_while(|s| match s {
+                Segment::Field(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Parses a path such as `.status.conditions[?(@.type=="Ready")].status`. Surrounding
     /// `{...}` (template form) and a leading `$` are accepted.
     pub fn parse(path: &str) -> Result<Self, PrinterError> {
@@ -559,6 +572,19 @@ mod tests {
             .into_iter()
             .cloned()
             .collect()
+    }
+
+    #[test]
+    fn leading_fields_stop_at_the_first_other_segment() {
+        let lead = |p: &str| JsonPath::parse(p).unwrap().leading_fields();
+        assert_eq!(
+            lead(r#".status.conditions[?(@.type=="Ready")].status"#),
+            ["status", "conditions"]
+        );
+        assert_eq!(lead("{.spec.zones}"), ["spec", "zones"]);
+        assert_eq!(lead("$['spec']['region']"), ["spec", "region"]);
+        assert!(lead("..name").is_empty());
+        assert!(lead("[*].x").is_empty());
     }
 
     fn pod() -> Value {

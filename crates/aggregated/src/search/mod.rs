@@ -194,6 +194,7 @@ fn with_cluster_columns(def: &ResourceDef) -> ResourceDef {
     });
     let cells = base.cells.clone();
     merged.printer = Some(TablePrinter {
+        reads: None,
         columns,
         cells: Arc::new(move |obj, now| {
             let mut row = cells(obj, now);

@@ -8,14 +8,17 @@
 //! request per kind, runs inside the status controller's bounded pool, and leaves only the
 //! summary behind; status stays as fresh as the sync period.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use flotilla_api::Cluster;
 use flotilla_membership::{MemberCredentials, MemberTarget};
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{
+    Node, NodeCondition, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
-use kube::api::{Api, ListParams};
 
 use crate::Error;
 use crate::resources::{CapacityRounding, NodeInfo, PodInfo, Summary, summarize};
@@ -63,17 +66,150 @@ pub(crate) async fn summarize_member(
     client: &kube::Client,
     rounding: &CapacityRounding,
 ) -> Result<Summary, kube::Error> {
-    let nodes = Api::<Node>::all(client.clone())
-        .list(&ListParams::default())
-        .await?;
+    let nodes: Items<NodeFields> = client.request(list_request("/api/v1/nodes")?).await?;
     let nodes: HashMap<String, NodeInfo> = nodes
         .items
-        .iter()
-        .map(|n| (n.name_any(), NodeInfo::from_node(n)))
+        .into_iter()
+        .map(|n| {
+            let node = Node::from(n);
+            (node.name_any(), NodeInfo::from_node(&node))
+        })
         .collect();
-    let pods = Api::<Pod>::all(client.clone())
-        .list(&ListParams::default())
-        .await?;
-    let pods: Vec<PodInfo> = pods.items.iter().map(PodInfo::from_pod).collect();
+    let pods: Items<PodFields> = client.request(list_request("/api/v1/pods")?).await?;
+    let pods: Vec<PodInfo> = pods
+        .items
+        .into_iter()
+        .map(|p| PodInfo::from_pod(&Pod::from(p)))
+        .collect();
     Ok(summarize(&nodes, &pods, rounding))
+}
+
+fn list_request(path: &str) -> Result<http::Request<Vec<u8>>, kube::Error> {
+    http::Request::get(path)
+        .header(http::header::ACCEPT, "application/json")
+        .body(Vec::new())
+        .map_err(kube::Error::HttpError)
+}
+
+// The lists are decoded into only the fields the summaries read: at every sync of thousands
+// of members, the rest (managedFields above all, parsed as untyped JSON trees, then images,
+// container statuses, labels) was most of the controller-manager's CPU.
+
+/// A list as the member answers it; only `items` is read.
+#[derive(serde::Deserialize)]
+struct Items<T> {
+    #[serde(default = "Vec::new")]
+    items: Vec<T>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct NameOnly {
+    name: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct NodeFields {
+    #[serde(default)]
+    metadata: NameOnly,
+    spec: Option<NodeSpecFields>,
+    status: Option<NodeStatusFields>,
+}
+
+#[derive(serde::Deserialize)]
+struct NodeSpecFields {
+    unschedulable: Option<bool>,
+}
+
+#[derive(serde::Deserialize)]
+struct NodeStatusFields {
+    allocatable: Option<BTreeMap<String, Quantity>>,
+    capacity: Option<BTreeMap<String, Quantity>>,
+    conditions: Option<Vec<NodeCondition>>,
+}
+
+impl From<NodeFields> for Node {
+    fn from(n: NodeFields) -> Self {
+        Node {
+            metadata: ObjectMeta {
+                name: n.metadata.name,
+                ..Default::default()
+            },
+            spec: n.spec.map(|s| NodeSpec {
+                unschedulable: s.unschedulable,
+                ..Default::default()
+            }),
+            status: n.status.map(|s| NodeStatus {
+                allocatable: s.allocatable,
+                capacity: s.capacity,
+                conditions: s.conditions,
+                ..Default::default()
+            }),
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct PodFields {
+    spec: Option<PodSpec>,
+    status: Option<PodStatusFields>,
+}
+
+#[derive(serde::Deserialize)]
+struct PodStatusFields {
+    phase: Option<String>,
+}
+
+impl From<PodFields> for Pod {
+    fn from(p: PodFields) -> Self {
+        Pod {
+            spec: p.spec,
+            status: p.status.map(|s| PodStatus {
+                phase: s.phase,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_fields_read_give_what_the_whole_objects_give() {
+        let node = json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "n1", "labels": {"a": "b"},
+                "managedFields": [{"manager": "kubelet", "fieldsV1": {"f:status": {"f:conditions": {}}}}]},
+            "spec": {"unschedulable": true, "podCIDR": "10.0.0.0/24"},
+            "status": {
+                "allocatable": {"cpu": "3500m", "memory": "7Gi", "pods": "110"},
+                "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "images": [{"names": ["nginx"], "sizeBytes": 1}],
+            },
+        });
+        let pod = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "d", "managedFields": [{"manager": "m"}]},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx",
+                "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}}}]},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": true,
+                "restartCount": 0, "image": "nginx", "imageID": ""}]},
+        });
+        let full_node: Node = serde_json::from_value(node.clone()).unwrap();
+        let read_node = Node::from(serde_json::from_value::<NodeFields>(node).unwrap());
+        assert_eq!(read_node.name_any(), "n1");
+        assert_eq!(
+            NodeInfo::from_node(&read_node),
+            NodeInfo::from_node(&full_node)
+        );
+        assert!(NodeInfo::from_node(&read_node).unschedulable);
+
+        let full_pod: Pod = serde_json::from_value(pod.clone()).unwrap();
+        let read_pod = Pod::from(serde_json::from_value::<PodFields>(pod).unwrap());
+        assert_eq!(PodInfo::from_pod(&read_pod), PodInfo::from_pod(&full_pod));
+    }
 }

@@ -59,7 +59,7 @@ use crate::readiness::{
 use crate::resources::{Resources, Summary};
 use crate::{ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain};
 use flotilla_membership::MemberTarget as Target;
-use schedule::{Liveness, jittered, next_delay};
+use schedule::{Liveness, jittered, next_delay, toward_threshold};
 
 /// The status controller's name in metrics and logs (its member probes count as part of it).
 pub(crate) const CONTROLLER: &str = "cluster-status";
@@ -358,14 +358,18 @@ struct ClusterWorker {
     reachable: bool,
     discovered: Option<Instant>,
     version: Option<String>,
-    /// The last discovery: group/versions and whether every document was read.
+    /// A discovery not yet published: group/versions and whether every document was read.
     enablements: Option<(Vec<ApiEnablement>, bool)>,
+    /// Whether any discovery of this member succeeded (its result is then in the status).
+    ever_discovered: bool,
     /// The node/pod summaries of the last successful lists.
     summary: Option<Summary>,
     written: Option<Written>,
     /// Consecutive failing probes made while the cluster was already reported not Ready:
     /// the back-off step.
     failures_reported: u32,
+    /// Whether the last status this task wrote (or found) says Ready=True.
+    reported_ready: bool,
 }
 
 impl ClusterWorker {
@@ -381,9 +385,11 @@ impl ClusterWorker {
             discovered: None,
             version: None,
             enablements: None,
+            ever_discovered: false,
             summary: None,
             written: None,
             failures_reported: 0,
+            reported_ready: false,
         }
     }
 
@@ -400,11 +406,25 @@ impl ClusterWorker {
             warn!(error = %error_chain(&e), "cluster status sync failed");
         }
         let opts = self.opts();
-        next_delay(
+        let delay = next_delay(
             opts.status_period,
             opts.unreachable_backoff_max,
             self.failures_reported,
-        )
+        );
+        // Probes that disagree with the reported condition: sync again when their streak
+        // reaches its threshold, so the change is reported then and not up to a period later.
+        let now = Instant::now();
+        let pending = match (self.failing_since, self.healthy_since) {
+            (Some(since), _) if self.reported_ready => Some((since, opts.failure_threshold)),
+            (_, Some(since)) if !self.reported_ready => Some((since, opts.success_threshold)),
+            _ => None,
+        };
+        match pending {
+            Some((since, threshold)) => {
+                toward_threshold(delay, now.saturating_duration_since(since), threshold)
+            }
+            None => delay,
+        }
     }
 
     /// Makes sure there is a client built from the current credentials. The Secret is read
@@ -520,6 +540,7 @@ impl ClusterWorker {
                     warn!("some discovery documents of the member could not be read");
                 }
                 self.enablements = Some((enablements, complete));
+                self.ever_discovered = true;
                 self.discovered = Some(Instant::now());
             }
             Ok(Err(e)) => {
@@ -539,7 +560,7 @@ impl ClusterWorker {
     /// any, stays published with its condition; with none, the member is published as
     /// having no known APIs (CompleteAPIEnablements=False, Empty) as Karmada does.
     fn discovery_failed(&mut self) {
-        if self.enablements.is_none() {
+        if !self.ever_discovered {
             self.enablements = Some((Vec::new(), false));
         }
     }
@@ -590,15 +611,21 @@ impl ClusterWorker {
             .any(|c| c.type_ == CONDITION_READY && c.status == "True");
         // Back off only once the failure is reported: the failure threshold is counted in
         // probes made every period.
+        self.reported_ready = reported_ready;
         self.failures_reported = if observed == Observed::Healthy || reported_ready {
             0
         } else {
             self.failures_reported.saturating_add(1)
         };
-        if desired == base {
-            return Ok(());
+        if desired != base {
+            self.write(&cluster, &base, desired).await?;
         }
-        self.write(&cluster, &base, desired).await
+        if observed == Observed::Healthy {
+            // Published (a healthy sync puts it in the status): the Cluster in the store holds
+            // it from now on; a second copy here would double what statuses cost in memory.
+            self.enablements = None;
+        }
+        Ok(())
     }
 
     fn desired_status(

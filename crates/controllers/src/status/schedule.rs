@@ -27,6 +27,17 @@ pub fn next_delay(period: Duration, max: Duration, failures: u32) -> Duration {
     period.saturating_mul(factor).min(max.max(period))
 }
 
+/// `delay`, cut short so that the sync after it comes just after a streak of probes that
+/// has lasted `streak` reaches `threshold` (the failure or success threshold): a member going
+/// down is then reported within the threshold plus one period, not up to two periods after.
+/// Jitter may bring that sync a little early; the one after it is then due at once.
+pub fn toward_threshold(delay: Duration, streak: Duration, threshold: Duration) -> Duration {
+    delay.min(threshold.saturating_sub(streak) + THRESHOLD_SLACK)
+}
+
+/// How long after a threshold is reached the sync that reports it is scheduled.
+const THRESHOLD_SLACK: Duration = Duration::from_millis(100);
+
 /// `delay` spread by up to ± [`JITTER`], at least 1 ms.
 pub(crate) fn jittered(delay: Duration) -> Duration {
     let factor = rand::random_range((1.0 - JITTER)..(1.0 + JITTER));
@@ -111,6 +122,19 @@ impl Liveness {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streak_near_its_threshold_brings_the_next_sync_forward() {
+        let s = Duration::from_secs;
+        // 25 s of failures, threshold 30 s: the next sync 5 s (and the slack) later, not 10 s.
+        assert_eq!(
+            toward_threshold(s(10), s(25), s(30)),
+            s(5) + THRESHOLD_SLACK
+        );
+        // Far from the threshold, or past it: the period (or less) as before.
+        assert_eq!(toward_threshold(s(10), s(2), s(30)), s(10));
+        assert_eq!(toward_threshold(s(10), s(45), s(30)), THRESHOLD_SLACK);
+    }
 
     #[test]
     fn back_off_doubles_from_the_period_and_is_capped() {

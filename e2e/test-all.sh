@@ -10,25 +10,23 @@ if ! command -v kubectl >/dev/null 2>&1; then
   exit 1
 fi
 
-# The etcd backend's tests start real etcd processes on loopback ports: install Debian's
-# etcd-server when etcd is missing (the package's own service is not needed and not used).
-if ! command -v etcd >/dev/null 2>&1; then
-  echo "installing etcd (Debian's etcd-server) for the etcd tests" >&2
-  sudo=""
+# Installs Debian's packages ($2...) when the command $1 is missing.
+install_missing() {
+  local command=$1
+  shift
+  if command -v "$command" >/dev/null 2>&1; then return; fi
+  echo "installing $* (Debian's) for the tests" >&2
+  local sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq etcd-server >/dev/null
-fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
 
-# The web UI's tests drive a headless Chromium through chromedriver: install Debian's
-# chromium and chromium-driver when chromedriver is missing.
-if ! command -v chromedriver >/dev/null 2>&1; then
-  echo "installing chromium and chromium-driver (Debian's) for the web UI tests" >&2
-  sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
-fi
+# The etcd backend's tests start real etcd processes on loopback ports (etcd-server's own
+# service is not needed and not used).
+install_missing etcd etcd-server
+# The web UI's tests drive a headless Chromium through chromedriver.
+install_missing chromedriver chromium chromium-driver
 
 # The e2e tests run the `flotilla` and `flotillactl` binaries as processes (kill -9, restarts).
 # `cargo test` builds them before running any test (cmd/*/tests make it), with the same

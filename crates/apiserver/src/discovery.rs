@@ -22,8 +22,12 @@ use crate::response::{JSON, json_bytes, json_value};
 /// with the APIServices' availability, which the generation does not follow.
 #[derive(Default)]
 pub struct DiscoveryCache {
-    inner: Mutex<(u64, HashMap<String, (Bytes, &'static str)>)>,
+    /// The generation, and the documents built at it.
+    inner: Mutex<(u64, Documents)>,
 }
+
+/// Serialised documents with their content types, by request.
+type Documents = HashMap<String, (Bytes, &'static str)>;
 
 impl DiscoveryCache {
     fn get(&self, generation: u64, key: &str) -> Option<Response> {
@@ -448,7 +452,13 @@ mod tests {
     #[tokio::test]
     async fn cached_documents_follow_the_registry() {
         let registry = Registry::new();
-        registry.register(ResourceDef::new("apps", "v1", "Deployment", "deployments", true));
+        registry.register(ResourceDef::new(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+        ));
         let cache = DiscoveryCache::default();
         let mut aggregated = HeaderMap::new();
         aggregated.insert(header::ACCEPT, HeaderValue::from_static(V2));
@@ -460,8 +470,7 @@ mod tests {
                 .map(|g| g["metadata"]["name"].as_str().unwrap().to_string())
                 .collect()
         };
-        let (first, content_type) =
-            body_of(root(&registry, &cache, false, &aggregated, &[])).await;
+        let (first, content_type) = body_of(root(&registry, &cache, false, &aggregated, &[])).await;
         assert_eq!(content_type, V2);
         assert_eq!(groups(&first), ["apps"]);
         // Served again from the cache: the same document and content type.
@@ -472,13 +481,15 @@ mod tests {
         // The legacy list is another document.
         let (legacy, content_type) =
             body_of(root(&registry, &cache, false, &HeaderMap::new(), &[])).await;
-        assert_eq!((legacy["kind"].as_str(), content_type.as_str()), (Some("APIGroupList"), JSON));
+        assert_eq!(
+            (legacy["kind"].as_str(), content_type.as_str()),
+            (Some("APIGroupList"), JSON)
+        );
 
         registry.register(ResourceDef::new("x.io", "v1", "Widget", "widgets", true));
         let (after, _) = body_of(root(&registry, &cache, false, &aggregated, &[])).await;
         assert_eq!(groups(&after), ["apps", "x.io"]);
-        let (resources, _) =
-            body_of(group_version(&registry, &cache, "x.io", "v1").unwrap()).await;
+        let (resources, _) = body_of(group_version(&registry, &cache, "x.io", "v1").unwrap()).await;
         assert_eq!(resources["resources"][0]["name"], "widgets");
         assert!(group_version(&registry, &cache, "y.io", "v1").is_err());
     }

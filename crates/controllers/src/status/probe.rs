@@ -272,29 +272,25 @@ mod tests {
         assert!(!complete, "broken.io/v1 has no document");
         assert_eq!(
             enablements,
-            vec![
-                ApiEnablement {
-                    group_version: "apps/v1".into(),
-                    resources: vec![ApiResource {
-                        name: "deployments".into(),
-                        kind: "Deployment".into(),
-                    }],
-                },
-                ApiEnablement {
-                    group_version: "v1".into(),
-                    resources: vec![
-                        ApiResource {
-                            name: "nodes".into(),
-                            kind: "Node".into(),
-                        },
-                        ApiResource {
-                            name: "pods".into(),
-                            kind: "Pod".into(),
-                        },
-                    ],
-                },
+            [
+                enablement("apps/v1", &[("deployments", "Deployment")]),
+                enablement("v1", &[("nodes", "Node"), ("pods", "Pod")]),
             ]
         );
+    }
+
+    /// An expected enablement: the group/version and its (resource, kind) pairs.
+    fn enablement(group_version: &str, resources: &[(&str, &str)]) -> ApiEnablement {
+        ApiEnablement {
+            group_version: group_version.into(),
+            resources: resources
+                .iter()
+                .map(|(name, kind)| ApiResource {
+                    name: (*name).into(),
+                    kind: (*kind).into(),
+                })
+                .collect(),
+        }
     }
 
     #[tokio::test]
@@ -343,21 +339,9 @@ mod tests {
         assert!(!complete, "metrics.k8s.io/v1beta1 is stale");
         assert_eq!(
             enablements,
-            vec![
-                ApiEnablement {
-                    group_version: "apps/v1".into(),
-                    resources: vec![ApiResource {
-                        name: "deployments".into(),
-                        kind: "Deployment".into(),
-                    }],
-                },
-                ApiEnablement {
-                    group_version: "v1".into(),
-                    resources: vec![ApiResource {
-                        name: "pods".into(),
-                        kind: "Pod".into(),
-                    }],
-                },
+            [
+                enablement("apps/v1", &[("deployments", "Deployment")]),
+                enablement("v1", &[("pods", "Pod")]),
             ]
         );
     }

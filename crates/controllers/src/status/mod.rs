@@ -601,18 +601,20 @@ impl ClusterWorker {
             self.refresh_member(reconnected).await;
         }
 
-        let stored = cluster.status.clone().unwrap_or_default();
         // Once the store has caught up with the last write, that copy is dropped: with
         // thousands of clusters it would double what their statuses hold in memory.
-        let base = match self.written.take() {
-            Some(w) if w.over_version == cluster.metadata.resource_version => {
-                let status = w.status.clone();
-                self.written = Some(w);
-                status
-            }
-            _ => stored,
+        let written = self
+            .written
+            .take()
+            .filter(|w| w.over_version == cluster.metadata.resource_version);
+        let unset = ClusterStatus::default();
+        // Borrowed, not cloned: a status holds the member's whole discovery, and this runs at
+        // every sync of every member.
+        let base = match &written {
+            Some(w) => &w.status,
+            None => cluster.status.as_ref().unwrap_or(&unset),
         };
-        let desired = self.desired_status(&base, &observed, &cluster.spec.resource_models, now);
+        let desired = self.desired_status(base, &observed, &cluster.spec.resource_models, now);
         let reported_ready = desired
             .conditions
             .iter()
@@ -625,8 +627,12 @@ impl ClusterWorker {
         } else {
             self.failures_reported.saturating_add(1)
         };
-        if desired != base {
-            self.write(&cluster, &base, desired).await?;
+        if desired == *base {
+            self.written = written;
+        } else if let Err(e) = self.write(&cluster, base, desired).await {
+            // The last write stays the better base until the store shows it.
+            self.written = written;
+            return Err(e);
         }
         if observed == Observed::Healthy {
             // Published (a healthy sync puts it in the status): the Cluster in the store holds

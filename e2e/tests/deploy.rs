@@ -49,6 +49,17 @@ fn render(k: &Kubectl) -> (String, Vec<Value>) {
     (text, objects)
 }
 
+/// A local-up host under `dir` and kubectl pointed at it (keep the host alive while used).
+fn host_with_kubectl(dir: &Path) -> (support::ApiserverProcess, Kubectl) {
+    let host = start_local_up(&dir.join("host"), &[]);
+    let k = Kubectl::new(
+        kubectl_binary("kubectl"),
+        &host.kubeconfig,
+        &dir.join("cache"),
+    );
+    (host, k)
+}
+
 fn name(o: &Value) -> &str {
     o["metadata"]["name"].as_str().unwrap()
 }
@@ -79,12 +90,7 @@ fn rules(role: &Value) -> Vec<flotilla_rbac::PolicyRule> {
 #[test]
 fn deploy_renders_dry_runs_and_holds_together() {
     let tmp = tempfile::tempdir().unwrap();
-    let host = start_local_up(&tmp.path().join("host"), &[]);
-    let k = Kubectl::new(
-        kubectl_binary("kubectl"),
-        &host.kubeconfig,
-        &tmp.path().join("cache"),
-    );
+    let (_host, k) = host_with_kubectl(tmp.path());
     let (text, objects) = render(&k);
     let kinds: BTreeSet<&str> = objects
         .iter()
@@ -430,12 +436,7 @@ fn readme_step_block(readme: &str, step: &str) -> String {
 #[test]
 fn the_readmes_serving_certificate_step_works_as_written() {
     let tmp = tempfile::tempdir().unwrap();
-    let host = start_local_up(&tmp.path().join("host"), &[]);
-    let k = Kubectl::new(
-        kubectl_binary("kubectl"),
-        &host.kubeconfig,
-        &tmp.path().join("cache"),
-    );
+    let (host, k) = host_with_kubectl(tmp.path());
     k.ok(&["create", "namespace", "karmada-system"]);
     // `kubectl` in the step is this host's, every write a server dry run.
     let bin = tmp.path().join("bin");

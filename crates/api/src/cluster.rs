@@ -330,12 +330,45 @@ impl Cluster {
     pub fn is_ready(&self) -> bool {
         self.status.as_ref().is_some_and(ClusterStatus::is_ready)
     }
+
+    /// Drops `status.apiEnablements` (the member's discovery, most of a Cluster's size) and
+    /// `managedFields` from a cached copy whose readers look at neither. Such a copy must
+    /// never be written back whole (merge patches of other fields are fine).
+    pub fn trim_for_cache(&mut self) {
+        self.metadata.managed_fields = None;
+        if let Some(status) = &mut self.status {
+            status.api_enablements = Vec::new();
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_cluster_trimmed_for_a_cache_keeps_all_but_discovery_and_managed_fields() {
+        let mut cluster: Cluster = serde_json::from_value(json!({
+            "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": "m1", "labels": {"a": "b"},
+                "managedFields": [{"manager": "flotilla", "operation": "Update"}]},
+            "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1"},
+            "status": {"kubernetesVersion": "v1.33.0",
+                "apiEnablements": [{"groupVersion": "v1", "resources": [{"name": "pods", "kind": "Pod"}]}],
+                "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady",
+                    "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]},
+        }))
+        .unwrap();
+        let mut expected = cluster.clone();
+        cluster.trim_for_cache();
+        assert!(cluster.metadata.managed_fields.is_none());
+        assert!(cluster.status.as_ref().unwrap().api_enablements.is_empty());
+        expected.metadata.managed_fields = None;
+        expected.status.as_mut().unwrap().api_enablements.clear();
+        assert_eq!(cluster, expected);
+        assert!(cluster.is_ready());
+    }
 
     #[test]
     fn sync_mode_strings() {

@@ -26,7 +26,7 @@ use kube::api::{
     PatchParams, PostParams,
 };
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
 use parking_lot::Mutex;
 use serde_json::json;
 use tracing::{Instrument, debug, info, info_span, warn};
@@ -77,7 +77,17 @@ pub(crate) async fn run(
         metrics,
         namespaces_seen: Mutex::new(HashMap::new()),
     });
-    let controller = Controller::new(api, watcher::Config::default());
+    // Neither this controller nor the monitor reads a member's discovery, so their cache of
+    // Clusters does not keep it (thousands of members: most of what a Cluster costs).
+    let (store, writer) = reflector::store();
+    let clusters = reflector::reflector(
+        writer,
+        watcher::watcher(api, watcher::Config::default())
+            .default_backoff()
+            .modify(Cluster::trim_for_cache),
+    )
+    .applied_objects();
+    let controller = Controller::for_stream(clusters, store);
     // The health monitor judges from the controller's own cache of Clusters; it ends with
     // this task.
     let _monitor = AbortOnDrop(tokio::spawn(

@@ -62,11 +62,68 @@ impl MemberTarget {
                 })?;
             config.proxy_url = Some(uri);
         }
-        kube::Client::try_from(config).map_err(|source| MembershipError::Client {
+        let built = if config.proxy_url.is_some() || config.tls_server_name.is_some() {
+            // Rare set-ups: kube-rs's own stack handles proxy tunnels and server names.
+            kube::Client::try_from(config)
+        } else {
+            member_client(config)
+        };
+        built.map_err(|source| MembershipError::Client {
             cluster: name.to_string(),
             source,
         })
     }
+}
+
+/// TLS sessions a member client remembers for resumption. A member client talks to one
+/// server; rustls's default store (256 sessions) reserves room for 32 servers up front, about
+/// 19 KB in every client, and the status controller keeps one client per member.
+const MEMBER_TLS_SESSIONS: usize = 8;
+
+/// The read buffer of a member connection. hyper's default grows with the largest response
+/// read (a discovery document, a node list) and keeps that size for the connection's life:
+/// about 43 KB per member, held by every kept connection. Response heads must fit (an API
+/// server's are well under 1 KB); bodies are read through it in pieces.
+const MEMBER_READ_BUFFER: usize = 8 * 1024;
+
+/// A client for one member: kube-rs's stack (base URI, authentication, extra headers, retry
+/// of server errors) over a connection pool whose TLS configuration keeps one server's
+/// sessions, without the per-request tracing spans (callers trace their own calls).
+fn member_client(config: kube::Config) -> Result<kube::Client, kube::Error> {
+    use kube::client::ConfigExt;
+    use kube::client::retry::RetryPolicy;
+    use tower::ServiceBuilder;
+    use tower::retry::RetryLayer;
+
+    let mut tls = config.rustls_client_config()?;
+    tls.resumption = rustls::client::Resumption::in_memory_sessions(MEMBER_TLS_SESSIONS);
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(config.connect_timeout);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    // kube-rs's read and write timeouts: a member that stops answering mid-response fails.
+    let mut https = hyper_timeout::TimeoutConnector::new(https);
+    https.set_read_timeout(config.read_timeout);
+    https.set_write_timeout(config.write_timeout);
+    let pool = hyper_util::client::legacy::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .http1_read_buf_exact_size(MEMBER_READ_BUFFER)
+        .build::<_, kube::client::Body>(https);
+    let service = ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(
+            config
+                .default_retry
+                .then(|| RetryLayer::new(RetryPolicy::server_retry())),
+        )
+        .option_layer(config.auth_layer()?)
+        .layer(config.extra_headers_layer()?)
+        .map_err(tower::BoxError::from)
+        .service(pool);
+    Ok(kube::client::ClientBuilder::new(service, config.default_namespace).build())
 }
 
 #[cfg(test)]

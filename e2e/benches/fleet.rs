@@ -360,7 +360,7 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
                 println!("member m1 made unreachable: still Ready after 180 s");
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(250)).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 

@@ -124,7 +124,16 @@ struct NodeSpecFields {
 struct NodeStatusFields {
     allocatable: Option<BTreeMap<String, Quantity>>,
     capacity: Option<BTreeMap<String, Quantity>>,
-    conditions: Option<Vec<NodeCondition>>,
+    conditions: Option<Vec<NodeConditionFields>>,
+}
+
+/// Of a node condition, what says whether the node is Ready (its message, reason and
+/// timestamps are most of it).
+#[derive(serde::Deserialize)]
+struct NodeConditionFields {
+    #[serde(rename = "type")]
+    type_: String,
+    status: String,
 }
 
 impl From<NodeFields> for Node {
@@ -141,7 +150,15 @@ impl From<NodeFields> for Node {
             status: n.status.map(|s| NodeStatus {
                 allocatable: s.allocatable,
                 capacity: s.capacity,
-                conditions: s.conditions,
+                conditions: s.conditions.map(|cs| {
+                    cs.into_iter()
+                        .map(|c| NodeCondition {
+                            type_: c.type_,
+                            status: c.status,
+                            ..Default::default()
+                        })
+                        .collect()
+                }),
                 ..Default::default()
             }),
         }
@@ -187,7 +204,12 @@ mod tests {
             "status": {
                 "allocatable": {"cpu": "3500m", "memory": "7Gi", "pods": "110"},
                 "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
-                "conditions": [{"type": "Ready", "status": "True"}],
+                "conditions": [
+                    {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory"},
+                    {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                     "message": "kubelet is posting ready status",
+                     "lastHeartbeatTime": "2026-01-01T00:00:00Z"},
+                ],
                 "images": [{"names": ["nginx"], "sizeBytes": 1}],
             },
         });
@@ -207,6 +229,7 @@ mod tests {
             NodeInfo::from_node(&full_node)
         );
         assert!(NodeInfo::from_node(&read_node).unschedulable);
+        assert!(NodeInfo::from_node(&read_node).ready);
 
         let full_pod: Pod = serde_json::from_value(pod.clone()).unwrap();
         let read_pod = Pod::from(serde_json::from_value::<PodFields>(pod).unwrap());

@@ -14,7 +14,7 @@
 //!                                       and on reconnect)
 //!                                    └▶ list nodes + pods ─▶ summaries
 //!    desired status ── merge patch of the difference ─▶ clusters/NAME/status (only changes)
-//!    back in the queue after period ± jitter, or the back-off while failing
+//!    back in the queue after the period less up to 10% jitter, or the back-off while failing
 //! ```
 //!
 //! No heartbeat Lease is kept for Push clusters (as in Karmada, the Lease is the Pull-mode
@@ -251,7 +251,7 @@ impl Queue {
         }
         slot.in_flight = None;
         let (worker, at) = match worker {
-            Some(w) if slot.generation == generation => (w, Instant::now() + jittered(delay)),
+            Some(w) if slot.generation == generation => (w, Instant::now() + delay),
             // Reconnect at once with the new target; or after a panic, after a period.
             Some(_) => (fresh, Instant::now()),
             None => (fresh, Instant::now() + jittered(delay)),
@@ -278,9 +278,10 @@ pub(crate) async fn run(
         metrics,
         clusters: store,
     });
-    let mut events = reflect(writer, watch_stream(api, watcher::Config::default()))
-        .default_backoff()
-        .boxed();
+    // The discovery stays (the base a new one is compared with); managedFields go.
+    let watch = watch_stream(api, watcher::Config::default())
+        .modify(|c: &mut Cluster| c.metadata.managed_fields = None);
+    let mut events = reflect(writer, watch).default_backoff().boxed();
     let mut queue = Queue {
         shared: shared.clone(),
         liveness,
@@ -348,6 +349,63 @@ struct Written {
     status: ClusterStatus,
 }
 
+/// The status a sync wants. The discovery (`apiEnablements`, most of what a status holds) is
+/// in it only when this sync made a new one (`discovered`); otherwise it is the base's, and
+/// is neither copied nor compared unless there is something else to write.
+struct Desired {
+    status: ClusterStatus,
+    discovered: bool,
+}
+
+impl Desired {
+    fn same_as(&self, base: &ClusterStatus) -> bool {
+        // Every field named: a field added to the status must be decided on here.
+        let ClusterStatus {
+            kubernetes_version,
+            api_enablements,
+            conditions,
+            node_summary,
+            resource_summary,
+            node_capacities,
+        } = &self.status;
+        *kubernetes_version == base.kubernetes_version
+            && (!self.discovered || *api_enablements == base.api_enablements)
+            && *conditions == base.conditions
+            && *node_summary == base.node_summary
+            && *resource_summary == base.resource_summary
+            && *node_capacities == base.node_capacities
+    }
+
+    /// The whole status to write over `base`.
+    fn into_status(self, base: &ClusterStatus) -> ClusterStatus {
+        let mut status = self.status;
+        if !self.discovered {
+            status.api_enablements = base.api_enablements.clone();
+        }
+        status
+    }
+}
+
+/// `status` without its discovery.
+fn without_discovery(status: &ClusterStatus) -> ClusterStatus {
+    let ClusterStatus {
+        kubernetes_version,
+        api_enablements: _,
+        conditions,
+        node_summary,
+        resource_summary,
+        node_capacities,
+    } = status;
+    ClusterStatus {
+        kubernetes_version: kubernetes_version.clone(),
+        api_enablements: Vec::new(),
+        conditions: conditions.clone(),
+        node_summary: node_summary.clone(),
+        resource_summary: resource_summary.clone(),
+        node_capacities: node_capacities.clone(),
+    }
+}
+
 /// One cluster's state between syncs.
 struct ClusterWorker {
     name: String,
@@ -401,7 +459,7 @@ impl ClusterWorker {
         &self.shared.opts
     }
 
-    /// One sync; the delay until the next one.
+    /// One sync; the delay until the next one (jitter included).
     async fn sync_and_report(&mut self) -> Duration {
         let result = self.sync().await;
         self.shared.metrics.reconciled(CONTROLLER, result.is_ok());
@@ -423,11 +481,19 @@ impl ClusterWorker {
             (_, Some(since)) if !self.reported_ready => Some((since, opts.success_threshold)),
             _ => None,
         };
+        // Not jittered when due at a threshold: early, it would find the streak short and
+        // take another sync to report.
         match pending {
             Some((since, threshold)) => {
-                toward_threshold(delay, now.saturating_duration_since(since), threshold)
+                let until =
+                    toward_threshold(delay, now.saturating_duration_since(since), threshold);
+                if until < delay {
+                    until
+                } else {
+                    jittered(delay)
+                }
             }
-            None => delay,
+            None => jittered(delay),
         }
     }
 
@@ -578,15 +644,18 @@ impl ClusterWorker {
             // Deleted: the supervisor is about to stop this task.
             return Ok(());
         };
+        // A streak starts when the probe that began it was sent, not when it gave up: a
+        // member going down is then reported one period plus the threshold after, at most.
+        let probed = Instant::now();
         let observed = self.observe(&cluster).await;
         let now = Instant::now();
         if observed == Observed::Healthy {
             if self.failing_since.take().is_some() {
                 info!("member healthy again");
             }
-            self.healthy_since.get_or_insert(now);
+            self.healthy_since.get_or_insert(probed);
         } else {
-            self.failing_since.get_or_insert(now);
+            self.failing_since.get_or_insert(probed);
             self.healthy_since = None;
         }
         let reconnected = observed != Observed::Unreachable && !self.reachable;
@@ -616,6 +685,7 @@ impl ClusterWorker {
         };
         let desired = self.desired_status(base, &observed, &cluster.spec.resource_models, now);
         let reported_ready = desired
+            .status
             .conditions
             .iter()
             .any(|c| c.type_ == CONDITION_READY && c.status == "True");
@@ -627,9 +697,9 @@ impl ClusterWorker {
         } else {
             self.failures_reported.saturating_add(1)
         };
-        if desired == *base {
+        if desired.same_as(base) {
             self.written = written;
-        } else if let Err(e) = self.write(&cluster, base, desired).await {
+        } else if let Err(e) = self.write(&cluster, base, desired.into_status(base)).await {
             // The last write stays the better base until the store shows it.
             self.written = written;
             return Err(e);
@@ -648,7 +718,7 @@ impl ClusterWorker {
         observed: &Observed,
         models: &[ResourceModel],
         now: Instant,
-    ) -> ClusterStatus {
+    ) -> Desired {
         let opts = self.opts();
         let since =
             |t: Option<Instant>| t.map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
@@ -662,11 +732,14 @@ impl ClusterWorker {
         };
         let current = base.conditions.iter().find(|c| c.type_ == CONDITION_READY);
         let ready = ready_condition(current, observed, streak, thresholds, Timestamp::now());
-        let mut desired = base.clone();
+        let mut desired = without_discovery(base);
         desired.conditions = with_condition(&base.conditions, ready);
         if *observed != Observed::Healthy {
             // Keep the last known picture of the member; only the condition says it is stale.
-            return desired;
+            return Desired {
+                status: desired,
+                discovered: false,
+            };
         }
         if let Some(v) = &self.version {
             desired.kubernetes_version = Some(v.clone());
@@ -688,7 +761,10 @@ impl ClusterWorker {
             });
             desired.node_capacities = summary.node_capacities.clone();
         }
-        desired
+        Desired {
+            status: desired,
+            discovered: self.enablements.is_some(),
+        }
     }
 
     /// `allocatableModelings` from the nodes' free capacity; unusable models keep the last
@@ -760,5 +836,60 @@ impl ClusterWorker {
             status: written.status.unwrap_or(desired),
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn status(version: &str, group_versions: &[&str]) -> ClusterStatus {
+        serde_json::from_value(json!({
+            "kubernetesVersion": version,
+            "apiEnablements": group_versions.iter()
+                .map(|gv| json!({"groupVersion": gv, "resources": [{"name": "things", "kind": "Thing"}]}))
+                .collect::<Vec<_>>(),
+            "nodeSummary": {"totalNum": 3, "readyNum": 3},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_status_without_a_new_discovery_keeps_the_published_one() {
+        let base = status("v1.33.0", &["v1", "apps/v1"]);
+        let same = Desired {
+            status: without_discovery(&base),
+            discovered: false,
+        };
+        assert!(same.status.api_enablements.is_empty());
+        assert!(same.same_as(&base));
+
+        let mut newer = without_discovery(&base);
+        newer.kubernetes_version = Some("v1.33.1".into());
+        let newer = Desired {
+            status: newer,
+            discovered: false,
+        };
+        assert!(!newer.same_as(&base));
+        // What is written is whole: the base's discovery with the new version.
+        let written = newer.into_status(&base);
+        assert_eq!(written, status("v1.33.1", &["v1", "apps/v1"]));
+    }
+
+    #[test]
+    fn a_new_discovery_is_compared_and_written() {
+        let base = status("v1.33.0", &["v1", "apps/v1"]);
+        let unchanged = Desired {
+            status: base.clone(),
+            discovered: true,
+        };
+        assert!(unchanged.same_as(&base));
+        let fewer = Desired {
+            status: status("v1.33.0", &["v1"]),
+            discovered: true,
+        };
+        assert!(!fewer.same_as(&base));
+        assert_eq!(fewer.into_status(&base), status("v1.33.0", &["v1"]));
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-/// Syncs are spread by up to ± this fraction of their delay, so that clusters listed
+/// Syncs are brought forward by up to this fraction of their delay, so that clusters listed
 /// together (the first list, a relist) drift apart instead of probing in one burst forever.
 pub(crate) const JITTER: f64 = 0.1;
 
@@ -30,17 +30,19 @@ pub fn next_delay(period: Duration, max: Duration, failures: u32) -> Duration {
 /// `delay`, cut short so that the sync after it comes just after a streak of probes that
 /// has lasted `streak` reaches `threshold` (the failure or success threshold): a member going
 /// down is then reported within the threshold plus one period, not up to two periods after.
-/// Jitter may bring that sync a little early; the one after it is then due at once.
 pub fn toward_threshold(delay: Duration, streak: Duration, threshold: Duration) -> Duration {
     delay.min(threshold.saturating_sub(streak) + THRESHOLD_SLACK)
 }
 
-/// How long after a threshold is reached the sync that reports it is scheduled.
-const THRESHOLD_SLACK: Duration = Duration::from_millis(100);
+/// How long after a threshold is reached the sync that reports it is scheduled (timers fire
+/// at their deadline or just after; this is for clock granularity).
+const THRESHOLD_SLACK: Duration = Duration::from_millis(10);
 
-/// `delay` spread by up to ± [`JITTER`], at least 1 ms.
+/// `delay` shortened by up to [`JITTER`], at least 1 ms. Never lengthened: the period bounds
+/// how stale a status gets, and a member going down is reported within one period plus the
+/// failure threshold (the grace period, by default) only if no sync comes later than due.
 pub(crate) fn jittered(delay: Duration) -> Duration {
-    let factor = rand::random_range((1.0 - JITTER)..(1.0 + JITTER));
+    let factor = rand::random_range((1.0 - JITTER)..=1.0);
     delay.mul_f64(factor).max(Duration::from_millis(1))
 }
 
@@ -153,10 +155,7 @@ mod tests {
         let d = Duration::from_secs(10);
         for _ in 0..1000 {
             let j = jittered(d);
-            assert!(
-                j >= d.mul_f64(1.0 - JITTER) && j <= d.mul_f64(1.0 + JITTER),
-                "{j:?}"
-            );
+            assert!(j >= d.mul_f64(1.0 - JITTER) && j <= d, "{j:?}");
         }
         assert_eq!(jittered(Duration::ZERO), Duration::from_millis(1));
     }

@@ -78,6 +78,8 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     let components = LocalComponents {
         aggregated_storage: args.storage.choice("aggregated")?,
         controllers: args.clusters.options(),
+        controller_threads: args.clusters.controller_threads,
+        controller_nice: args.clusters.controller_nice,
         propagation: args.propagation.options(),
         scheduler: args.scheduler.options(),
         merged_host: args.merged.host_config()?,
@@ -97,6 +99,8 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
 /// The in-process components of local-up besides the servers.
 struct LocalComponents {
     controllers: flotilla_controllers::ControllerManagerOptions,
+    controller_threads: u16,
+    controller_nice: i32,
     propagation: flotilla_propagation::PropagationOptions,
     scheduler: flotilla_scheduler_runtime::SchedulerOptions,
     merged_host: flotilla_host::merged_reads::MergedReadsConfig,
@@ -164,6 +168,8 @@ async fn serve_local_up(
         controller_config,
         components.controllers,
         components.propagation,
+        components.controller_threads,
+        components.controller_nice,
     )?;
     let scheduler = flotilla_scheduler_runtime::spawn(scheduler_client, components.scheduler);
     let mut members = Vec::new();

@@ -79,7 +79,7 @@ pub struct ClusterControllerFlags {
 /// members and the host; with fewer threads than cores, request serving in the same process
 /// (local-up) or on the same machine keeps cores to itself. One thread on two cores also
 /// spends far less on waking idle threads: at 5,000 members it took the controller-manager
-/// from 24-30% of a core to 18%.
+/// from 24-30% of a core to about 17% (with the other changes of that round).
 fn default_controller_threads() -> u16 {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     u16::try_from((cores / 2).clamp(1, 4)).unwrap_or(1)

@@ -59,7 +59,7 @@ use crate::readiness::{
 use crate::resources::{Resources, Summary};
 use crate::{ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain};
 use flotilla_membership::MemberTarget as Target;
-use schedule::{Liveness, jittered, next_delay, toward_threshold};
+use schedule::{Liveness, jittered, next_delay, next_sync};
 
 /// A healthy member's credentials Secret is read again every this many discovery periods
 /// (5 minutes by default).
@@ -481,20 +481,10 @@ impl ClusterWorker {
             (_, Some(since)) if !self.reported_ready => Some((since, opts.success_threshold)),
             _ => None,
         };
-        // Not jittered when due at a threshold: early, it would find the streak short and
-        // take another sync to report.
-        match pending {
-            Some((since, threshold)) => {
-                let until =
-                    toward_threshold(delay, now.saturating_duration_since(since), threshold);
-                if until < delay {
-                    until
-                } else {
-                    jittered(delay)
-                }
-            }
-            None => jittered(delay),
-        }
+        next_sync(
+            delay,
+            pending.map(|(since, threshold)| (now.saturating_duration_since(since), threshold)),
+        )
     }
 
     /// Makes sure there is a client built from the current credentials. The Secret is read

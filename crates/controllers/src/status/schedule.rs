@@ -34,6 +34,24 @@ pub fn toward_threshold(delay: Duration, streak: Duration, threshold: Duration) 
     delay.min(threshold.saturating_sub(streak) + THRESHOLD_SLACK)
 }
 
+/// When the next sync is due: after `delay` less jitter; or, while a streak of probes that
+/// disagrees with the reported condition (`streak`: how long it has lasted, and its
+/// threshold) would reach its threshold sooner, exactly then. That sync is not jittered:
+/// early, it would find the streak short and take another sync to report.
+pub fn next_sync(delay: Duration, streak: Option<(Duration, Duration)>) -> Duration {
+    match streak {
+        Some((lasted, threshold)) => {
+            let until = toward_threshold(delay, lasted, threshold);
+            if until < delay {
+                until
+            } else {
+                jittered(delay)
+            }
+        }
+        None => jittered(delay),
+    }
+}
+
 /// How long after a threshold is reached the sync that reports it is scheduled (timers fire
 /// at their deadline or just after; this is for clock granularity).
 const THRESHOLD_SLACK: Duration = Duration::from_millis(10);
@@ -148,6 +166,26 @@ mod tests {
         assert_eq!(next_delay(p, max, u32::MAX), max);
         // A cap below the period is the period.
         assert_eq!(next_delay(p, Duration::from_secs(1), 3), p);
+    }
+
+    #[test]
+    fn a_sync_due_at_a_threshold_is_exact_and_others_never_late() {
+        let s = Duration::from_secs;
+        let period = s(10);
+        for _ in 0..200 {
+            for streak in [None, Some((s(5), s(30))), Some((s(20), s(30)))] {
+                let next = next_sync(period, streak);
+                assert!(
+                    next <= period && next >= period.mul_f64(1.0 - JITTER),
+                    "{next:?}"
+                );
+            }
+            assert_eq!(
+                next_sync(period, Some((s(25), s(30)))),
+                s(5) + THRESHOLD_SLACK
+            );
+            assert_eq!(next_sync(period, Some((s(31), s(30)))), THRESHOLD_SLACK);
+        }
     }
 
     #[test]

@@ -106,16 +106,46 @@ fn components_as_separate_processes_with_leader_election() {
             Err(c["status"].to_string())
         }
     });
-    k.ok(&["get", "namespace", "karmada-es-edge"]);
-    // The controllers run on a runtime of their own: its two worker threads (and any
-    // blocking thread it started) carry its name.
-    let threads: Vec<String> = std::fs::read_dir(format!("/proc/{}/task", a.child.id()))
+    // The cluster controller creates it, independently of the status controller's Ready.
+    eventually(WAIT, "edge's execution namespace", || {
+        match k.try_get(&["namespace", "karmada-es-edge"]) {
+            Ok(Some(_)) => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    // The controllers run on a runtime of their own: its worker threads (half the cores, at
+    // least one) and any blocking thread it started carry its name, at niceness 5 (the
+    // default --controller-nice); the process's other threads keep 0.
+    let threads: Vec<(String, i64)> = std::fs::read_dir(format!("/proc/{}/task", a.child.id()))
         .unwrap()
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .map(|c| c.trim().to_string())
+        .filter_map(|t| {
+            let dir = t.ok()?.path();
+            let name = std::fs::read_to_string(dir.join("comm")).ok()?;
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            // Fields after the parenthesised name start at the third; niceness is the 19th.
+            let nice = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(16)?
+                .parse()
+                .ok()?;
+            Some((name.trim().to_string(), nice))
+        })
         .collect();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let controllers: Vec<i64> = threads
+        .iter()
+        .filter(|(name, _)| name == "controllers")
+        .map(|(_, nice)| *nice)
+        .collect();
+    assert!(controllers.len() >= (cores / 2).clamp(1, 4), "{threads:?}");
+    assert!(controllers.iter().all(|nice| *nice == 5), "{threads:?}");
     assert!(
-        threads.iter().filter(|t| *t == "controllers").count() >= 2,
+        threads
+            .iter()
+            .filter(|(name, _)| name != "controllers")
+            .all(|(_, nice)| *nice == 0),
         "{threads:?}"
     );
     let text = metrics(port_a);

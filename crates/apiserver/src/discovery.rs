@@ -7,13 +7,13 @@ use std::collections::HashMap;
 use axum::response::Response;
 use bytes::Bytes;
 use flotilla_apimachinery::{ApiError, ResourceDef};
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, StatusCode, header};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use crate::aggregator::ExternalGroup;
 use crate::registry::Registry;
-use crate::response::{JSON, json_bytes, json_value};
+use crate::response::{JSON, bytes_with_type, json_value, json_with_type};
 
 /// This server's own discovery documents, serialised, for the registry generation they were
 /// built at. Every member's status sync reads `/api` and `/apis` (at thousands of members,
@@ -38,7 +38,7 @@ impl DiscoveryCache {
         inner
             .1
             .get(key)
-            .map(|(body, content_type)| document(body.clone(), content_type))
+            .map(|(body, content_type)| bytes_with_type(StatusCode::OK, body.clone(), content_type))
     }
 
     fn put(&self, generation: u64, key: String, body: Bytes, content_type: &'static str) {
@@ -65,15 +65,8 @@ impl DiscoveryCache {
         let (body, content_type) = build()?;
         let body = Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
         self.put(generation, key, body.clone(), content_type);
-        Ok(document(body, content_type))
+        Ok(bytes_with_type(StatusCode::OK, body, content_type))
     }
-}
-
-fn document(body: Bytes, content_type: &'static str) -> Response {
-    let mut resp = json_bytes(StatusCode::OK, body);
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    resp
 }
 
 const V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
@@ -167,12 +160,7 @@ pub fn root(
         let key = format!("root legacy={legacy} aggregated={version:?}");
         cache.serve(registry.generation(), key, build)
     } else {
-        build().map(|(body, content_type)| {
-            document(
-                Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
-                content_type,
-            )
-        })
+        build().map(|(body, content_type)| json_with_type(StatusCode::OK, &body, content_type))
     };
     response.unwrap_or_else(|e| crate::response::error_response(&e))
 }
@@ -435,6 +423,7 @@ fn aggregated_resource(d: &ResourceDef) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::HeaderValue;
 
     async fn body_of(response: Response) -> (Value, String) {
         let content_type = response

@@ -65,7 +65,16 @@ pub fn json_value(status: StatusCode, body: &Value) -> Response {
 }
 
 pub fn json_with_type(status: StatusCode, body: &Value, content_type: &'static str) -> Response {
-    let mut resp = json_value(status, body);
+    bytes_with_type(
+        status,
+        Bytes::from(serde_json::to_vec(body).unwrap_or_default()),
+        content_type,
+    )
+}
+
+/// JSON already serialised, with a content type of its own (discovery's, say).
+pub fn bytes_with_type(status: StatusCode, body: Bytes, content_type: &'static str) -> Response {
+    let mut resp = json_bytes(status, body);
     resp.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     resp

@@ -455,6 +455,12 @@ fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
 mod tests {
     use super::*;
 
+    const EVERY_INCLUDE: [IncludeObject; 3] = [
+        IncludeObject::None,
+        IncludeObject::Metadata,
+        IncludeObject::Object,
+    ];
+
     #[test]
     fn rows_carry_cells_and_partial_metadata_in_kubectl_order() {
         let def =
@@ -518,11 +524,7 @@ mod tests {
         ];
         let stored = stored_objects(&objects);
         let stored: Vec<&Arc<StoredObject>> = stored.iter().collect();
-        for include in [
-            IncludeObject::None,
-            IncludeObject::Metadata,
-            IncludeObject::Object,
-        ] {
+        for include in EVERY_INCLUDE {
             for (rv, cont) in [
                 (None, None),
                 (Some("9".to_string()), Some("next".to_string())),
@@ -566,11 +568,7 @@ mod tests {
         ];
         let stored = stored_objects(&objects);
         let stored: Vec<&Arc<StoredObject>> = stored.iter().collect();
-        for include in [
-            IncludeObject::None,
-            IncludeObject::Metadata,
-            IncludeObject::Object,
-        ] {
+        for include in EVERY_INCLUDE {
             assert_tables_agree(&def, &objects, &stored, None, None, include);
         }
         let t = table(&def, objects.iter(), None, None, IncludeObject::None);

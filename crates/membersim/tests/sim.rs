@@ -133,19 +133,16 @@ async fn pod_counts(pods: &Api<Pod>, app: &str) -> (usize, usize, usize) {
 async fn a_started_member_has_all_its_nodes() {
     // No waiting: a status controller reading the member right after the start must see its
     // whole capacity, or the scheduler divides replicas by part of it.
-    let dir = tempfile::tempdir().unwrap();
-    let mut opts = MemberOptions::new("sim", dir.path());
-    opts.nodes = 5;
-    opts.in_memory = true;
-    let member = flotilla_membersim::start(opts).await.unwrap();
-    let nodes = member
+    let m = start(5, "4").await;
+    let nodes = m
+        .member
         .server
         .storage
         .list("/core/nodes/", &Default::default())
         .await
         .unwrap();
     assert_eq!(nodes.items.len(), 5);
-    member.stop().await;
+    m.member.stop().await;
 }
 
 #[tokio::test]

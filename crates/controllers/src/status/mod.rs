@@ -40,6 +40,7 @@ use flotilla_api::cluster::{
 use flotilla_api::{Cluster, ClusterStatus};
 use flotilla_membership::MemberCredentials;
 use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
@@ -386,12 +387,12 @@ impl Desired {
     }
 }
 
-/// `status` without its discovery.
-fn without_discovery(status: &ClusterStatus) -> ClusterStatus {
+/// `status` with `conditions` instead of its own and without its discovery.
+fn without_discovery(status: &ClusterStatus, conditions: Vec<Condition>) -> ClusterStatus {
     let ClusterStatus {
         kubernetes_version,
         api_enablements: _,
-        conditions,
+        conditions: _,
         node_summary,
         resource_summary,
         node_capacities,
@@ -399,7 +400,7 @@ fn without_discovery(status: &ClusterStatus) -> ClusterStatus {
     ClusterStatus {
         kubernetes_version: kubernetes_version.clone(),
         api_enablements: Vec::new(),
-        conditions: conditions.clone(),
+        conditions,
         node_summary: node_summary.clone(),
         resource_summary: resource_summary.clone(),
         node_capacities: node_capacities.clone(),
@@ -722,8 +723,7 @@ impl ClusterWorker {
         };
         let current = base.conditions.iter().find(|c| c.type_ == CONDITION_READY);
         let ready = ready_condition(current, observed, streak, thresholds, Timestamp::now());
-        let mut desired = without_discovery(base);
-        desired.conditions = with_condition(&base.conditions, ready);
+        let mut desired = without_discovery(base, with_condition(&base.conditions, ready));
         if *observed != Observed::Healthy {
             // Keep the last known picture of the member; only the condition says it is stale.
             return Desired {
@@ -849,13 +849,13 @@ mod tests {
     fn a_status_without_a_new_discovery_keeps_the_published_one() {
         let base = status("v1.33.0", &["v1", "apps/v1"]);
         let same = Desired {
-            status: without_discovery(&base),
+            status: without_discovery(&base, base.conditions.clone()),
             discovered: false,
         };
         assert!(same.status.api_enablements.is_empty());
         assert!(same.same_as(&base));
 
-        let mut newer = without_discovery(&base);
+        let mut newer = without_discovery(&base, base.conditions.clone());
         newer.kubernetes_version = Some("v1.33.1".into());
         let newer = Desired {
             status: newer,

@@ -331,13 +331,18 @@ impl Cluster {
         self.status.as_ref().is_some_and(ClusterStatus::is_ready)
     }
 
-    /// Drops `status.apiEnablements` (the member's discovery, most of a Cluster's size) and
-    /// `managedFields` from a cached copy whose readers look at neither. Such a copy must
-    /// never be written back whole (merge patches of other fields are fine).
+    /// Drops from a cached copy what only the status controller and the scheduler read:
+    /// `status.apiEnablements` (the member's discovery, most of a Cluster's size),
+    /// `spec.resourceModels` (nine grades by default), `status.resourceSummary` and
+    /// `status.nodeCapacities`; and `managedFields`, which no controller reads. Such a copy
+    /// must never be written back whole (merge patches of other fields are fine).
     pub fn trim_for_cache(&mut self) {
         self.metadata.managed_fields = None;
+        self.spec.resource_models = Vec::new();
         if let Some(status) = &mut self.status {
             status.api_enablements = Vec::new();
+            status.resource_summary = None;
+            status.node_capacities = Vec::new();
         }
     }
 }
@@ -348,14 +353,19 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_cluster_trimmed_for_a_cache_keeps_all_but_discovery_and_managed_fields() {
+    fn a_cluster_trimmed_for_a_cache_keeps_all_but_what_only_status_and_scheduling_read() {
         let mut cluster: Cluster = serde_json::from_value(json!({
             "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
             "metadata": {"name": "m1", "labels": {"a": "b"},
                 "managedFields": [{"manager": "flotilla", "operation": "Update"}]},
-            "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1"},
+            "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1",
+                "taints": [{"key": "k", "effect": "NoSchedule"}],
+                "resourceModels": [{"grade": 0, "ranges": [{"name": "cpu", "min": "0", "max": "1"}]}]},
             "status": {"kubernetesVersion": "v1.33.0",
                 "apiEnablements": [{"groupVersion": "v1", "resources": [{"name": "pods", "kind": "Pod"}]}],
+                "nodeSummary": {"totalNum": 3, "readyNum": 3},
+                "resourceSummary": {"allocatable": {"cpu": "3"}},
+                "nodeCapacities": [{"count": 3, "available": {"cpu": "1"}}],
                 "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady",
                     "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]},
         }))
@@ -365,7 +375,12 @@ mod tests {
         assert!(cluster.metadata.managed_fields.is_none());
         assert!(cluster.status.as_ref().unwrap().api_enablements.is_empty());
         expected.metadata.managed_fields = None;
-        expected.status.as_mut().unwrap().api_enablements.clear();
+        expected.spec.resource_models.clear();
+        let status = expected.status.as_mut().unwrap();
+        assert!(status.resource_summary.is_some() && !status.node_capacities.is_empty());
+        status.api_enablements.clear();
+        status.resource_summary = None;
+        status.node_capacities.clear();
         assert_eq!(cluster, expected);
         assert!(cluster.is_ready());
     }

@@ -77,7 +77,7 @@ pub(crate) async fn run(
         metrics,
         namespaces_seen: Mutex::new(HashMap::new()),
     });
-    // Neither this controller nor the monitor reads a member's discovery, so their cache of
+    // Neither this controller nor the monitor reads a member's discovery or capacity, so their cache of
     // Clusters does not keep it (thousands of members: most of what a Cluster costs).
     let (store, writer) = reflector::store();
     let clusters = reflector::reflector(

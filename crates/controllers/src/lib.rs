@@ -188,6 +188,12 @@ pub struct ControllerManagerOptions {
     /// How many clusters the status controller syncs at once (Karmada:
     /// `--concurrent-cluster-syncs`).
     pub probe_concurrency: usize,
+    /// Whether the status controller keeps each member's connection open between syncs.
+    /// Kept, a sync costs no handshake; not kept, each sync opens a connection (resuming the
+    /// last TLS session) and closes it, and a member costs about 65 KB less in this process
+    /// (the fleet bench: at 5,000 members 290 instead of 650 MiB, and about 17 % of a core
+    /// more).
+    pub keep_member_connections: bool,
     /// A cluster reported not Ready whose probes keep failing is synced after a delay that
     /// doubles from `status_period` up to this.
     pub unreachable_backoff_max: Duration,
@@ -253,6 +259,7 @@ impl Default for ControllerManagerOptions {
             host_qps: 200.0,
             host_burst: 400,
             probe_concurrency: 32,
+            keep_member_connections: true,
             unreachable_backoff_max: Duration::from_secs(60),
             failure_threshold: Duration::from_secs(30),
             success_threshold: Duration::from_secs(30),

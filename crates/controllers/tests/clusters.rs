@@ -739,7 +739,17 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_member_is_tainted_then_recovers_while_others_keep_updating() {
-    let mut env = Env::start().await;
+    unreachable_then_recovers(true).await;
+}
+
+/// The same with a connection opened at each sync and closed after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_kept_connections_a_member_is_followed_through_an_outage() {
+    unreachable_then_recovers(false).await;
+}
+
+async fn unreachable_then_recovers(keep_member_connections: bool) {
+    let mut env = Env::start_with(|o| o.keep_member_connections = keep_member_connections).await;
     let clusters = env.clusters();
     for (name, ..) in MEMBERS {
         eventually(&format!("{name} ready"), || async {

@@ -18,7 +18,7 @@ pub use credentials::{
 };
 pub use flotilla_runtime::error_chain;
 pub use probe::{PROBE_TIMEOUT, probe_member, probe_member_within};
-pub use target::MemberTarget;
+pub use target::{MemberConnector, MemberTarget};
 pub use validate::{
     MAX_CLUSTER_NAME_LEN, validate_cluster_name, validate_endpoint, validate_label,
 };

@@ -139,6 +139,15 @@ pub fn server_config(
         .with_single_cert(chain, key)
         .map_err(PkiError::BuildTlsConfig)?;
     config.alpn_protocols = ALPN_PROTOCOLS.iter().map(|p| p.to_vec()).collect();
+    // Stateless session tickets, as Go's TLS stack (so every Kubernetes API server) issues
+    // them: a client reconnecting resumes its session, skipping the certificate exchange and
+    // its signatures, however many clients there are. Stateful resumption is bounded by a
+    // cache (256 sessions by default) that a fleet of clients sharing one configuration
+    // outgrows, and then every handshake is a full one.
+    config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(PkiError::BuildTlsConfig)?;
+    // One ticket per handshake, as Go sends: a client uses one per connection, and each
+    // ticket kept costs it memory.
+    config.send_tls13_tickets = 1;
     Ok(Arc::new(config))
 }
 
@@ -299,5 +308,67 @@ mod chain_root_tests {
         assert!(err.contains("not a self-signed CA"), "{err}");
         let err = chain_root_pem("not a certificate").unwrap_err().to_string();
         assert!(err.contains("no CERTIFICATE block"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod resumption_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+
+    use rustls::pki_types::ServerName;
+    use rustls::{ClientConfig, ClientConnection, HandshakeKind, ServerConfig, ServerConnection};
+
+    use super::{client_config, server_config};
+    use crate::CertificateAuthority;
+
+    /// One handshake in memory; how it went, as the server saw it.
+    fn handshake(client: &Arc<ClientConfig>, server: &Arc<ServerConfig>) -> HandshakeKind {
+        let name = ServerName::try_from("127.0.0.1").unwrap();
+        let mut c = ClientConnection::new(client.clone(), name).unwrap();
+        let mut s = ServerConnection::new(server.clone()).unwrap();
+        // Until neither side has anything to send (the tickets arrive after the handshake).
+        loop {
+            let mut moved = false;
+            while c.wants_write() {
+                let mut buf = Vec::new();
+                c.write_tls(&mut buf).unwrap();
+                s.read_tls(&mut buf.as_slice()).unwrap();
+                s.process_new_packets().unwrap();
+                moved = true;
+            }
+            while s.wants_write() {
+                let mut buf = Vec::new();
+                s.write_tls(&mut buf).unwrap();
+                c.read_tls(&mut buf.as_slice()).unwrap();
+                c.process_new_packets().unwrap();
+                moved = true;
+            }
+            if !moved {
+                break;
+            }
+        }
+        assert!(!c.is_handshaking() && !s.is_handshaking());
+        s.handshake_kind().unwrap()
+    }
+
+    #[test]
+    fn every_client_of_a_fleet_resumes_its_session() {
+        let ca = CertificateAuthority::generate("member-ca").unwrap();
+        let serving = ca
+            .issue_server("member", &[], &["127.0.0.1".parse().unwrap()])
+            .unwrap();
+        let server = server_config(&serving.cert_pem, &serving.key_pem, &[]).unwrap();
+        // More clients than a server-side session cache holds (256 by default).
+        let clients: Vec<Arc<ClientConfig>> = (0..300)
+            .map(|_| client_config(&[ca.cert_pem().to_string()], None, false).unwrap())
+            .collect();
+        for client in &clients {
+            assert_eq!(handshake(client, &server), HandshakeKind::Full);
+        }
+        for client in &clients {
+            assert_eq!(handshake(client, &server), HandshakeKind::Resumed);
+        }
     }
 }

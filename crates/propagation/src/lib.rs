@@ -339,7 +339,8 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
     let (clusters, task) = {
         let (exec_tx, dirty) = (exec_tx.clone(), namespaces_dirty.clone());
         let members = namespaces::Members::default();
-        // Nothing here reads a member's discovery: not keeping it halves what a Cluster costs.
+        // Nothing here reads a member's discovery or capacity: not keeping them halves what a
+        // Cluster costs.
         runner::reflect_trimmed(
             Api::<Cluster>::all(host),
             watcher::Config::default(),

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use flotilla_api::Cluster;
-use flotilla_membership::{MemberCredentials, MemberTarget};
+use flotilla_membership::{MemberConnector, MemberCredentials, MemberTarget};
 use k8s_openapi::api::core::v1::{
     Node, NodeCondition, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus,
 };
@@ -43,16 +43,16 @@ pub(crate) async fn read_credentials(
     }
 }
 
-/// A client for the member; connecting is bounded by `connect_timeout` so a dead member
-/// fails fast.
-pub(crate) async fn connect(
+/// What clients of the member are built from; connecting is bounded by `connect_timeout`
+/// so a dead member fails fast.
+pub(crate) async fn connector(
     name: &str,
     target: &MemberTarget,
     credentials: &MemberCredentials,
     connect_timeout: Duration,
-) -> Result<kube::Client, Error> {
+) -> Result<MemberConnector, Error> {
     target
-        .client(name, credentials, connect_timeout)
+        .connector(name, credentials, connect_timeout)
         .await
         .map_err(|source| Error::Connect {
             cluster: name.to_string(),

@@ -13,6 +13,8 @@
 //!                                    └▶ /version + discovery (every api_enablements_period
 //!                                       and on reconnect)
 //!                                    └▶ list nodes + pods ─▶ summaries
+//!    (the connection kept for the next sync, or closed before the write and its TLS
+//!     session resumed next time: `keep_member_connections`)
 //!    desired status ── merge patch of the difference ─▶ clusters/NAME/status (only changes)
 //!    back in the queue after the period less up to 10% jitter, or the back-off while failing
 //! ```
@@ -38,7 +40,7 @@ use flotilla_api::cluster::{
     AllocatableModeling, ApiEnablement, ClusterSyncMode, ResourceModel, ResourceSummary,
 };
 use flotilla_api::{Cluster, ClusterStatus};
-use flotilla_membership::MemberCredentials;
+use flotilla_membership::{MemberConnector, MemberCredentials};
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::Timestamp;
@@ -336,11 +338,15 @@ pub(crate) async fn run(
     }
 }
 
-/// The member connection of one cluster.
+/// How one cluster's member is reached: what its clients are built from and, when
+/// connections are kept ([`ControllerManagerOptions::keep_member_connections`]), the client
+/// whose connection stays open between syncs. Otherwise each sync builds a client that
+/// resumes the last TLS session and closes its connection when the sync is done.
 struct Connection {
     target: Target,
     credentials: MemberCredentials,
-    client: kube::Client,
+    connector: MemberConnector,
+    kept: Option<kube::Client>,
 }
 
 /// The last status this task wrote, and the resourceVersion it was written over: until the
@@ -488,12 +494,12 @@ impl ClusterWorker {
         )
     }
 
-    /// Makes sure there is a client built from the current credentials. The Secret is read
+    /// A client of the member built from the current credentials. The Secret is read
     /// at every probe while the member fails (a rotated token is the likely cause of an
     /// outage we can fix ourselves) and otherwise every [`CREDENTIALS_PERIODS`] discovery
     /// periods: credentials that still work can wait, and each read is a request to the host
     /// (at 5,000 members and one a minute, 83 per second).
-    async fn ensure_connection(&mut self, cluster: &Cluster) -> Result<(), Error> {
+    async fn member_client(&mut self, cluster: &Cluster) -> Result<kube::Client, Error> {
         let target = Target::of(cluster);
         let reread = self
             .opts()
@@ -502,50 +508,71 @@ impl ClusterWorker {
         let due = self.connection.as_ref().is_none_or(|c| c.target != target)
             || self.failing_since.is_some()
             || self.credentials_read.is_none_or(|t| t.elapsed() >= reread);
-        if !due {
-            return Ok(());
-        }
         let timeout = self.opts().probe_timeout;
-        let credentials = member::read_credentials(&self.shared.host, cluster, timeout).await?;
-        self.credentials_read = Some(Instant::now());
-        if let Some(c) = &self.connection {
-            if c.target == target && c.credentials == credentials {
-                return Ok(());
+        let mut connection = match self.connection.take() {
+            Some(c) if !due => c,
+            current => {
+                let credentials =
+                    member::read_credentials(&self.shared.host, cluster, timeout).await?;
+                self.credentials_read = Some(Instant::now());
+                match current {
+                    Some(c) if c.target == target && c.credentials == credentials => c,
+                    current => {
+                        if current.is_some() {
+                            info!("member credentials changed; reconnecting");
+                        }
+                        self.discovered = None;
+                        let connector =
+                            member::connector(&self.name, &target, &credentials, timeout).await?;
+                        Connection {
+                            target,
+                            credentials,
+                            connector,
+                            kept: None,
+                        }
+                    }
+                }
             }
-            info!("member credentials changed; reconnecting");
+        };
+        let client = match &connection.kept {
+            Some(client) => client.clone(),
+            None => connection
+                .connector
+                .client(&self.name)
+                .map_err(|source| Error::Connect {
+                    cluster: self.name.clone(),
+                    source,
+                })?,
+        };
+        if self.opts().keep_member_connections {
+            connection.kept = Some(client.clone());
         }
-        let client = member::connect(&self.name, &target, &credentials, timeout).await?;
-        self.connection = Some(Connection {
-            target,
-            credentials,
-            client,
-        });
-        self.discovered = None;
-        Ok(())
+        self.connection = Some(connection);
+        Ok(client)
     }
 
-    async fn observe(&mut self, cluster: &Cluster) -> Observed {
-        if let Err(e) = self.ensure_connection(cluster).await {
-            if self.failing_since.is_none() {
-                warn!(error = %error_chain(&e), "cannot connect to the member");
-            } else {
-                debug!(error = %error_chain(&e), "still cannot connect to the member");
+    /// One health probe, through a client of its own; that client, for the rest of the sync.
+    async fn observe(&mut self, cluster: &Cluster) -> (Observed, Option<kube::Client>) {
+        let client = match self.member_client(cluster).await {
+            Ok(client) => client,
+            Err(e) => {
+                if self.failing_since.is_none() {
+                    warn!(error = %error_chain(&e), "cannot connect to the member");
+                } else {
+                    debug!(error = %error_chain(&e), "still cannot connect to the member");
+                }
+                return (Observed::Unreachable, None);
             }
-            return Observed::Unreachable;
-        }
-        let Some(connection) = &self.connection else {
-            return Observed::Unreachable;
         };
         let timeout = self.opts().probe_timeout;
         let started = Instant::now();
-        let (observed, detail) =
-            match tokio::time::timeout(timeout, probe::health(&connection.client)).await {
-                Ok(result) => result,
-                Err(_) => (
-                    Observed::Unreachable,
-                    format!("health probe timed out after {timeout:?}"),
-                ),
-            };
+        let (observed, detail) = match tokio::time::timeout(timeout, probe::health(&client)).await {
+            Ok(result) => result,
+            Err(_) => (
+                Observed::Unreachable,
+                format!("health probe timed out after {timeout:?}"),
+            ),
+        };
         let outcome = match observed {
             Observed::Healthy => "healthy",
             Observed::Unhealthy => "unhealthy",
@@ -561,25 +588,21 @@ impl ClusterWorker {
                 debug!(outcome, %detail, "member health probe still failing");
             }
         }
-        observed
+        (observed, Some(client))
     }
 
-    /// Node/pod summaries and discovery for a healthy member; `reconnected` refreshes
-    /// discovery at once.
-    async fn refresh_member(&mut self, reconnected: bool) {
+    /// Node/pod summaries and discovery for a healthy member through this sync's `client`;
+    /// `reconnected` refreshes discovery at once.
+    async fn refresh_member(&mut self, client: &kube::Client, reconnected: bool) {
         let period = self.opts().api_enablements_period;
         let timeout = self.opts().probe_timeout;
         let metrics = self.shared.metrics.clone();
-        let Some(connection) = &self.connection else {
-            return;
-        };
-        let client = connection.client.clone();
         if reconnected {
             self.discovered = None;
         }
         // Two lists: give them two probes' time.
         let rounding = &self.shared.opts.capacity_rounding;
-        match tokio::time::timeout(timeout * 2, member::summarize_member(&client, rounding)).await {
+        match tokio::time::timeout(timeout * 2, member::summarize_member(client, rounding)).await {
             Ok(Ok(summary)) => self.summary = Some(summary),
             Ok(Err(e)) => {
                 metrics.error(CONTROLLER, "list");
@@ -593,13 +616,13 @@ impl ClusterWorker {
         if self.discovered.is_some_and(|t| t.elapsed() < period) {
             return;
         }
-        match tokio::time::timeout(timeout, probe::version(&client)).await {
+        match tokio::time::timeout(timeout, probe::version(client)).await {
             Ok(Ok(v)) => self.version = Some(v),
             Ok(Err(e)) => warn!(error = %error_chain(&e), "reading the member version failed"),
             Err(_) => warn!("reading the member version timed out"),
         }
         // Discovery reads a few dozen documents; give it more than one probe's time.
-        match tokio::time::timeout(timeout * 3, probe::api_enablements(&client)).await {
+        match tokio::time::timeout(timeout * 3, probe::api_enablements(client)).await {
             Ok(Ok((enablements, complete))) => {
                 if !complete {
                     warn!("some discovery documents of the member could not be read");
@@ -638,7 +661,7 @@ impl ClusterWorker {
         // A streak starts when the probe that began it was sent, not when it gave up: a
         // member going down is then reported one period plus the threshold after, at most.
         let probed = Instant::now();
-        let observed = self.observe(&cluster).await;
+        let (observed, client) = self.observe(&cluster).await;
         let now = Instant::now();
         if observed == Observed::Healthy {
             if self.failing_since.take().is_some() {
@@ -652,14 +675,17 @@ impl ClusterWorker {
         let reconnected = observed != Observed::Unreachable && !self.reachable;
         self.reachable = observed != Observed::Unreachable;
         if observed == Observed::Unreachable {
-            // A member that cannot be reached keeps no client (TLS configuration, connection
-            // pool, buffers: most of what a cluster costs here). The next probe builds one
-            // again; it re-reads the credentials while failing anyway.
+            // A member that cannot be reached keeps nothing to reach it with (its TLS
+            // configuration and sessions). The next probe builds them again; it re-reads the
+            // credentials while failing anyway.
             self.connection = None;
         }
-        if observed == Observed::Healthy {
-            self.refresh_member(reconnected).await;
+        if let (Observed::Healthy, Some(client)) = (&observed, &client) {
+            self.refresh_member(client, reconnected).await;
         }
+        // Unless connections are kept, this one closes here, before the status is written:
+        // between syncs the member then holds no socket, buffer or task.
+        drop(client);
 
         // Once the store has caught up with the last write, that copy is dropped: with
         // thousands of clusters it would double what their statuses hold in memory.

@@ -318,10 +318,26 @@ mod resumption_tests {
     use std::sync::Arc;
 
     use rustls::pki_types::ServerName;
-    use rustls::{ClientConfig, ClientConnection, HandshakeKind, ServerConfig, ServerConnection};
+    use rustls::{
+        ClientConfig, ClientConnection, ConnectionCommon, HandshakeKind, ServerConfig,
+        ServerConnection,
+    };
 
     use super::{client_config, server_config};
     use crate::CertificateAuthority;
+
+    /// Moves what `from` has to send into `to`; whether there was anything.
+    fn pump<A, B>(from: &mut ConnectionCommon<A>, to: &mut ConnectionCommon<B>) -> bool {
+        let mut moved = false;
+        while from.wants_write() {
+            let mut buf = Vec::new();
+            from.write_tls(&mut buf).unwrap();
+            to.read_tls(&mut buf.as_slice()).unwrap();
+            to.process_new_packets().unwrap();
+            moved = true;
+        }
+        moved
+    }
 
     /// One handshake in memory; how it went, as the server saw it.
     fn handshake(client: &Arc<ClientConfig>, server: &Arc<ServerConfig>) -> HandshakeKind {
@@ -329,26 +345,7 @@ mod resumption_tests {
         let mut c = ClientConnection::new(client.clone(), name).unwrap();
         let mut s = ServerConnection::new(server.clone()).unwrap();
         // Until neither side has anything to send (the tickets arrive after the handshake).
-        loop {
-            let mut moved = false;
-            while c.wants_write() {
-                let mut buf = Vec::new();
-                c.write_tls(&mut buf).unwrap();
-                s.read_tls(&mut buf.as_slice()).unwrap();
-                s.process_new_packets().unwrap();
-                moved = true;
-            }
-            while s.wants_write() {
-                let mut buf = Vec::new();
-                s.write_tls(&mut buf).unwrap();
-                c.read_tls(&mut buf.as_slice()).unwrap();
-                c.process_new_packets().unwrap();
-                moved = true;
-            }
-            if !moved {
-                break;
-            }
-        }
+        while pump(&mut c, &mut s) | pump(&mut s, &mut c) {}
         assert!(!c.is_handshaking() && !s.is_handshaking());
         s.handshake_kind().unwrap()
     }

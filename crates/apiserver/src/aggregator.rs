@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 use crate::auth::UserInfo;
 use crate::informer::{Handler, Informer};
 use crate::objects::{meta_str, now_rfc3339};
-use crate::proxy::{Upstream, remote_user_headers, try_forward};
+use crate::proxy::{ListRequest, Upstream, remote_user_headers, try_forward};
 use crate::response::error_response;
 use crate::server::ApiServer;
 
@@ -794,6 +794,11 @@ pub async fn proxy(backend: Arc<Backend>, req: Request, user: &UserInfo) -> Resp
             .version(parts.version);
         if let Some(h) = again.headers_mut() {
             h.extend(parts.headers.clone());
+        }
+        if let Some(list) = parts.extensions.get::<ListRequest>() {
+            if let Some(ext) = again.extensions_mut() {
+                ext.insert(*list);
+            }
         }
         let Ok(again) = again.body(Body::from(body.clone())) else {
             break;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::response::Response;
 use base64::Engine;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use flotilla_apimachinery::nesting::{self, MAX_NESTING_DEPTH};
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_storage::StoredObject;
@@ -18,7 +18,9 @@ use crate::auth::UserInfo;
 use crate::filter::Selection;
 use crate::objects::{self, DeleteOptions, Objects, Patch, WriteOptions, Written};
 use crate::request::{ListOptions, RequestInfo, ResourcePath, ResourceVersion, WriteQuery};
-use crate::response::{Format, add_warnings, error_response, json_bytes, json_value, negotiate};
+use crate::response::{
+    Format, add_warnings, error_response, json_bytes, json_list, json_value, negotiate,
+};
 use crate::server::ApiServer;
 use crate::table::{self, IncludeObject};
 
@@ -501,36 +503,11 @@ pub async fn list_response(
                 Value::String(ctx.def.api_version()),
                 metadata
             );
-            let converted: Vec<Bytes> = if ctx.def.converts() {
-                items
-                    .iter()
-                    .map(|o| objects::served_bytes(&ctx.def, o))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let bytes_of = |i: usize| -> &Bytes {
-                if converted.is_empty() {
-                    &items[i].bytes
-                } else {
-                    &converted[i]
-                }
-            };
-            let size = head.len()
-                + (0..items.len())
-                    .map(|i| bytes_of(i).len() + 1)
-                    .sum::<usize>()
-                + 2;
-            let mut buf = BytesMut::with_capacity(size);
-            buf.put_slice(head.as_bytes());
-            for i in 0..items.len() {
-                if i > 0 {
-                    buf.put_u8(b',');
-                }
-                buf.put_slice(bytes_of(i));
-            }
-            buf.put_slice(b"]}");
-            json_bytes(StatusCode::OK, buf.freeze())
+            let items: Vec<Bytes> = items
+                .iter()
+                .map(|o| objects::served_bytes(&ctx.def, o))
+                .collect();
+            json_list(Bytes::from(head), items)
         }
     }
 }

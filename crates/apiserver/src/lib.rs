@@ -22,6 +22,7 @@ pub mod filter;
 pub mod handlers;
 pub mod inflight;
 pub mod informer;
+pub mod list_body;
 pub mod metrics;
 pub mod namespaces;
 pub mod objects;

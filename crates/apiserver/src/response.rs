@@ -57,6 +57,15 @@ pub fn json_bytes(status: StatusCode, body: Bytes) -> Response {
     resp
 }
 
+/// A JSON List: `head` (up to the items' opening bracket), then `items` as they are, written
+/// out piece by piece (see [`crate::list_body`]).
+pub fn json_list(head: Bytes, items: Vec<Bytes>) -> Response {
+    let mut resp = Response::new(Body::new(crate::list_body::JsonList::new(head, items)));
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+    resp
+}
+
 pub fn json_value(status: StatusCode, body: &Value) -> Response {
     json_bytes(
         status,

@@ -370,6 +370,10 @@ async fn route(
     if let Some(agg) = &server.aggregator {
         let api_part = path.strip_prefix("/openapi/v3").unwrap_or(path);
         if let Some(backend) = agg.remote_for_path(api_part) {
+            let mut req = req;
+            if info.verb == Verb::List {
+                req.extensions_mut().insert(crate::proxy::ListRequest);
+            }
             return crate::aggregator::proxy(backend, req, &user).await;
         }
     }

@@ -237,7 +237,11 @@ fn flunder(name: &str, reference: &str) -> Value {
 /// What the extension saw of one request before authenticating it.
 #[derive(Debug, Clone)]
 struct Seen {
+    method: Method,
     path: String,
+    query: String,
+    /// The HTTP version the request came over (lists over HTTP/1.1, the rest HTTP/2).
+    version: http::Version,
     /// The connection presented a certificate from the front-proxy CA with an allowed CN.
     front_proxy: bool,
     remote_user: Option<String>,
@@ -319,7 +323,10 @@ impl Extension {
                 async move {
                     let headers = req.headers();
                     let entry = Seen {
+                        method: req.method().clone(),
                         path: req.uri().path().to_string(),
+                        query: req.uri().query().unwrap_or_default().to_string(),
+                        version: req.version(),
                         front_proxy: req
                             .extensions()
                             .get::<PeerIdentity>()
@@ -581,6 +588,33 @@ async fn extension_api_is_served_through_the_host() {
             "{s:?}"
         );
     }
+    // Lists, whose answers may be large, came over HTTP/1.1; the object reads, writes and
+    // the watch over HTTP/2.
+    let on_collection = |s: &&Seen| s.path == FLUNDERS;
+    let lists: Vec<&Seen> = admin_seen
+        .iter()
+        .filter(on_collection)
+        .filter(|s| s.method == Method::GET && !s.query.contains("watch=true"))
+        .collect();
+    assert!(!lists.is_empty(), "{admin_seen:?}");
+    assert!(
+        lists.iter().all(|s| s.version == http::Version::HTTP_11),
+        "{lists:?}"
+    );
+    let others: Vec<&Seen> = admin_seen
+        .iter()
+        .filter(|s| !lists.iter().any(|l| std::ptr::eq(*l, *s)))
+        .collect();
+    assert!(
+        others.iter().any(|s| s.query.contains("watch=true"))
+            && others.iter().any(|s| s.method == Method::POST)
+            && others.iter().any(|s| s.path.ends_with("/flunders/f2")),
+        "{others:?}"
+    );
+    assert!(
+        others.iter().all(|s| s.version == http::Version::HTTP_2),
+        "{others:?}"
+    );
 
     // Direct to the extension: the admin client certificate with a forged X-Remote-User is
     // refused, as is a request without any certificate; the plain admin certificate works.

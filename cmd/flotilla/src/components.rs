@@ -25,6 +25,10 @@ pub struct ClusterControllerFlags {
     /// How many member clusters the status controller syncs at once.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
     pub concurrent_cluster_status_syncs: u32,
+    /// How many Clusters the cluster controller reconciles at once (execution namespace,
+    /// finalizer, taints, deletion).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrent_cluster_syncs: u16,
     /// Whether the status controller keeps each member's connection open between syncs;
     /// `false` opens one per sync (resuming the TLS session): less memory per member, more
     /// CPU.
@@ -96,6 +100,7 @@ impl ClusterControllerFlags {
             status_period: self.cluster_status_update_frequency,
             probe_concurrency: usize::try_from(self.concurrent_cluster_status_syncs)
                 .unwrap_or(usize::MAX),
+            cluster_syncs: self.concurrent_cluster_syncs,
             keep_member_connections: self.keep_member_connections,
             unreachable_backoff_max: self.cluster_unreachable_backoff_max,
             failure_threshold: self.cluster_failure_threshold,

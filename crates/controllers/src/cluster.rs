@@ -87,7 +87,9 @@ pub(crate) async fn run(
             .modify(Cluster::trim_for_cache),
     )
     .applied_objects();
-    let controller = Controller::for_stream(clusters, store);
+    let controller = Controller::for_stream(clusters, store).with_config(
+        kube::runtime::controller::Config::default().concurrency(ctx.opts.cluster_syncs.max(1)),
+    );
     // The health monitor judges from the controller's own cache of Clusters; it ends with
     // this task.
     let _monitor = AbortOnDrop(tokio::spawn(

@@ -95,6 +95,128 @@ async fn probes_in_flight_never_exceed_the_limit() {
     plane.host.stop().await;
 }
 
+/// Counts the requests of `counted` in flight on a host client, each held `hold` first so
+/// that requests sent together overlap.
+#[derive(Clone)]
+struct Counting<S> {
+    inner: S,
+    gauge: Arc<Gauge>,
+    hold: Duration,
+    counted: fn(&http::Request<kube::client::Body>) -> bool,
+}
+
+impl<S> tower::Service<http::Request<kube::client::Body>> for Counting<S>
+where
+    S: tower::Service<http::Request<kube::client::Body>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<kube::client::Body>) -> Self::Future {
+        let counted = (self.counted)(&request);
+        let response = self.inner.call(request);
+        let (gauge, hold) = (self.gauge.clone(), self.hold);
+        Box::pin(async move {
+            if !counted {
+                return response.await;
+            }
+            let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
+            gauge.max.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(hold).await;
+            let answer = response.await;
+            gauge.now.fetch_sub(1, Ordering::SeqCst);
+            gauge.total.fetch_add(1, Ordering::SeqCst);
+            answer
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_reconciles_in_flight_never_exceed_the_limit() {
+    const LIMIT: u16 = 2;
+    const CLUSTERS: usize = 16;
+    let plane = flotilla_testenv::ControlPlane::start().await.unwrap();
+    // Joined before the controllers start: all sixteen are due at once, as when a
+    // controller-manager starts on a fleet.
+    for i in 0..CLUSTERS {
+        // Port 1 of loopback: refused, so the status controller's probes end at once.
+        join(&plane.client, &format!("c{i}"), "https://127.0.0.1:1").await;
+    }
+    // Each reconcile of a new cluster reads its execution namespace once: those reads are
+    // counted, and each is held 200 ms.
+    let kubeconfig = kube::config::Kubeconfig::read_from(&plane.host.kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    let gauge = Arc::new(Gauge::default());
+    let layer = tower::layer::layer_fn({
+        let gauge = gauge.clone();
+        move |inner| Counting {
+            inner,
+            gauge: gauge.clone(),
+            hold: Duration::from_millis(200),
+            counted: |r| {
+                r.method() == http::Method::GET
+                    && r.uri().path().starts_with("/api/v1/namespaces/karmada-es-")
+            },
+        }
+    });
+    let client = kube::client::ClientBuilder::try_from(config)
+        .unwrap()
+        .with_layer(&layer)
+        .build();
+    let options = ControllerManagerOptions {
+        cluster_syncs: LIMIT,
+        ..Default::default()
+    };
+    let manager = flotilla_controllers::spawn(client, options);
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
+        kube::Api::all(plane.client.clone());
+    let mut created = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while created < CLUSTERS {
+        assert!(
+            Instant::now() < deadline,
+            "{created} execution namespaces after 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        created = namespaces
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .filter(|n| {
+                n.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("karmada-es-c"))
+            })
+            .count();
+    }
+    assert!(gauge.total.load(Ordering::SeqCst) >= CLUSTERS);
+    let max = gauge.max.load(Ordering::SeqCst);
+    // Sixteen due at once, each holding its worker 200 ms: the workers fill, never more.
+    assert_eq!(
+        max,
+        usize::from(LIMIT),
+        "at most {LIMIT} reconciles at once, saw {max}"
+    );
+    manager.stop().await;
+    plane.aggregated.stop().await;
+    plane.host.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_member_is_probed_at_growing_intervals_up_to_the_cap() {
     const PERIOD: Duration = Duration::from_millis(100);

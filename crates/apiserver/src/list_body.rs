@@ -26,7 +26,6 @@ pub struct JsonList {
     items: Vec<Bytes>,
     /// The next item to write.
     next: usize,
-    tail_written: bool,
     /// Bytes not yet handed out.
     remaining: u64,
 }
@@ -41,7 +40,6 @@ impl JsonList {
             head: Some(head),
             items,
             next: 0,
-            tail_written: false,
             remaining: total as u64,
         }
     }
@@ -71,10 +69,8 @@ impl JsonList {
         }
         if self.next == self.items.len() && (buf.is_empty() || buf.len() + TAIL.len() <= PIECE) {
             buf.put_slice(TAIL);
-            self.tail_written = true;
         }
         self.remaining -= buf.len() as u64;
-        debug_assert!(self.remaining > 0 || self.tail_written);
         Some(buf.freeze())
     }
 }

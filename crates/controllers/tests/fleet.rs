@@ -95,14 +95,24 @@ async fn probes_in_flight_never_exceed_the_limit() {
     plane.host.stop().await;
 }
 
-/// Counts the requests of `counted` in flight on a host client, each held `hold` first so
-/// that requests sent together overlap.
+/// How long each counted request is held, so that requests sent together overlap.
+const HOLD: Duration = Duration::from_millis(200);
+
+/// A read of a cluster's execution namespace: each reconcile of a new cluster makes one.
+fn reads_execution_namespace(request: &http::Request<kube::client::Body>) -> bool {
+    request.method() == http::Method::GET
+        && request
+            .uri()
+            .path()
+            .strip_prefix("/api/v1/namespaces/")
+            .is_some_and(|n| n.starts_with(flotilla_core::karmada::EXECUTION_NAMESPACE_PREFIX))
+}
+
+/// Counts the execution-namespace reads in flight on a host client, each held [`HOLD`].
 #[derive(Clone)]
 struct Counting<S> {
     inner: S,
     gauge: Arc<Gauge>,
-    hold: Duration,
-    counted: fn(&http::Request<kube::client::Body>) -> bool,
 }
 
 impl<S> tower::Service<http::Request<kube::client::Body>> for Counting<S>
@@ -123,16 +133,16 @@ where
     }
 
     fn call(&mut self, request: http::Request<kube::client::Body>) -> Self::Future {
-        let counted = (self.counted)(&request);
+        let counted = reads_execution_namespace(&request);
         let response = self.inner.call(request);
-        let (gauge, hold) = (self.gauge.clone(), self.hold);
+        let gauge = self.gauge.clone();
         Box::pin(async move {
             if !counted {
                 return response.await;
             }
             let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
             gauge.max.fetch_max(now, Ordering::SeqCst);
-            tokio::time::sleep(hold).await;
+            tokio::time::sleep(HOLD).await;
             let answer = response.await;
             gauge.now.fetch_sub(1, Ordering::SeqCst);
             gauge.total.fetch_add(1, Ordering::SeqCst);
@@ -164,11 +174,6 @@ async fn cluster_reconciles_in_flight_never_exceed_the_limit() {
         move |inner| Counting {
             inner,
             gauge: gauge.clone(),
-            hold: Duration::from_millis(200),
-            counted: |r| {
-                r.method() == http::Method::GET
-                    && r.uri().path().starts_with("/api/v1/namespaces/karmada-es-")
-            },
         }
     });
     let client = kube::client::ClientBuilder::try_from(config)
@@ -182,6 +187,7 @@ async fn cluster_reconciles_in_flight_never_exceed_the_limit() {
     let manager = flotilla_controllers::spawn(client, options);
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
         kube::Api::all(plane.client.clone());
+    let prefix = flotilla_core::karmada::execution_namespace("c");
     let mut created = 0;
     let deadline = Instant::now() + Duration::from_secs(60);
     while created < CLUSTERS {
@@ -200,7 +206,7 @@ async fn cluster_reconciles_in_flight_never_exceed_the_limit() {
                 n.metadata
                     .name
                     .as_deref()
-                    .is_some_and(|n| n.starts_with("karmada-es-c"))
+                    .is_some_and(|n| n.starts_with(&prefix))
             })
             .count();
     }

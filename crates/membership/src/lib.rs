@@ -10,6 +10,7 @@
 
 mod credentials;
 mod probe;
+mod reader;
 mod target;
 mod validate;
 
@@ -18,6 +19,7 @@ pub use credentials::{
 };
 pub use flotilla_runtime::error_chain;
 pub use probe::{PROBE_TIMEOUT, probe_member, probe_member_within};
+pub use reader::{MemberReader, MemberResponse};
 pub use target::{MemberConnector, MemberTarget};
 pub use validate::{
     MAX_CLUSTER_NAME_LEN, validate_cluster_name, validate_endpoint, validate_label,
@@ -98,6 +100,19 @@ pub enum MembershipError {
         cluster: String,
         endpoint: String,
         reason: String,
+    },
+    #[error("GET {path} on the member: {reason}")]
+    MemberRequest { path: String, reason: String },
+    #[error("GET {path} on the member answered {code}: {message}")]
+    MemberStatus {
+        path: String,
+        code: u16,
+        message: String,
+    },
+    #[error("decoding the member's answer to GET {path}")]
+    MemberDecode {
+        path: String,
+        source: serde_json::Error,
     },
     #[error("cluster {cluster} is already joined (apiEndpoint {endpoint}); unjoin it first")]
     AlreadyJoined { cluster: String, endpoint: String },

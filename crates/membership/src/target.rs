@@ -4,12 +4,13 @@
 //! reached the same way (endpoint, CA, token or client certificate, proxy URL, insecure flag)
 //! whichever controller talks to it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::Cluster;
 use flotilla_api::cluster::LocalSecretReference;
 
-use crate::{MemberCredentials, MembershipError};
+use crate::{MemberCredentials, MemberReader, MembershipError};
 
 /// What a member connection is built from; a change means reconnecting.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,9 +89,28 @@ impl MemberTarget {
                         source,
                     })?;
             tls.resumption = rustls::client::Resumption::in_memory_sessions(MEMBER_TLS_SESSIONS);
-            Some(tls)
+            // No ALPN here: hyper-rustls sets its own (and refuses a configuration that has
+            // one), and a server offered none speaks HTTP/1.1, what [`MemberReader`] speaks.
+            Some(Arc::new(tls))
         };
-        Ok(MemberConnector { config, tls })
+        Ok(MemberConnector {
+            config,
+            tls,
+            token: credentials.token.clone(),
+        })
+    }
+
+    /// A [`MemberReader`] of member `name` with `credentials`; connecting is bounded by
+    /// `connect_timeout`. Nothing is connected until its first request.
+    pub async fn reader(
+        &self,
+        name: &str,
+        credentials: &MemberCredentials,
+        connect_timeout: Duration,
+    ) -> Result<MemberReader, MembershipError> {
+        self.connector(name, credentials, connect_timeout)
+            .await?
+            .reader(name)
     }
 }
 
@@ -100,21 +120,22 @@ impl MemberTarget {
 /// configuration share the store, so a connection resumes the session of the one before it
 /// (no certificate exchange or verification) instead of a full handshake.
 ///
-/// The status controller keeps one per member; with `keep_member_connections` off it keeps
-/// no connection beside it. An idle TLS connection with its client costs about 70 KB
-/// (buffers, the rustls state, hyper's and kube-rs's tasks and channels), 340 MiB at 5,000
-/// members, for one sync every period.
+/// Its [`MemberReader`]s are what the status controller keeps per member (an idle kube-rs
+/// client with its connection costs about 70 KB: hyper's and kube-rs's tasks, channels and
+/// buffers); kube-rs clients are for the controllers that write to members.
 pub struct MemberConnector {
     config: kube::Config,
     /// `None` where kube-rs's own stack is used (a proxy URL or a TLS server name).
-    tls: Option<rustls::ClientConfig>,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    /// The bearer token, sent by [`MemberReader`] (kube-rs's clients take it from `config`).
+    token: Option<String>,
 }
 
 impl MemberConnector {
     /// A new client of member `name`; nothing is connected until its first request.
     pub fn client(&self, name: &str) -> Result<kube::Client, MembershipError> {
         let built = match &self.tls {
-            Some(tls) => member_client(&self.config, tls.clone()),
+            Some(tls) => member_client(&self.config, (**tls).clone()),
             None => kube::Client::try_from(self.config.clone()),
         };
         built.map_err(|source| MembershipError::Client {
@@ -122,7 +143,27 @@ impl MemberConnector {
             source,
         })
     }
+
+    /// A new [`MemberReader`] of member `name`; nothing is connected until its first request.
+    /// Every reader of this connector resumes the TLS session of the last connection.
+    pub fn reader(&self, name: &str) -> Result<MemberReader, MembershipError> {
+        match &self.tls {
+            Some(tls) => MemberReader::direct(
+                name,
+                &self.config.cluster_url,
+                tls.clone(),
+                self.token.as_deref(),
+                self.config
+                    .connect_timeout
+                    .unwrap_or(DEFAULT_CONNECT_TIMEOUT),
+            ),
+            None => self.client(name).map(MemberReader::kube),
+        }
+    }
 }
+
+/// Connecting to a member without a connect timeout configured (callers set one).
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// TLS sessions a member's connector remembers for resumption. It talks to one server;
 /// rustls's default store (256 sessions) reserves room for 32 servers up front, about 19 KB

@@ -1,4 +1,4 @@
-//! A member cluster as the status controller reaches it: a client built from the Cluster's
+//! A member cluster as the status controller reaches it: a reader built from the Cluster's
 //! endpoint and credentials Secret, and the node/pod summaries read by listing both kinds at
 //! each sync of a healthy member.
 //!
@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use flotilla_api::Cluster;
-use flotilla_membership::{MemberConnector, MemberCredentials, MemberTarget};
+use flotilla_membership::{MemberCredentials, MemberReader, MemberTarget, MembershipError};
 use k8s_openapi::api::core::v1::{
     Node, NodeCondition, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus,
 };
@@ -43,16 +43,16 @@ pub(crate) async fn read_credentials(
     }
 }
 
-/// What clients of the member are built from; connecting is bounded by `connect_timeout`
-/// so a dead member fails fast.
-pub(crate) async fn connector(
+/// A reader of the member; connecting is bounded by `connect_timeout` so a dead member fails
+/// fast.
+pub(crate) async fn reader(
     name: &str,
     target: &MemberTarget,
     credentials: &MemberCredentials,
     connect_timeout: Duration,
-) -> Result<MemberConnector, Error> {
+) -> Result<MemberReader, Error> {
     target
-        .connector(name, credentials, connect_timeout)
+        .reader(name, credentials, connect_timeout)
         .await
         .map_err(|source| Error::Connect {
             cluster: name.to_string(),
@@ -63,10 +63,10 @@ pub(crate) async fn connector(
 /// Lists the member's nodes and pods (one after the other, over one connection) and sums
 /// them. Only the summary is kept: nothing per node or pod outlives the call.
 pub(crate) async fn summarize_member(
-    client: &kube::Client,
+    member: &MemberReader,
     rounding: &CapacityRounding,
-) -> Result<Summary, kube::Error> {
-    let nodes: Items<NodeFields> = client.request(list_request("/api/v1/nodes")?).await?;
+) -> Result<Summary, MembershipError> {
+    let nodes: Items<NodeFields> = member.get_json("/api/v1/nodes", JSON).await?;
     let nodes: HashMap<String, NodeInfo> = nodes
         .items
         .into_iter()
@@ -75,7 +75,7 @@ pub(crate) async fn summarize_member(
             (node.name_any(), NodeInfo::from_node(&node))
         })
         .collect();
-    let pods: Items<PodFields> = client.request(list_request("/api/v1/pods")?).await?;
+    let pods: Items<PodFields> = member.get_json("/api/v1/pods", JSON).await?;
     let pods: Vec<PodInfo> = pods
         .items
         .into_iter()
@@ -84,12 +84,8 @@ pub(crate) async fn summarize_member(
     Ok(summarize(&nodes, &pods, rounding))
 }
 
-fn list_request(path: &str) -> Result<http::Request<Vec<u8>>, kube::Error> {
-    http::Request::get(path)
-        .header(http::header::ACCEPT, "application/json")
-        .body(Vec::new())
-        .map_err(kube::Error::HttpError)
-}
+/// What the lists are asked for as.
+const JSON: &str = "application/json";
 
 // The lists are decoded into only the fields the summaries read: at every sync of thousands
 // of members, the rest (managedFields above all, parsed as untyped JSON trees, then images,

@@ -9,7 +9,7 @@
 //!  watch Clusters ─▶ reflector store ─▶ queue (due time per Push cluster; a changed
 //!                                        endpoint / secretRef / proxy starts afresh)
 //!  pool of ≤ probe_concurrency workers, per due cluster:
-//!    credentials (Secret) ─▶ client ─▶ /readyz ──▶ Ready condition (failure threshold)
+//!    credentials (Secret) ─▶ reader ─▶ /readyz ──▶ Ready condition (failure threshold)
 //!                                    └▶ /version + discovery (every api_enablements_period
 //!                                       and on reconnect)
 //!                                    └▶ list nodes + pods ─▶ summaries
@@ -40,7 +40,7 @@ use flotilla_api::cluster::{
     AllocatableModeling, ApiEnablement, ClusterSyncMode, ResourceModel, ResourceSummary,
 };
 use flotilla_api::{Cluster, ClusterStatus};
-use flotilla_membership::{MemberConnector, MemberCredentials};
+use flotilla_membership::{MemberCredentials, MemberReader};
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::Timestamp;
@@ -338,15 +338,14 @@ pub(crate) async fn run(
     }
 }
 
-/// How one cluster's member is reached: what its clients are built from and, when
-/// connections are kept ([`ControllerManagerOptions::keep_member_connections`]), the client
-/// whose connection stays open between syncs. Otherwise each sync builds a client that
-/// resumes the last TLS session and closes its connection when the sync is done.
+/// How one cluster's member is reached: the reader built from its credentials. When
+/// connections are kept ([`ControllerManagerOptions::keep_member_connections`]) its
+/// connection stays open between syncs; otherwise it is closed when the sync is done, and
+/// the next sync's connection resumes its TLS session.
 struct Connection {
     target: Target,
     credentials: MemberCredentials,
-    connector: MemberConnector,
-    kept: Option<kube::Client>,
+    reader: Arc<MemberReader>,
 }
 
 /// The last status this task wrote, and the resourceVersion it was written over: until the
@@ -494,12 +493,12 @@ impl ClusterWorker {
         )
     }
 
-    /// A client of the member built from the current credentials. The Secret is read
+    /// A reader of the member built from the current credentials. The Secret is read
     /// at every probe while the member fails (a rotated token is the likely cause of an
     /// outage we can fix ourselves) and otherwise every [`CREDENTIALS_PERIODS`] discovery
     /// periods: credentials that still work can wait, and each read is a request to the host
     /// (at 5,000 members and one a minute, 83 per second).
-    async fn member_client(&mut self, cluster: &Cluster) -> Result<kube::Client, Error> {
+    async fn member_reader(&mut self, cluster: &Cluster) -> Result<Arc<MemberReader>, Error> {
         let target = Target::of(cluster);
         let reread = self
             .opts()
@@ -509,7 +508,7 @@ impl ClusterWorker {
             || self.failing_since.is_some()
             || self.credentials_read.is_none_or(|t| t.elapsed() >= reread);
         let timeout = self.opts().probe_timeout;
-        let mut connection = match self.connection.take() {
+        let connection = match self.connection.take() {
             Some(c) if !due => c,
             current => {
                 let credentials =
@@ -522,38 +521,25 @@ impl ClusterWorker {
                             info!("member credentials changed; reconnecting");
                         }
                         self.discovered = None;
-                        let connector =
-                            member::connector(&self.name, &target, &credentials, timeout).await?;
+                        let reader =
+                            member::reader(&self.name, &target, &credentials, timeout).await?;
                         Connection {
                             target,
                             credentials,
-                            connector,
-                            kept: None,
+                            reader: Arc::new(reader),
                         }
                     }
                 }
             }
         };
-        let client = match &connection.kept {
-            Some(client) => client.clone(),
-            None => connection
-                .connector
-                .client(&self.name)
-                .map_err(|source| Error::Connect {
-                    cluster: self.name.clone(),
-                    source,
-                })?,
-        };
-        if self.opts().keep_member_connections {
-            connection.kept = Some(client.clone());
-        }
+        let reader = connection.reader.clone();
         self.connection = Some(connection);
-        Ok(client)
+        Ok(reader)
     }
 
-    /// One health probe, through a client of its own; that client, for the rest of the sync.
-    async fn observe(&mut self, cluster: &Cluster) -> (Observed, Option<kube::Client>) {
-        let client = match self.member_client(cluster).await {
+    /// One health probe; the member's reader, for the rest of the sync.
+    async fn observe(&mut self, cluster: &Cluster) -> (Observed, Option<Arc<MemberReader>>) {
+        let client = match self.member_reader(cluster).await {
             Ok(client) => client,
             Err(e) => {
                 if self.failing_since.is_none() {
@@ -591,9 +577,9 @@ impl ClusterWorker {
         (observed, Some(client))
     }
 
-    /// Node/pod summaries and discovery for a healthy member through this sync's `client`;
+    /// Node/pod summaries and discovery for a healthy member through its `client`;
     /// `reconnected` refreshes discovery at once.
-    async fn refresh_member(&mut self, client: &kube::Client, reconnected: bool) {
+    async fn refresh_member(&mut self, client: &MemberReader, reconnected: bool) {
         let period = self.opts().api_enablements_period;
         let timeout = self.opts().probe_timeout;
         let metrics = self.shared.metrics.clone();
@@ -684,8 +670,12 @@ impl ClusterWorker {
             self.refresh_member(client, reconnected).await;
         }
         // Unless connections are kept, this one closes here, before the status is written:
-        // between syncs the member then holds no socket, buffer or task.
-        drop(client);
+        // between syncs the member then holds no socket.
+        if let Some(client) = client {
+            if !self.opts().keep_member_connections {
+                client.disconnect();
+            }
+        }
 
         // Once the store has caught up with the last write, that copy is dropped: with
         // thousands of clusters it would double what their statuses hold in memory.

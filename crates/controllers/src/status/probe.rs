@@ -3,26 +3,26 @@
 //! subresources left out as Karmada does).
 
 use flotilla_api::cluster::{ApiEnablement, ApiResource};
+use flotilla_membership::{MemberReader, MembershipError};
 use futures::StreamExt;
 use http::StatusCode;
-use kube::client::Body;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList, APIVersions};
 use kube::core::discovery::v2::{ACCEPT_AGGREGATED_DISCOVERY_V2, APIGroupDiscovery};
 
 use crate::readiness::Observed;
 
-/// How many discovery documents of one member are fetched at once: one. Each document read
-/// at once needs its own connection, and the client keeps every connection it opened idle
-/// in its pool afterwards; at thousands of members, eight at once meant tens of thousands of
-/// sockets (and their TLS buffers) on both sides. The status pool already bounds how many
-/// members are synced together.
+/// How many discovery documents of one member are fetched at once: one. A member's reader
+/// keeps one connection, and each document read beside another opens one more; at thousands
+/// of members, eight at once meant tens of thousands of sockets (and their TLS buffers) on
+/// both sides. The status pool already bounds how many members are synced together.
 const DISCOVERY_CONCURRENCY: usize = 1;
 
-async fn get_status(client: &kube::Client, path: &str) -> Result<StatusCode, kube::Error> {
-    let request = http::Request::get(path)
-        .body(Body::empty())
-        .map_err(kube::Error::HttpError)?;
+/// What the documents read here are asked for as.
+const JSON: &str = "application/json";
+
+async fn get_status(member: &MemberReader, path: &str) -> Result<StatusCode, MembershipError> {
     // Only the status matters; the body (a few bytes) is dropped with the response.
-    Ok(client.send(request).await?.status())
+    Ok(member.get(path, "*/*").await?.status)
 }
 
 fn classify(status: StatusCode) -> (Observed, String) {
@@ -37,9 +37,9 @@ fn classify(status: StatusCode) -> (Observed, String) {
 }
 
 /// One health probe: what it saw and, when not healthy, why (for logs).
-pub(crate) async fn health(client: &kube::Client) -> (Observed, String) {
-    match get_status(client, "/readyz").await {
-        Ok(StatusCode::NOT_FOUND) => match get_status(client, "/healthz").await {
+pub(crate) async fn health(member: &MemberReader) -> (Observed, String) {
+    match get_status(member, "/readyz").await {
+        Ok(StatusCode::NOT_FOUND) => match get_status(member, "/healthz").await {
             Ok(status) => classify(status),
             Err(e) => (Observed::Unreachable, crate::error_chain(&e)),
         },
@@ -49,8 +49,10 @@ pub(crate) async fn health(client: &kube::Client) -> (Observed, String) {
 }
 
 /// The member's `gitVersion`.
-pub(crate) async fn version(client: &kube::Client) -> Result<String, kube::Error> {
-    Ok(client.apiserver_version().await?.git_version)
+pub(crate) async fn version(member: &MemberReader) -> Result<String, MembershipError> {
+    let info: k8s_openapi::apimachinery::pkg::version::Info =
+        member.get_json("/version", JSON).await?;
+    Ok(info.git_version)
 }
 
 /// Every group/version the member serves with its resources, sorted. A group/version whose
@@ -62,14 +64,14 @@ pub(crate) async fn version(client: &kube::Client) -> Result<String, kube::Error
 /// that difference is most of the requests the controller-manager sends. Servers without it
 /// (before Kubernetes 1.26) answer the legacy lists, read one document at a time.
 pub(crate) async fn api_enablements(
-    client: &kube::Client,
-) -> Result<(Vec<ApiEnablement>, bool), kube::Error> {
-    if let Some(core) = aggregated(client, "/api").await? {
-        if let Some(groups) = aggregated(client, "/apis").await? {
+    member: &MemberReader,
+) -> Result<(Vec<ApiEnablement>, bool), MembershipError> {
+    if let Some(core) = aggregated(member, "/api").await? {
+        if let Some(groups) = aggregated(member, "/apis").await? {
             return Ok(from_aggregated(core.into_iter().chain(groups)));
         }
     }
-    legacy_api_enablements(client).await
+    legacy_api_enablements(member).await
 }
 
 /// The part of an aggregated discovery document read here; `kind` tells it from the legacy
@@ -85,14 +87,12 @@ struct AggregatedList {
 /// The aggregated discovery document at `path`, or `None` when the member answers with the
 /// legacy one.
 async fn aggregated(
-    client: &kube::Client,
+    member: &MemberReader,
     path: &str,
-) -> Result<Option<Vec<APIGroupDiscovery>>, kube::Error> {
-    let request = http::Request::get(path)
-        .header(http::header::ACCEPT, ACCEPT_AGGREGATED_DISCOVERY_V2)
-        .body(Vec::new())
-        .map_err(kube::Error::HttpError)?;
-    let list: AggregatedList = client.request(request).await?;
+) -> Result<Option<Vec<APIGroupDiscovery>>, MembershipError> {
+    let list: AggregatedList = member
+        .get_json(path, ACCEPT_AGGREGATED_DISCOVERY_V2)
+        .await?;
     Ok((list.kind == "APIGroupDiscoveryList").then_some(list.items))
 }
 
@@ -135,10 +135,10 @@ fn from_aggregated(groups: impl Iterator<Item = APIGroupDiscovery>) -> (Vec<ApiE
 }
 
 async fn legacy_api_enablements(
-    client: &kube::Client,
-) -> Result<(Vec<ApiEnablement>, bool), kube::Error> {
-    let core = client.list_core_api_versions().await?;
-    let groups = client.list_api_groups().await?;
+    member: &MemberReader,
+) -> Result<(Vec<ApiEnablement>, bool), MembershipError> {
+    let core: APIVersions = member.get_json("/api", JSON).await?;
+    let groups: APIGroupList = member.get_json("/apis", JSON).await?;
     let mut wanted: Vec<(String, bool)> = core.versions.into_iter().map(|v| (v, true)).collect();
     for group in groups.groups {
         for v in group.versions {
@@ -148,11 +148,12 @@ async fn legacy_api_enablements(
     let total = wanted.len();
     let mut out: Vec<ApiEnablement> = futures::stream::iter(wanted)
         .map(|(gv, core)| async move {
-            let list = if core {
-                client.list_core_api_resources(&gv).await
+            let path = if core {
+                format!("/api/{gv}")
             } else {
-                client.list_api_group_resources(&gv).await
+                format!("/apis/{gv}")
             };
+            let list = member.get_json::<APIResourceList>(&path, JSON).await;
             match list {
                 Ok(list) => Some(list),
                 Err(e) => {
@@ -193,15 +194,32 @@ mod tests {
     use axum::routing::get;
     use serde_json::json;
 
-    /// Serves `router` over plain HTTP on a free port; a client for it.
-    async fn serve(router: Router) -> kube::Client {
+    /// A reader of the member at `endpoint` with `credentials`.
+    async fn reader(
+        endpoint: &str,
+        credentials: &flotilla_membership::MemberCredentials,
+    ) -> MemberReader {
+        let target = flotilla_membership::MemberTarget {
+            endpoint: Some(endpoint.to_string()),
+            secret_ref: None,
+            insecure: false,
+            proxy_url: None,
+        };
+        target
+            .reader("m", credentials, std::time::Duration::from_secs(5))
+            .await
+            .unwrap()
+    }
+
+    /// Serves `router` over plain HTTP on a free port; a reader of it.
+    async fn serve(router: Router) -> MemberReader {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
-        let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
-        kube::Client::try_from(config).unwrap()
+        let credentials = flotilla_membership::MemberCredentials::token("t", "");
+        reader(&format!("http://{addr}"), &credentials).await
     }
 
     #[tokio::test]
@@ -224,8 +242,8 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         drop(listener);
-        let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
-        let client = kube::Client::try_from(config).unwrap();
+        let credentials = flotilla_membership::MemberCredentials::token("t", "");
+        let client = reader(&format!("http://{addr}"), &credentials).await;
         let (observed, detail) = health(&client).await;
         assert_eq!(observed, Observed::Unreachable);
         assert!(!detail.is_empty());
@@ -299,9 +317,13 @@ mod tests {
         let mut opts = flotilla_membersim::MemberOptions::new("m", dir.path());
         opts.in_memory = true;
         let member = flotilla_membersim::start(opts).await.unwrap();
-        let client = flotilla_testenv::client_for(&member.kubeconfig, None)
-            .await
+        // Over TLS with the member's own credentials, as the status controller reads it.
+        let context = flotilla_pki::Kubeconfig::load(&member.kubeconfig)
+            .unwrap()
+            .context(None)
             .unwrap();
+        let credentials = flotilla_membership::MemberCredentials::from_context(&context);
+        let client = reader(&context.server, &credentials).await;
         assert!(aggregated(&client, "/apis").await.unwrap().is_some());
         let read = api_enablements(&client).await.unwrap();
         let legacy = legacy_api_enablements(&client).await.unwrap();

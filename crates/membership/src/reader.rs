@@ -8,6 +8,8 @@
 //! 10 KB), measured with heaptrack at 1,000 members: most of what a member cost. None of
 //! them can be given back while the connection waits. Here an idle connection is the socket
 //! and its rustls state (about 5 KB); buffers live only during a request, and no task runs.
+//! Connections are kept only between requests, by the reader that made them: a reader sends
+//! one request at a time on a connection, and one sent while another is out opens its own.
 //!
 //! Only what the status probes need is spoken: `GET` with `Accept` and a bearer token (or
 //! the TLS client certificate), responses framed by `Content-Length`, chunked transfer
@@ -349,11 +351,25 @@ impl Direct {
             return Err(Failure::Stale(e));
         }
         let (response, reusable) = read_response(&mut io).await?;
-        if reusable {
+        if reusable && settle(&mut io) {
             self.keep_idle(io);
         }
         Ok(response)
     }
+}
+
+/// Polls `io` for reading once, without waiting, before it is kept idle: whether it is fit
+/// to keep. rustls trims its receive buffer (grown to a whole record, 16 KB, by the
+/// response) only when asked to read again, and a kept connection is not read until its
+/// next request: without this poll every idle member held 16 KB. The poll also notices a
+/// connection the member has closed already, or one it sent something unasked on.
+fn settle(io: &mut Box<dyn Io>) -> bool {
+    let mut byte = [0u8; 1];
+    let mut buf = tokio::io::ReadBuf::new(&mut byte);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    std::pin::Pin::new(io)
+        .poll_read(&mut cx, &mut buf)
+        .is_pending()
 }
 
 async fn write_head(io: &mut Box<dyn Io>, head: &[u8]) -> std::io::Result<()> {

@@ -1,3 +1,4 @@
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
@@ -29,8 +30,9 @@ fn respond(path: &str) -> (Vec<u8>, bool) {
     };
     match path {
         "/length" => (length(""), false),
-        // Answers, then closes the connection without saying so (an idle timeout).
-        "/hangup" => (length(""), true),
+        // Answers, then closes the connection without saying so when told to (an idle
+        // timeout).
+        "/hangup" => (length(""), false),
         "/close" => (length("Connection: close\r\n"), true),
         "/until-close" => (format!("HTTP/1.1 200 OK\r\n\r\n{body}").into_bytes(), true),
         "/continue" => (
@@ -81,8 +83,11 @@ fn respond(path: &str) -> (Vec<u8>, bool) {
     }
 }
 
-async fn serve_connection<S>(mut io: S, seen: mpsc::UnboundedSender<Seen>)
-where
+async fn serve_connection<S>(
+    mut io: S,
+    seen: mpsc::UnboundedSender<Seen>,
+    hang_up: Arc<tokio::sync::Notify>,
+) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     let mut buf = Vec::new();
@@ -105,6 +110,10 @@ where
         if io.write_all(&response).await.is_err() || close {
             break;
         }
+        if path == "/hangup" {
+            hang_up.notified().await;
+            break;
+        }
     }
     let _ = io.shutdown().await;
     drop(io);
@@ -115,6 +124,20 @@ where
 async fn member(
     ca: Option<&flotilla_pki::CertificateAuthority>,
 ) -> (String, mpsc::UnboundedReceiver<Seen>) {
+    let (endpoint, seen, _) = member_with_hang_up(ca).await;
+    (endpoint, seen)
+}
+
+/// [`member`], and what makes it close a connection that answered `/hangup`.
+async fn member_with_hang_up(
+    ca: Option<&flotilla_pki::CertificateAuthority>,
+) -> (
+    String,
+    mpsc::UnboundedReceiver<Seen>,
+    Arc<tokio::sync::Notify>,
+) {
+    let hang_up = Arc::new(tokio::sync::Notify::new());
+    let hang_ups = hang_up.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let acceptor = ca.map(|ca| {
@@ -129,22 +152,23 @@ async fn member(
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
             let seen = seen.clone();
+            let hang_up = hang_ups.clone();
             match &acceptor {
                 Some(acceptor) => {
                     let Ok(stream) = acceptor.accept(tcp).await else {
                         continue;
                     };
                     let _ = seen.send(Seen::Connected(stream.get_ref().1.handshake_kind()));
-                    tokio::spawn(serve_connection(stream, seen));
+                    tokio::spawn(serve_connection(stream, seen, hang_up));
                 }
                 None => {
                     let _ = seen.send(Seen::Connected(None));
-                    tokio::spawn(serve_connection(tcp, seen));
+                    tokio::spawn(serve_connection(tcp, seen, hang_up));
                 }
             }
         }
     });
-    (format!("{scheme}://{addr}"), events)
+    (format!("{scheme}://{addr}"), events, hang_up)
 }
 
 async fn reader_of(endpoint: &str, credentials: &MemberCredentials) -> MemberReader {
@@ -222,7 +246,7 @@ async fn one_kept_connection_carries_every_request_whatever_its_framing() {
 #[tokio::test]
 async fn a_connection_the_member_closed_while_idle_is_replaced_and_resumed() {
     let ca = flotilla_pki::CertificateAuthority::generate("member-ca").unwrap();
-    let (endpoint, mut seen) = member(Some(&ca)).await;
+    let (endpoint, mut seen, hang_up) = member_with_hang_up(Some(&ca)).await;
     let reader = reader_of(&endpoint, &MemberCredentials::token("t", ca.cert_pem())).await;
 
     let answer: Answer = reader
@@ -230,14 +254,15 @@ async fn a_connection_the_member_closed_while_idle_is_replaced_and_resumed() {
         .await
         .unwrap();
     assert_eq!(answer.answer, 42);
+    assert!(reader.is_connected());
     assert_eq!(
         next(&mut seen).await,
         Seen::Connected(Some(rustls::HandshakeKind::Full))
     );
     assert_eq!(request_path(next(&mut seen).await), "/hangup");
-    // The member has closed the connection; the reader still holds it.
+    // The member closes the connection while the reader keeps it idle.
+    hang_up.notify_one();
     assert_eq!(next(&mut seen).await, Seen::Closed);
-    assert!(reader.is_connected());
 
     let answer: Answer = reader
         .get_json("/length", "application/json")

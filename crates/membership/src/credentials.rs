@@ -103,6 +103,15 @@ impl MemberCredentials {
         data
     }
 
+    /// A digest that changes when any of the credentials does: what a holder of many
+    /// members keeps to notice a rotation, instead of the keys and certificates themselves.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (&self.ca_pem, &self.token, &self.client_cert).hash(&mut hasher);
+        hasher.finish()
+    }
+
     /// Whether there is anything to authenticate with.
     pub fn authenticates(&self) -> bool {
         self.token.is_some() || self.client_cert.is_some()
@@ -203,6 +212,24 @@ mod tests {
         assert_eq!(MemberCredentials::from_secret(&secret), creds);
         let keys: Vec<_> = creds.secret_data().into_keys().collect();
         assert_eq!(keys, ["caBundle", "tls.crt", "tls.key", "token"]);
+    }
+
+    #[test]
+    fn the_fingerprint_follows_every_credential() {
+        let base = MemberCredentials {
+            ca_pem: Some("CA".into()),
+            token: Some("tok".into()),
+            client_cert: Some(("CERT".into(), "KEY".into())),
+        };
+        assert_eq!(base.fingerprint(), base.clone().fingerprint());
+        let mut changed = vec![base.clone(), base.clone(), base.clone(), base.clone()];
+        changed[0].ca_pem = Some("CA2".into());
+        changed[1].token = Some("tok2".into());
+        changed[2].client_cert = Some(("CERT".into(), "KEY2".into()));
+        changed[3].token = None;
+        for other in changed {
+            assert_ne!(base.fingerprint(), other.fingerprint(), "{other:?}");
+        }
     }
 
     #[test]

@@ -48,7 +48,9 @@ use tracing::{Instrument, debug, info_span};
 
 use crate::policy::{PolicyId, PolicyScope, PolicyView, TemplateView};
 use crate::registry::{ResourceInfo, api_version_of};
-use crate::runner::{AbortOnDrop, Next, dynamic_api, reflect, spawn_workers, wait_ready};
+use crate::runner::{
+    AbortOnDrop, Next, dynamic_api, reflect, reflect_trimmed, spawn_workers, wait_ready,
+};
 use crate::unimplemented::{self, unimplemented_fields};
 use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
 
@@ -90,6 +92,20 @@ pub fn propagatable(gvk: &GroupVersionKind) -> bool {
 /// `karmada-*` namespaces); the namespace sync does not propagate them either.
 pub fn skipped_namespace(namespace: &str) -> bool {
     namespace.starts_with("kube-") || namespace.starts_with("karmada-")
+}
+
+/// Empties a cached object in a skipped namespace, which nothing here reads (each member
+/// has a credentials Secret in `karmada-cluster`): only what names it stays.
+fn trim_skipped_template(obj: &mut DynamicObject) {
+    if obj
+        .metadata
+        .namespace
+        .as_deref()
+        .is_some_and(skipped_namespace)
+    {
+        crate::runner::identity_only(&mut obj.metadata);
+        obj.data = Value::Object(Map::new());
+    }
 }
 
 /// A template: its kind and where it is.
@@ -387,10 +403,11 @@ impl Detector {
             let api_version = api_version_of(&gvk);
             let dependencies = crate::dependencies::is_dependency_kind(&api_version, &gvk.kind)
                 .then(|| self.dependency_signals.clone());
-            let (store, task) = reflect(
+            let (store, task) = reflect_trimmed(
                 Api::<DynamicObject>::all_with(self.ctx.host.clone(), &info.resource),
                 watcher::Config::default(),
                 info.resource.clone(),
+                trim_skipped_template,
                 move |obj: &DynamicObject, _deleted| {
                     let namespace = obj.metadata.namespace.clone();
                     if namespace.as_deref().is_some_and(skipped_namespace) {
@@ -1110,6 +1127,34 @@ pub(crate) fn involved(template: &Value) -> ObjectReference {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cached_objects_in_skipped_namespaces_keep_only_their_names() {
+        let secret = |namespace: &str| -> DynamicObject {
+            serde_json::from_value(json!({
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "m1", "namespace": namespace, "uid": "u1",
+                    "resourceVersion": "3", "annotations": {"a": "b"}},
+                "type": "Opaque",
+                "data": {"token": "dG9r"},
+            }))
+            .unwrap()
+        };
+        let mut template = secret("default");
+        trim_skipped_template(&mut template);
+        assert_eq!(template, secret("default"), "a template is kept whole");
+
+        let mut credentials = secret(karmada::NAMESPACE_KARMADA_CLUSTER);
+        trim_skipped_template(&mut credentials);
+        assert_eq!(credentials.metadata.name.as_deref(), Some("m1"));
+        assert_eq!(
+            credentials.metadata.namespace.as_deref(),
+            Some(karmada::NAMESPACE_KARMADA_CLUSTER)
+        );
+        assert_eq!(credentials.metadata.resource_version.as_deref(), Some("3"));
+        assert_eq!(credentials.metadata.annotations, None);
+        assert_eq!(credentials.data, json!({}));
+    }
 
     #[test]
     fn flotilla_and_bookkeeping_kinds_are_not_propagated() {

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tracing::warn;
 
-use crate::runner::{AbortOnDrop, reflect, wait_ready};
+use crate::runner::{AbortOnDrop, identity_only, reflect_trimmed, wait_ready};
 use crate::{Context, NAMESPACE_MANAGER, Shared, is_not_found};
 
 /// Label on the Works of the namespace sync.
@@ -101,15 +101,28 @@ impl Members {
     }
 }
 
+/// Empties a namespace that is not propagated (an execution namespace per member, above
+/// all) down to what decides that: its name and labels, and whether it is being deleted.
+fn trim_unpropagated(ns: &mut Namespace, skipped_prefixes: &[String]) {
+    let name = ns.metadata.name.as_deref().unwrap_or_default();
+    if !propagated(name, ns.labels(), skipped_prefixes) {
+        identity_only(&mut ns.metadata);
+        ns.spec = None;
+        ns.status = None;
+    }
+}
+
 /// Runs the namespace sync; `dirty` is notified on every change of namespaces, of the
 /// [`Members`] and of namespace Works.
 pub(crate) async fn run(ctx: Arc<Context>, shared: Shared, dirty: Arc<Notify>) {
     let (namespaces, task) = {
         let dirty = dirty.clone();
-        reflect(
+        let prefixes = ctx.opts.skipped_namespace_prefixes.clone();
+        reflect_trimmed(
             Api::<Namespace>::all(ctx.host.clone()),
             watcher::Config::default(),
             (),
+            move |ns: &mut Namespace| trim_unpropagated(ns, &prefixes),
             move |_: &Namespace, _| dirty.notify_one(),
         )
     };
@@ -253,6 +266,53 @@ async fn sync(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cached_namespace_that_is_not_propagated_keeps_only_what_decides_it() {
+        let namespace = |name: &str| -> Namespace {
+            serde_json::from_value(json!({
+                "apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "uid": "u1", "resourceVersion": "7",
+                    "labels": {"team": "a"}, "annotations": {"note": "x"},
+                    "deletionTimestamp": "2026-01-01T00:00:00Z",
+                    "managedFields": [{"manager": "m", "operation": "Apply"}]},
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            }))
+            .unwrap()
+        };
+        let mut user = namespace("shop");
+        trim_unpropagated(&mut user, &[]);
+        assert_eq!(
+            user,
+            namespace("shop"),
+            "a propagated namespace is kept whole"
+        );
+
+        let execution = karmada::execution_namespace("m1");
+        let mut trimmed = namespace(&execution);
+        trim_unpropagated(&mut trimmed, &[]);
+        let full = namespace(&execution);
+        assert_eq!(trimmed.metadata.name, full.metadata.name);
+        assert_eq!(trimmed.metadata.uid, full.metadata.uid);
+        assert_eq!(
+            trimmed.metadata.resource_version,
+            full.metadata.resource_version
+        );
+        assert_eq!(trimmed.metadata.labels, full.metadata.labels);
+        assert_eq!(
+            trimmed.metadata.deletion_timestamp,
+            full.metadata.deletion_timestamp
+        );
+        assert_eq!(trimmed.metadata.annotations, None);
+        assert_eq!(trimmed.metadata.managed_fields, None);
+        assert_eq!((trimmed.spec, trimmed.status), (None, None));
+
+        // A prefix the operator skips counts as not propagated too.
+        let mut skipped = namespace("tmp-1");
+        trim_unpropagated(&mut skipped, &["tmp-".to_string()]);
+        assert_eq!(skipped.status, None);
+    }
 
     #[test]
     fn only_joining_and_leaving_clusters_call_for_a_pass() {

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use flotilla_runtime::WorkQueue;
 use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::WatchStreamExt;
@@ -88,6 +89,21 @@ where
     (store, task)
 }
 
+/// Strips `meta` to what names the object, its version and labels and whether it is being
+/// deleted: for cached objects that no controller here reads beyond that (the credentials
+/// Secrets and execution namespaces of thousands of members, say).
+pub(crate) fn identity_only(meta: &mut ObjectMeta) {
+    *meta = ObjectMeta {
+        name: meta.name.take(),
+        namespace: meta.namespace.take(),
+        uid: meta.uid.take(),
+        resource_version: meta.resource_version.take(),
+        labels: meta.labels.take(),
+        deletion_timestamp: meta.deletion_timestamp.take(),
+        ..ObjectMeta::default()
+    };
+}
+
 /// One (re)list in progress: what the store held before it, and what it has listed so far.
 struct Relist<K> {
     before: Vec<Arc<K>>,
@@ -124,13 +140,15 @@ impl<K: Resource> Relist<K> {
             })
             .cloned()
             .collect();
-        for obj in self.listed.drain(..) {
+        // Taken, not drained: the buffers of a whole list would stay allocated until the
+        // next relist otherwise.
+        for obj in std::mem::take(&mut self.listed) {
             on_change(&obj, false);
         }
         for obj in gone {
             on_change(&obj, true);
         }
-        self.before.clear();
+        self.before = Vec::new();
     }
 }
 

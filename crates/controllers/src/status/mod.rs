@@ -40,7 +40,7 @@ use flotilla_api::cluster::{
     AllocatableModeling, ApiEnablement, ClusterSyncMode, ResourceModel, ResourceSummary,
 };
 use flotilla_api::{Cluster, ClusterStatus};
-use flotilla_membership::{MemberCredentials, MemberReader};
+use flotilla_membership::MemberReader;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::Timestamp;
@@ -344,7 +344,10 @@ pub(crate) async fn run(
 /// the next sync's connection resumes its TLS session.
 struct Connection {
     target: Target,
-    credentials: MemberCredentials,
+    /// [`MemberCredentials::fingerprint`] of the credentials the reader was built with: at
+    /// thousands of members the keys and certificates themselves add up, and the reader
+    /// holds what it needs of them.
+    credentials: u64,
     reader: Arc<MemberReader>,
 }
 
@@ -515,7 +518,9 @@ impl ClusterWorker {
                     member::read_credentials(&self.shared.host, cluster, timeout).await?;
                 self.credentials_read = Some(Instant::now());
                 match current {
-                    Some(c) if c.target == target && c.credentials == credentials => c,
+                    Some(c) if c.target == target && c.credentials == credentials.fingerprint() => {
+                        c
+                    }
                     current => {
                         if current.is_some() {
                             info!("member credentials changed; reconnecting");
@@ -525,7 +530,7 @@ impl ClusterWorker {
                             member::reader(&self.name, &target, &credentials, timeout).await?;
                         Connection {
                             target,
-                            credentials,
+                            credentials: credentials.fingerprint(),
                             reader: Arc::new(reader),
                         }
                     }

@@ -117,14 +117,16 @@ async fn measure(host: &kube::Client, tag: &str) -> Latencies {
     };
     let base = format!("bench-{tag}");
     let _ = cms.create(&PostParams::default(), &cm(base.clone())).await;
+    // Enough samples that p99 is not one stall: with 200 creates it was the second-slowest,
+    // and one slow fsync either side moved the ratio between 1.2 and 2.7 from run to run.
     let mut get = Vec::new();
-    for _ in 0..400 {
+    for _ in 0..2000 {
         let t = Instant::now();
         cms.get(&base).await.unwrap();
         get.push(t.elapsed().as_secs_f64());
     }
     let mut create = Vec::new();
-    for i in 0..200 {
+    for i in 0..1000 {
         let t = Instant::now();
         cms.create(&PostParams::default(), &cm(format!("{base}-{i}")))
             .await

@@ -162,7 +162,9 @@ impl MemberReader {
         }
     }
 
-    /// `GET path` with `Accept: accept`; any status is a response.
+    /// `GET path` with `Accept: accept`; any status is a response. Only connecting is
+    /// bounded in time here: callers bound each request (the status controller bounds every
+    /// call), and a request given up drops its connection with it.
     pub async fn get(&self, path: &str, accept: &str) -> Result<MemberResponse, MembershipError> {
         match &self.inner {
             Inner::Direct(direct) => direct.get(path, accept).await,

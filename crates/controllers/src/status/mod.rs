@@ -344,7 +344,7 @@ pub(crate) async fn run(
 /// the next sync's connection resumes its TLS session.
 struct Connection {
     target: Target,
-    /// [`MemberCredentials::fingerprint`] of the credentials the reader was built with: at
+    /// [`flotilla_membership::MemberCredentials::fingerprint`] of the credentials the reader was built with: at
     /// thousands of members the keys and certificates themselves add up, and the reader
     /// holds what it needs of them.
     credentials: u64,
@@ -544,8 +544,8 @@ impl ClusterWorker {
 
     /// One health probe; the member's reader, for the rest of the sync.
     async fn observe(&mut self, cluster: &Cluster) -> (Observed, Option<Arc<MemberReader>>) {
-        let client = match self.member_reader(cluster).await {
-            Ok(client) => client,
+        let reader = match self.member_reader(cluster).await {
+            Ok(reader) => reader,
             Err(e) => {
                 if self.failing_since.is_none() {
                     warn!(error = %error_chain(&e), "cannot connect to the member");
@@ -557,7 +557,7 @@ impl ClusterWorker {
         };
         let timeout = self.opts().probe_timeout;
         let started = Instant::now();
-        let (observed, detail) = match tokio::time::timeout(timeout, probe::health(&client)).await {
+        let (observed, detail) = match tokio::time::timeout(timeout, probe::health(&reader)).await {
             Ok(result) => result,
             Err(_) => (
                 Observed::Unreachable,
@@ -579,12 +579,12 @@ impl ClusterWorker {
                 debug!(outcome, %detail, "member health probe still failing");
             }
         }
-        (observed, Some(client))
+        (observed, Some(reader))
     }
 
-    /// Node/pod summaries and discovery for a healthy member through its `client`;
+    /// Node/pod summaries and discovery for a healthy member through its `reader`;
     /// `reconnected` refreshes discovery at once.
-    async fn refresh_member(&mut self, client: &MemberReader, reconnected: bool) {
+    async fn refresh_member(&mut self, reader: &MemberReader, reconnected: bool) {
         let period = self.opts().api_enablements_period;
         let timeout = self.opts().probe_timeout;
         let metrics = self.shared.metrics.clone();
@@ -593,7 +593,7 @@ impl ClusterWorker {
         }
         // Two lists: give them two probes' time.
         let rounding = &self.shared.opts.capacity_rounding;
-        match tokio::time::timeout(timeout * 2, member::summarize_member(client, rounding)).await {
+        match tokio::time::timeout(timeout * 2, member::summarize_member(reader, rounding)).await {
             Ok(Ok(summary)) => self.summary = Some(summary),
             Ok(Err(e)) => {
                 metrics.error(CONTROLLER, "list");
@@ -607,13 +607,13 @@ impl ClusterWorker {
         if self.discovered.is_some_and(|t| t.elapsed() < period) {
             return;
         }
-        match tokio::time::timeout(timeout, probe::version(client)).await {
+        match tokio::time::timeout(timeout, probe::version(reader)).await {
             Ok(Ok(v)) => self.version = Some(v),
             Ok(Err(e)) => warn!(error = %error_chain(&e), "reading the member version failed"),
             Err(_) => warn!("reading the member version timed out"),
         }
         // Discovery reads a few dozen documents; give it more than one probe's time.
-        match tokio::time::timeout(timeout * 3, probe::api_enablements(client)).await {
+        match tokio::time::timeout(timeout * 3, probe::api_enablements(reader)).await {
             Ok(Ok((enablements, complete))) => {
                 if !complete {
                     warn!("some discovery documents of the member could not be read");
@@ -652,7 +652,7 @@ impl ClusterWorker {
         // A streak starts when the probe that began it was sent, not when it gave up: a
         // member going down is then reported one period plus the threshold after, at most.
         let probed = Instant::now();
-        let (observed, client) = self.observe(&cluster).await;
+        let (observed, reader) = self.observe(&cluster).await;
         let now = Instant::now();
         if observed == Observed::Healthy {
             if self.failing_since.take().is_some() {
@@ -671,14 +671,14 @@ impl ClusterWorker {
             // credentials while failing anyway.
             self.connection = None;
         }
-        if let (Observed::Healthy, Some(client)) = (&observed, &client) {
-            self.refresh_member(client, reconnected).await;
+        if let (Observed::Healthy, Some(reader)) = (&observed, &reader) {
+            self.refresh_member(reader, reconnected).await;
         }
         // Unless connections are kept, this one closes here, before the status is written:
         // between syncs the member then holds no socket.
-        if let Some(client) = client {
+        if let Some(reader) = reader {
             if !self.opts().keep_member_connections {
-                client.disconnect();
+                reader.disconnect();
             }
         }
 

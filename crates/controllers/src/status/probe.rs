@@ -224,17 +224,17 @@ mod tests {
 
     #[tokio::test]
     async fn healthz_is_the_fallback_when_readyz_is_missing() {
-        let client = serve(Router::new().route("/healthz", get(|| async { "ok" }))).await;
-        assert_eq!(health(&client).await.0, Observed::Healthy);
-        let client = serve(Router::new().route(
+        let member = serve(Router::new().route("/healthz", get(|| async { "ok" }))).await;
+        assert_eq!(health(&member).await.0, Observed::Healthy);
+        let member = serve(Router::new().route(
             "/readyz",
             get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "[-]etcd failed") }),
         ))
         .await;
-        assert_eq!(health(&client).await.0, Observed::Unhealthy);
+        assert_eq!(health(&member).await.0, Observed::Unhealthy);
         // Neither endpoint: answered, but not healthy.
-        let client = serve(Router::new()).await;
-        assert_eq!(health(&client).await.0, Observed::Unhealthy);
+        let member = serve(Router::new()).await;
+        assert_eq!(health(&member).await.0, Observed::Unhealthy);
     }
 
     #[tokio::test]
@@ -243,8 +243,8 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         drop(listener);
         let credentials = flotilla_membership::MemberCredentials::token("t", "");
-        let client = reader(&format!("http://{addr}"), &credentials).await;
-        let (observed, detail) = health(&client).await;
+        let member = reader(&format!("http://{addr}"), &credentials).await;
+        let (observed, detail) = health(&member).await;
         assert_eq!(observed, Observed::Unreachable);
         assert!(!detail.is_empty());
     }
@@ -285,8 +285,8 @@ mod tests {
                     ]}))
                 }),
             );
-        let client = serve(router).await;
-        let (enablements, complete) = api_enablements(&client).await.unwrap();
+        let member = serve(router).await;
+        let (enablements, complete) = api_enablements(&member).await.unwrap();
         assert!(!complete, "broken.io/v1 has no document");
         assert_eq!(
             enablements,
@@ -316,21 +316,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut opts = flotilla_membersim::MemberOptions::new("m", dir.path());
         opts.in_memory = true;
-        let member = flotilla_membersim::start(opts).await.unwrap();
+        let sim = flotilla_membersim::start(opts).await.unwrap();
         // Over TLS with the member's own credentials, as the status controller reads it.
-        let context = flotilla_pki::Kubeconfig::load(&member.kubeconfig)
+        let context = flotilla_pki::Kubeconfig::load(&sim.kubeconfig)
             .unwrap()
             .context(None)
             .unwrap();
         let credentials = flotilla_membership::MemberCredentials::from_context(&context);
-        let client = reader(&context.server, &credentials).await;
-        assert!(aggregated(&client, "/apis").await.unwrap().is_some());
-        let read = api_enablements(&client).await.unwrap();
-        let legacy = legacy_api_enablements(&client).await.unwrap();
+        let member = reader(&context.server, &credentials).await;
+        assert!(aggregated(&member, "/apis").await.unwrap().is_some());
+        let read = api_enablements(&member).await.unwrap();
+        let legacy = legacy_api_enablements(&member).await.unwrap();
         assert!(read.1);
         assert!(read.0.iter().any(|e| e.group_version == "apps/v1"));
         assert_eq!(read, legacy);
-        member.stop().await;
+        sim.stop().await;
     }
 
     #[tokio::test]
@@ -356,8 +356,8 @@ mod tests {
         let router = Router::new()
             .route("/api", get(move || async move { axum::Json(core) }))
             .route("/apis", get(move || async move { axum::Json(groups) }));
-        let client = serve(router).await;
-        let (enablements, complete) = api_enablements(&client).await.unwrap();
+        let member = serve(router).await;
+        let (enablements, complete) = api_enablements(&member).await.unwrap();
         assert!(!complete, "metrics.k8s.io/v1beta1 is stale");
         assert_eq!(
             enablements,

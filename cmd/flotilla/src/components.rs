@@ -419,7 +419,8 @@ impl ControllerSet {
             clusters.host_qps,
             clusters.host_burst,
         );
-        let client = kube::client::ClientBuilder::try_from(host)
+        // Idle connections close (kube-rs's own client keeps them for good).
+        let client = flotilla_runtime::client::client_builder(host)
             .context("building a client for the host")?
             .with_layer(&throttle)
             .build();

@@ -135,7 +135,14 @@ impl MemberConnector {
     /// A new client of member `name`; nothing is connected until its first request.
     pub fn client(&self, name: &str) -> Result<kube::Client, MembershipError> {
         let built = match &self.tls {
-            Some(tls) => member_client(&self.config, (**tls).clone()),
+            Some(tls) => flotilla_runtime::client::kube_client_with(
+                &self.config,
+                (**tls).clone(),
+                flotilla_runtime::client::Pooling {
+                    read_buffer: Some(MEMBER_READ_BUFFER),
+                    ..Default::default()
+                },
+            ),
             None => kube::Client::try_from(self.config.clone()),
         };
         built.map_err(|source| MembershipError::Client {
@@ -175,47 +182,6 @@ const MEMBER_TLS_SESSIONS: usize = 8;
 /// in every kept connection (5,000 members: 57 MiB more). Response heads must fit (an API
 /// server's are well under 1 KB); bodies are read through it in pieces.
 const MEMBER_READ_BUFFER: usize = 8 * 1024;
-
-/// A client for one member: kube-rs's stack (base URI, authentication, extra headers, retry
-/// of server errors) over a connection pool whose TLS configuration keeps one server's
-/// sessions, without the per-request tracing spans (callers trace their own calls).
-fn member_client(
-    config: &kube::Config,
-    tls: rustls::ClientConfig,
-) -> Result<kube::Client, kube::Error> {
-    use kube::client::ConfigExt;
-    use kube::client::retry::RetryPolicy;
-    use tower::ServiceBuilder;
-    use tower::retry::RetryLayer;
-
-    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
-    http.enforce_http(false);
-    http.set_connect_timeout(config.connect_timeout);
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(http);
-    // kube-rs's read and write timeouts: a member that stops answering mid-response fails.
-    let mut https = hyper_timeout::TimeoutConnector::new(https);
-    https.set_read_timeout(config.read_timeout);
-    https.set_write_timeout(config.write_timeout);
-    let pool = hyper_util::client::legacy::Builder::new(hyper_util::rt::TokioExecutor::new())
-        .http1_read_buf_exact_size(MEMBER_READ_BUFFER)
-        .build::<_, kube::client::Body>(https);
-    let service = ServiceBuilder::new()
-        .layer(config.base_uri_layer())
-        .option_layer(
-            config
-                .default_retry
-                .then(|| RetryLayer::new(RetryPolicy::server_retry())),
-        )
-        .option_layer(config.auth_layer()?)
-        .layer(config.extra_headers_layer()?)
-        .map_err(tower::BoxError::from)
-        .service(pool);
-    Ok(kube::client::ClientBuilder::new(service, config.default_namespace.clone()).build())
-}
 
 #[cfg(test)]
 mod tests {

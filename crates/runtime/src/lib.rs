@@ -3,9 +3,11 @@
 //!
 //! - [`queue`]: the coalescing work queue keyed by object, with per-key exponential backoff;
 //! - [`events`]: the core/v1 Event recorder, writing in the background with deduplication;
+//! - [`client`]: kube-rs clients whose idle connections close;
 //! - [`error_chain`]: an error and its causes on one line, for logs and conditions;
 //! - [`encode_metrics`] and [`stop_tasks`]: what every controller's `/metrics` and `stop` do.
 
+pub mod client;
 pub mod events;
 pub mod queue;
 

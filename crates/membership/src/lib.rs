@@ -12,6 +12,8 @@ mod credentials;
 mod probe;
 mod reader;
 mod target;
+#[cfg(test)]
+mod test_member;
 mod validate;
 
 pub use credentials::{

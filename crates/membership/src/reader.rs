@@ -66,7 +66,6 @@ impl std::fmt::Debug for MemberReader {
 
 /// Everything to open a connection to the member, and the connection kept open.
 struct Direct {
-    cluster: String,
     host: String,
     port: u16,
     /// The `Host` header.
@@ -142,7 +141,6 @@ impl MemberReader {
             .filter(|value| http::HeaderValue::from_str(value).is_ok());
         Ok(Self {
             inner: Inner::Direct(Box::new(Direct {
-                cluster: cluster.to_string(),
                 host,
                 port,
                 authority,
@@ -172,25 +170,15 @@ impl MemberReader {
                 let request = http::Request::get(path)
                     .header(http::header::ACCEPT, accept)
                     .body(kube::client::Body::empty())
-                    .map_err(|e| MembershipError::MemberRequest {
-                        path: path.to_string(),
-                        reason: e.to_string(),
-                    })?;
-                let response =
-                    client
-                        .send(request)
-                        .await
-                        .map_err(|e| MembershipError::MemberRequest {
-                            path: path.to_string(),
-                            reason: crate::error_chain(&e),
-                        })?;
+                    .map_err(|e| request_error(path, e.to_string()))?;
+                let response = client
+                    .send(request)
+                    .await
+                    .map_err(|e| request_error(path, crate::error_chain(&e)))?;
                 let status = response.status();
                 let body = http_body_util::BodyExt::collect(response.into_body())
                     .await
-                    .map_err(|e| MembershipError::MemberRequest {
-                        path: path.to_string(),
-                        reason: crate::error_chain(&e),
-                    })?
+                    .map_err(|e| request_error(path, crate::error_chain(&e)))?
                     .to_bytes()
                     .to_vec();
                 Ok(MemberResponse { status, body })
@@ -258,13 +246,6 @@ impl Direct {
         }
     }
 
-    fn request_error(&self, path: &str, reason: String) -> MembershipError {
-        MembershipError::MemberRequest {
-            path: path.to_string(),
-            reason: format!("{}: {reason}", self.cluster),
-        }
-    }
-
     async fn get(&self, path: &str, accept: &str) -> Result<MemberResponse, MembershipError> {
         let head = self.request_head(path, accept)?;
         // A kept connection first; if the member closed it meanwhile, once more on a new one.
@@ -272,31 +253,20 @@ impl Direct {
             match self.exchange(io, &head).await {
                 Ok(response) => return Ok(response),
                 Err(Failure::Stale(_)) => {}
-                Err(failure) => return Err(self.failed(path, failure)),
+                Err(failure) => return Err(failed(path, failure)),
             }
         }
         let io = self
             .connect()
             .await
-            .map_err(|reason| self.request_error(path, reason))?;
+            .map_err(|reason| request_error(path, reason))?;
         self.exchange(io, &head)
             .await
-            .map_err(|failure| self.failed(path, failure))
-    }
-
-    fn failed(&self, path: &str, failure: Failure) -> MembershipError {
-        let reason = match failure {
-            Failure::Stale(e) | Failure::Io(e) => crate::error_chain(&e),
-            Failure::Protocol(reason) => reason,
-        };
-        self.request_error(path, reason)
+            .map_err(|failure| failed(path, failure))
     }
 
     fn request_head(&self, path: &str, accept: &str) -> Result<Vec<u8>, MembershipError> {
-        let invalid = |what: &str| MembershipError::MemberRequest {
-            path: path.to_string(),
-            reason: format!("invalid {what}"),
-        };
+        let invalid = |what: &str| request_error(path, format!("invalid {what}"));
         // Both go into the request head as they are: nothing that could end a line.
         let target = format!("{}{path}", self.base_path);
         if !target.starts_with('/') || target.parse::<http::uri::PathAndQuery>().is_err() {
@@ -372,6 +342,21 @@ fn settle(io: &mut Box<dyn Io>) -> bool {
     std::pin::Pin::new(io)
         .poll_read(&mut cx, &mut buf)
         .is_pending()
+}
+
+fn request_error(path: &str, reason: String) -> MembershipError {
+    MembershipError::MemberRequest {
+        path: path.to_string(),
+        reason,
+    }
+}
+
+fn failed(path: &str, failure: Failure) -> MembershipError {
+    let reason = match failure {
+        Failure::Stale(e) | Failure::Io(e) => crate::error_chain(&e),
+        Failure::Protocol(reason) => reason,
+    };
+    request_error(path, reason)
 }
 
 async fn write_head(io: &mut Box<dyn Io>, head: &[u8]) -> std::io::Result<()> {

@@ -232,56 +232,11 @@ mod tests {
         );
     }
 
-    /// A TLS member that answers `/version` and tells, for every connection, how its
-    /// handshake went (sent when it is done) and when it closed.
-    async fn tls_member(
-        ca: &flotilla_pki::CertificateAuthority,
-    ) -> (String, tokio::sync::mpsc::UnboundedReceiver<Seen>) {
-        use hyper_util::rt::TokioIo;
-        let serving = ca
-            .issue_server("member", &[], &["127.0.0.1".parse().unwrap()])
-            .unwrap();
-        let tls = flotilla_pki::server_config(&serving.cert_pem, &serving.key_pem, &[]).unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let endpoint = format!("https://{}", listener.local_addr().unwrap());
-        let (seen, events) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
-                let Ok(stream) = acceptor.accept(tcp).await else {
-                    continue;
-                };
-                let _ = seen.send(Seen::Handshake(stream.get_ref().1.handshake_kind()));
-                let seen = seen.clone();
-                tokio::spawn(async move {
-                    let version = |_req| async {
-                        let body = json!({"major": "1", "minor": "33", "gitVersion": "v1.33.0",
-                            "gitCommit": "", "gitTreeState": "", "buildDate": "",
-                            "goVersion": "", "compiler": "", "platform": ""});
-                        Ok::<_, std::convert::Infallible>(http::Response::new(
-                            http_body_util::Full::new(bytes::Bytes::from(body.to_string())),
-                        ))
-                    };
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), hyper::service::service_fn(version))
-                        .await;
-                    let _ = seen.send(Seen::Closed);
-                });
-            }
-        });
-        (endpoint, events)
-    }
-
-    #[derive(Debug, PartialEq)]
-    enum Seen {
-        Handshake(Option<rustls::HandshakeKind>),
-        Closed,
-    }
-
     #[tokio::test]
     async fn each_client_has_its_own_connection_and_resumes_the_last_session() {
         let ca = flotilla_pki::CertificateAuthority::generate("member-ca").unwrap();
-        let (endpoint, mut seen) = tls_member(&ca).await;
+        use crate::test_member::{Seen, member, next};
+        let (endpoint, mut seen) = member(Some(&ca)).await;
         let target = MemberTarget::of(&cluster(
             json!({"syncMode": "Push", "apiEndpoint": endpoint}),
         ));
@@ -297,13 +252,16 @@ mod tests {
             assert_eq!(version.git_version, "v1.33.0");
             // Two requests, one connection.
             client.apiserver_version().await.unwrap();
-            let Some(Seen::Handshake(kind)) = seen.recv().await else {
+            let Seen::Connected(kind) = next(&mut seen).await else {
                 panic!("no handshake seen");
             };
             handshakes.push(kind);
+            for _ in 0..2 {
+                assert!(matches!(next(&mut seen).await, Seen::Request(_)));
+            }
             drop(client);
             // Dropping the client closes its connection: nothing is kept open in between.
-            assert_eq!(seen.recv().await, Some(Seen::Closed));
+            assert_eq!(next(&mut seen).await, Seen::Closed);
         }
         use rustls::HandshakeKind::{Full, Resumed};
         assert_eq!(handshakes, [Some(Full), Some(Resumed), Some(Resumed)]);

@@ -344,9 +344,9 @@ pub(crate) async fn run(
 /// the next sync's connection resumes its TLS session.
 struct Connection {
     target: Target,
-    /// [`flotilla_membership::MemberCredentials::fingerprint`] of the credentials the reader was built with: at
-    /// thousands of members the keys and certificates themselves add up, and the reader
-    /// holds what it needs of them.
+    /// [`flotilla_membership::MemberCredentials::fingerprint`] of the credentials the reader
+    /// was built with: at thousands of members the keys and certificates themselves add up,
+    /// and the reader holds what it needs of them.
     credentials: u64,
     reader: Arc<MemberReader>,
 }
@@ -517,10 +517,9 @@ impl ClusterWorker {
                 let credentials =
                     member::read_credentials(&self.shared.host, cluster, timeout).await?;
                 self.credentials_read = Some(Instant::now());
+                let fingerprint = credentials.fingerprint();
                 match current {
-                    Some(c) if c.target == target && c.credentials == credentials.fingerprint() => {
-                        c
-                    }
+                    Some(c) if c.target == target && c.credentials == fingerprint => c,
                     current => {
                         if current.is_some() {
                             info!("member credentials changed; reconnecting");
@@ -530,7 +529,7 @@ impl ClusterWorker {
                             member::reader(&self.name, &target, &credentials, timeout).await?;
                         Connection {
                             target,
-                            credentials: credentials.fingerprint(),
+                            credentials: fingerprint,
                             reader: Arc::new(reader),
                         }
                     }

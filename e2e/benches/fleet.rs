@@ -202,6 +202,24 @@ async fn join_unreachable(host: &kube::Client, count: u32, ca_pem: &str) {
         .await;
 }
 
+/// The controller-manager's allocated, active and resident heap bytes, from its `/metrics`
+/// (none under `--features system-allocator`).
+fn heap_gauges(port: u16) -> Option<(u64, u64, u64)> {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .ok()?;
+    let mut text = String::new();
+    conn.read_to_string(&mut text).ok()?;
+    let gauge = |name: &str| {
+        let prefix = format!("flotilla_heap_{name}_bytes ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some((gauge("allocated")?, gauge("active")?, gauge("resident")?))
+}
+
 async fn run(s: Scenario, nodes: u32, steady: Duration) {
     let count = s.clusters as usize;
     let kind = if s.reachable {
@@ -264,6 +282,7 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
     if !cm_args.is_empty() {
         println!("controller-manager flags added: {cm_args}");
     }
+    let cm_metrics = support::free_port();
     let cm_log = d.join("controller-manager.log");
     let cm_started = Instant::now();
     // `FLOTILLA_BENCH_CM_WRAPPER="heaptrack -o /tmp/cm"` (or `perf record ...`) runs the
@@ -288,6 +307,8 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
                     .to_str()
                     .unwrap(),
                 "--leader-elect=false",
+                "--metrics-bind-address",
+                &format!("127.0.0.1:{cm_metrics}"),
             ])
             .args(cm_args.split_whitespace())
             .stdin(Stdio::null())
@@ -378,6 +399,16 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
         hwm.max(peak_rss_during_start) / 1024,
         (writes1 - writes0) / wall
     );
+    if let Some(heap) = heap_gauges(cm_metrics) {
+        println!(
+            "controller-manager heap: allocated {} MiB, active {} MiB, resident {} MiB \
+             (allocated per Cluster {:.1} KB)",
+            heap.0 >> 20,
+            heap.1 >> 20,
+            heap.2 >> 20,
+            heap.0 as f64 / 1000.0 / count as f64
+        );
+    }
     // What the issue's memory target excludes ("plus what its status holds"), as JSON.
     let list = clusters.list(&ListParams::default()).await.unwrap();
     let status_bytes: usize = list

@@ -150,6 +150,14 @@ fn components_as_separate_processes_with_leader_election() {
     );
     let text = metrics(port_a);
     assert!(text.contains("flotilla_"), "{text}");
+    // The allocator's gauges come with every component's metrics, before the one `# EOF`.
+    let resident = text
+        .lines()
+        .find_map(|l| l.strip_prefix("flotilla_heap_resident_bytes "))
+        .and_then(|v| v.parse::<u64>().ok());
+    assert!(resident.is_some_and(|r| r > 0), "{text}");
+    assert_eq!(text.matches("# EOF").count(), 1, "{text}");
+    assert!(text.ends_with("# EOF\n"), "{text}");
     let lease = k.get_json(&["lease", "-n", "kube-system", "flotilla-controller-manager"]);
     let holder_a = lease["spec"]["holderIdentity"]
         .as_str()

@@ -227,6 +227,10 @@ async fn serve_metrics(
         let source = source.clone();
         async move {
             let text = source.lock().as_ref().map(|f| f()).unwrap_or_default();
+            // OpenMetrics allows one `# EOF`, at the very end: the heap gauges go before it.
+            let mut text = text.strip_suffix("# EOF\n").unwrap_or(&text).to_string();
+            text.push_str(&crate::heap::metrics_text());
+            text.push_str("# EOF\n");
             (
                 [(
                     http::header::CONTENT_TYPE,

@@ -2,6 +2,7 @@
 
 mod cli;
 mod components;
+mod heap;
 mod local_up;
 mod process;
 

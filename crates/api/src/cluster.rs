@@ -225,7 +225,7 @@ pub struct ClusterStatus {
 }
 
 /// The resources served for one group/version.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiEnablement {
     /// `group/version` (`v1` for the core group).
@@ -236,7 +236,7 @@ pub struct ApiEnablement {
 }
 
 /// One served resource.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub struct ApiResource {
     /// Plural resource name.
     pub name: String,

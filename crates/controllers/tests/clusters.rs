@@ -36,6 +36,7 @@ use flotilla_membersim::{MemberOptions, RunningMember};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams,
@@ -159,6 +160,15 @@ where
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Whether `c`'s published discovery has `group_version`.
+fn serves(c: &Cluster, group_version: &str) -> bool {
+    c.status.as_ref().is_some_and(|s| {
+        s.api_enablements
+            .iter()
+            .any(|e| e.group_version == group_version)
+    })
 }
 
 fn ready_status(c: &Cluster) -> Option<(String, String)> {
@@ -517,6 +527,32 @@ async fn status_reports_health_discovery_and_exact_resource_summaries() {
         "member1 resource summary matching its nodes and pods",
         || async { matches_expected(&clusters.get("member1").await.unwrap(), &expected) },
     )
+    .await;
+
+    // The summary changed with no new discovery: the published discovery stays whole.
+    let c = clusters.get("member1").await.unwrap();
+    assert!(serves(&c, "apps/v1"), "{:?}", c.status);
+    let before = c.status.as_ref().unwrap().api_enablements.len();
+    // A new API in the member is published with the next discovery (every 5 s here), and
+    // nothing else of the discovery is lost.
+    let crds: Api<CustomResourceDefinition> = Api::all(member.clone());
+    let crd = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "x-kubernetes-preserve-unknown-fields": true}}}]},
+    }))
+    .unwrap();
+    crds.create(&PostParams::default(), &crd).await.unwrap();
+    eventually("member1's discovery with example.com/v1", || async {
+        let c = clusters.get("member1").await.unwrap();
+        serves(&c, "example.com/v1")
+            && serves(&c, "apps/v1")
+            && c.status.as_ref().unwrap().api_enablements.len() == before + 1
+    })
     .await;
 
     // Node capacities: every ready node counted once, each group's free capacity within its

@@ -6,8 +6,8 @@
 //! once reported not Ready it is synced less and less often ([`schedule`]).
 //!
 //! ```text
-//!  watch Clusters ─▶ reflector store ─▶ queue (due time per Push cluster; a changed
-//!                                        endpoint / secretRef / proxy starts afresh)
+//!  watch Clusters ─▶ kept Clusters (no discovery) ─▶ queue (due time per Push cluster; a
+//!                                  changed endpoint / secretRef / proxy starts afresh)
 //!  pool of ≤ probe_concurrency workers, per due cluster:
 //!    credentials (Secret) ─▶ reader ─▶ /readyz ──▶ Ready condition (failure threshold)
 //!                                    └▶ /version + discovery (every api_enablements_period
@@ -27,6 +27,7 @@
 //! discovery ([`crate::conditions`]) and, when the Cluster has `spec.resourceModels`, the
 //! node count per grade in `resourceSummary.allocatableModelings` ([`crate::modeling`]).
 
+pub(crate) mod kept;
 pub(crate) mod member;
 pub(crate) mod probe;
 pub mod schedule;
@@ -42,13 +43,11 @@ use flotilla_api::cluster::{
 use flotilla_api::{Cluster, ClusterStatus};
 use flotilla_membership::MemberReader;
 use futures::StreamExt;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event, watcher as watch_stream};
-use kube::runtime::{WatchStreamExt, reflector as reflect};
 use serde_json::json;
 use tokio::task::JoinSet;
 use tracing::{Instrument, debug, info, info_span, warn};
@@ -62,6 +61,7 @@ use crate::readiness::{
 use crate::resources::{Resources, Summary};
 use crate::{ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain};
 use flotilla_membership::MemberTarget as Target;
+use kept::{KeptCluster, KeptClusters, KeptStatus};
 use schedule::{Liveness, jittered, next_delay, next_sync};
 
 /// A healthy member's credentials Secret is read again every this many discovery periods
@@ -75,7 +75,7 @@ struct Shared {
     host: kube::Client,
     opts: Arc<ControllerManagerOptions>,
     metrics: Arc<Metrics>,
-    clusters: Store<Cluster>,
+    clusters: KeptClusters,
 }
 
 /// One Push cluster in the queue.
@@ -132,7 +132,7 @@ impl Queue {
         Box::new(ClusterWorker::new(name.to_string(), self.shared.clone()))
     }
 
-    fn on_cluster(&mut self, cluster: &Cluster) {
+    fn on_cluster(&mut self, cluster: Cluster) {
         let name = cluster.name_any();
         if cluster.spec.sync_mode == ClusterSyncMode::Pull {
             // An agent inside a Pull-mode member reports its status; probing it from here
@@ -140,7 +140,10 @@ impl Queue {
             self.forget(&name, "cluster is in Pull mode; not synced here");
             return;
         }
-        let target = Target::of(cluster);
+        let target = Target::of(&cluster);
+        self.shared
+            .clusters
+            .insert(name.clone(), KeptCluster::new(cluster));
         // Most events are status writes: nothing to do for them.
         let same = self.slots.get(&name).map(|slot| slot.target == target);
         if same == Some(true) {
@@ -172,6 +175,7 @@ impl Queue {
     }
 
     fn forget(&mut self, name: &str, why: &str) {
+        self.shared.clusters.remove(name);
         if self.slots.remove(name).is_some() {
             self.liveness.forget(name);
             info!(cluster = %name, "{why}");
@@ -179,6 +183,7 @@ impl Queue {
     }
 
     fn retain(&mut self, seen: &HashSet<String>) {
+        self.shared.clusters.retain(|name| seen.contains(name));
         self.slots.retain(|name, _| seen.contains(name));
         self.liveness.retain(|name| seen.contains(name));
     }
@@ -272,19 +277,17 @@ pub(crate) async fn run(
     metrics: Arc<Metrics>,
     liveness: Arc<Liveness>,
 ) {
-    let (store, writer) = reflector::store();
     let api: Api<Cluster> = Api::all(host.clone());
     let limit = opts.probe_concurrency.max(1);
     let shared = Arc::new(Shared {
         host,
         opts,
         metrics,
-        clusters: store,
+        clusters: KeptClusters::default(),
     });
-    // The discovery stays (the base a new one is compared with); managedFields go.
-    let watch = watch_stream(api, watcher::Config::default())
-        .modify(|c: &mut Cluster| c.metadata.managed_fields = None);
-    let mut events = reflect(writer, watch).default_backoff().boxed();
+    let mut events = watch_stream(api, watcher::Config::default())
+        .default_backoff()
+        .boxed();
     let mut queue = Queue {
         shared: shared.clone(),
         liveness,
@@ -313,9 +316,9 @@ pub(crate) async fn run(
                         if let Some(seen) = &mut relisted {
                             seen.insert(cluster.name_any());
                         }
-                        queue.on_cluster(&cluster);
+                        queue.on_cluster(cluster);
                     }
-                    Ok(Event::Apply(cluster)) => queue.on_cluster(&cluster),
+                    Ok(Event::Apply(cluster)) => queue.on_cluster(cluster),
                     Ok(Event::Delete(cluster)) => {
                         queue.forget(&cluster.name_any(), "cluster gone; no longer synced");
                     }
@@ -355,19 +358,18 @@ struct Connection {
 /// store moves past that version it is stale, and the written status is the better base.
 struct Written {
     over_version: Option<String>,
-    status: ClusterStatus,
+    status: KeptStatus,
 }
 
-/// The status a sync wants. The discovery (`apiEnablements`, most of what a status holds) is
-/// in it only when this sync made a new one (`discovered`); otherwise it is the base's, and
-/// is neither copied nor compared unless there is something else to write.
+/// The status a sync wants, over a base without its discovery ([`KeptStatus`]). The
+/// discovery (`apiEnablements`) is in it only when this sync made one that differs from the
+/// base's; otherwise it is empty, and a write leaves the published one as it is.
 struct Desired {
     status: ClusterStatus,
-    discovered: bool,
 }
 
 impl Desired {
-    fn same_as(&self, base: &ClusterStatus) -> bool {
+    fn same_as(&self, base: &KeptStatus) -> bool {
         // Every field named: a field added to the status must be decided on here.
         let ClusterStatus {
             kubernetes_version,
@@ -377,41 +379,13 @@ impl Desired {
             resource_summary,
             node_capacities,
         } = &self.status;
+        let base = &base.status;
         *kubernetes_version == base.kubernetes_version
-            && (!self.discovered || *api_enablements == base.api_enablements)
+            && api_enablements.is_empty()
             && *conditions == base.conditions
             && *node_summary == base.node_summary
             && *resource_summary == base.resource_summary
             && *node_capacities == base.node_capacities
-    }
-
-    /// The whole status to write over `base`.
-    fn into_status(self, base: &ClusterStatus) -> ClusterStatus {
-        let mut status = self.status;
-        if !self.discovered {
-            status.api_enablements = base.api_enablements.clone();
-        }
-        status
-    }
-}
-
-/// `status` with `conditions` instead of its own and without its discovery.
-fn without_discovery(status: &ClusterStatus, conditions: Vec<Condition>) -> ClusterStatus {
-    let ClusterStatus {
-        kubernetes_version,
-        api_enablements: _,
-        conditions: _,
-        node_summary,
-        resource_summary,
-        node_capacities,
-    } = status;
-    ClusterStatus {
-        kubernetes_version: kubernetes_version.clone(),
-        api_enablements: Vec::new(),
-        conditions,
-        node_summary: node_summary.clone(),
-        resource_summary: resource_summary.clone(),
-        node_capacities: node_capacities.clone(),
     }
 }
 
@@ -644,14 +618,15 @@ impl ClusterWorker {
     }
 
     async fn sync(&mut self) -> Result<(), Error> {
-        let Some(cluster) = self.shared.clusters.get(&ObjectRef::new(&self.name)) else {
+        let Some(kept) = self.shared.clusters.get(&self.name) else {
             // Deleted: the supervisor is about to stop this task.
             return Ok(());
         };
+        let cluster = &kept.cluster;
         // A streak starts when the probe that began it was sent, not when it gave up: a
         // member going down is then reported one period plus the threshold after, at most.
         let probed = Instant::now();
-        let (observed, reader) = self.observe(&cluster).await;
+        let (observed, reader) = self.observe(cluster).await;
         let now = Instant::now();
         if observed == Observed::Healthy {
             if self.failing_since.take().is_some() {
@@ -687,12 +662,9 @@ impl ClusterWorker {
             .written
             .take()
             .filter(|w| w.over_version == cluster.metadata.resource_version);
-        let unset = ClusterStatus::default();
-        // Borrowed, not cloned: a status holds the member's whole discovery, and this runs at
-        // every sync of every member.
         let base = match &written {
             Some(w) => &w.status,
-            None => cluster.status.as_ref().unwrap_or(&unset),
+            None => &kept.status,
         };
         let desired = self.desired_status(base, &observed, &cluster.spec.resource_models, now);
         let reported_ready = desired
@@ -710,7 +682,7 @@ impl ClusterWorker {
         };
         if desired.same_as(base) {
             self.written = written;
-        } else if let Err(e) = self.write(&cluster, base, desired.into_status(base)).await {
+        } else if let Err(e) = self.write(cluster, &base.status, desired.status).await {
             // The last write stays the better base until the store shows it.
             self.written = written;
             return Err(e);
@@ -725,7 +697,7 @@ impl ClusterWorker {
 
     fn desired_status(
         &self,
-        base: &ClusterStatus,
+        base: &KeptStatus,
         observed: &Observed,
         models: &[ResourceModel],
         now: Instant,
@@ -741,21 +713,26 @@ impl ClusterWorker {
             failure: opts.failure_threshold,
             success: opts.success_threshold,
         };
+        let fingerprint = base.enablements;
+        let base = &base.status;
         let current = base.conditions.iter().find(|c| c.type_ == CONDITION_READY);
         let ready = ready_condition(current, observed, streak, thresholds, Timestamp::now());
-        let mut desired = without_discovery(base, with_condition(&base.conditions, ready));
+        let mut desired = ClusterStatus {
+            conditions: with_condition(&base.conditions, ready),
+            ..base.clone()
+        };
         if *observed != Observed::Healthy {
             // Keep the last known picture of the member; only the condition says it is stale.
-            return Desired {
-                status: desired,
-                discovered: false,
-            };
+            return Desired { status: desired };
         }
         if let Some(v) = &self.version {
             desired.kubernetes_version = Some(v.clone());
         }
         if let Some((enablements, complete)) = &self.enablements {
-            desired.api_enablements = enablements.clone();
+            if kept::fingerprint(enablements) != fingerprint {
+                // Only a discovery that differs is written (whole).
+                desired.api_enablements = enablements.clone();
+            }
             let current = conditions::find(&base.conditions, CONDITION_COMPLETE_API_ENABLEMENTS);
             let condition =
                 api_enablements_condition(current, enablements.len(), *complete, Timestamp::now());
@@ -771,10 +748,7 @@ impl ClusterWorker {
             });
             desired.node_capacities = summary.node_capacities.clone();
         }
-        Desired {
-            status: desired,
-            discovered: self.enablements.is_some(),
-        }
+        Desired { status: desired }
     }
 
     /// `allocatableModelings` from the nodes' free capacity; unusable models keep the last
@@ -843,7 +817,7 @@ impl ClusterWorker {
         }
         self.written = Some(Written {
             over_version: cluster.metadata.resource_version.clone(),
-            status: written.status.unwrap_or(desired),
+            status: KeptStatus::new(written.status.unwrap_or(desired)),
         });
         Ok(())
     }
@@ -867,39 +841,39 @@ mod tests {
 
     #[test]
     fn a_status_without_a_new_discovery_keeps_the_published_one() {
-        let base = status("v1.33.0", &["v1", "apps/v1"]);
+        let base = KeptStatus::new(status("v1.33.0", &["v1", "apps/v1"]));
         let same = Desired {
-            status: without_discovery(&base, base.conditions.clone()),
-            discovered: false,
+            status: base.status.clone(),
         };
-        assert!(same.status.api_enablements.is_empty());
         assert!(same.same_as(&base));
 
-        let mut newer = without_discovery(&base, base.conditions.clone());
+        let mut newer = base.status.clone();
         newer.kubernetes_version = Some("v1.33.1".into());
-        let newer = Desired {
-            status: newer,
-            discovered: false,
-        };
+        let newer = Desired { status: newer };
         assert!(!newer.same_as(&base));
-        // What is written is whole: the base's discovery with the new version.
-        let written = newer.into_status(&base);
-        assert_eq!(written, status("v1.33.1", &["v1", "apps/v1"]));
+        // The patch carries the new version and leaves the published discovery alone.
+        let patch = merge_patch(
+            &serde_json::to_value(&base.status).unwrap(),
+            &serde_json::to_value(&newer.status).unwrap(),
+        );
+        assert_eq!(patch, Some(json!({"kubernetesVersion": "v1.33.1"})));
     }
 
     #[test]
-    fn a_new_discovery_is_compared_and_written() {
-        let base = status("v1.33.0", &["v1", "apps/v1"]);
-        let unchanged = Desired {
-            status: base.clone(),
-            discovered: true,
+    fn a_new_discovery_is_written_whole_when_it_differs() {
+        let base = KeptStatus::new(status("v1.33.0", &["v1", "apps/v1"]));
+        let fewer = status("v1.33.0", &["v1"]);
+        let desired = Desired {
+            status: fewer.clone(),
         };
-        assert!(unchanged.same_as(&base));
-        let fewer = Desired {
-            status: status("v1.33.0", &["v1"]),
-            discovered: true,
-        };
-        assert!(!fewer.same_as(&base));
-        assert_eq!(fewer.into_status(&base), status("v1.33.0", &["v1"]));
+        assert!(!desired.same_as(&base));
+        let patch = merge_patch(
+            &serde_json::to_value(&base.status).unwrap(),
+            &serde_json::to_value(&desired.status).unwrap(),
+        );
+        assert_eq!(
+            patch,
+            Some(json!({"apiEnablements": serde_json::to_value(&fewer.api_enablements).unwrap()}))
+        );
     }
 }

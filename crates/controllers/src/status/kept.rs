@@ -1,0 +1,159 @@
+//! What the status controller keeps of each Push cluster between syncs: the Cluster it
+//! probes (name, version, spec) and the status it writes over, without the member's
+//! discovery. `status.apiEnablements` is most of what a status holds (a few KB per member),
+//! and this controller only ever compares a new discovery with the published one: a
+//! fingerprint stands for it. A write then leaves the published discovery alone unless a new
+//! one differs, and carries it whole when it does.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use flotilla_api::cluster::ApiEnablement;
+use flotilla_api::{Cluster, ClusterStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use parking_lot::Mutex;
+
+/// A fingerprint of a member's discovery. Equal discoveries give equal fingerprints within
+/// this process (the hasher's keys are fixed); a collision would only delay publishing a
+/// changed discovery to the next change.
+pub(crate) fn fingerprint(enablements: &[ApiEnablement]) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    enablements.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A status without its discovery, and the fingerprint of the discovery it had.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct KeptStatus {
+    /// The status; `api_enablements` is always empty.
+    pub status: ClusterStatus,
+    /// [`fingerprint`] of the discovery the status had.
+    pub enablements: u64,
+}
+
+impl KeptStatus {
+    pub fn new(mut status: ClusterStatus) -> Self {
+        let enablements = fingerprint(&status.api_enablements);
+        status.api_enablements = Vec::new();
+        Self {
+            status,
+            enablements,
+        }
+    }
+}
+
+/// A Cluster as kept: the metadata a sync reads (name and resourceVersion), the spec, and
+/// the status as a [`KeptStatus`].
+#[derive(Debug)]
+pub(crate) struct KeptCluster {
+    /// `status` is `None`: it is in [`KeptCluster::status`].
+    pub cluster: Cluster,
+    pub status: KeptStatus,
+}
+
+impl KeptCluster {
+    pub fn new(mut cluster: Cluster) -> Self {
+        let status = KeptStatus::new(cluster.status.take().unwrap_or_default());
+        let meta = &mut cluster.metadata;
+        *meta = ObjectMeta {
+            name: meta.name.take(),
+            uid: meta.uid.take(),
+            resource_version: meta.resource_version.take(),
+            ..ObjectMeta::default()
+        };
+        Self { cluster, status }
+    }
+}
+
+/// The kept Push clusters by name, filled from the controller's watch.
+#[derive(Default)]
+pub(crate) struct KeptClusters {
+    clusters: Mutex<HashMap<String, Arc<KeptCluster>>>,
+}
+
+impl KeptClusters {
+    pub fn get(&self, name: &str) -> Option<Arc<KeptCluster>> {
+        self.clusters.lock().get(name).cloned()
+    }
+
+    pub fn insert(&self, name: String, cluster: KeptCluster) {
+        self.clusters.lock().insert(name, Arc::new(cluster));
+    }
+
+    pub fn remove(&self, name: &str) {
+        self.clusters.lock().remove(name);
+    }
+
+    pub fn retain(&self, keep: impl Fn(&str) -> bool) {
+        self.clusters.lock().retain(|name, _| keep(name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cluster(group_versions: &[&str]) -> Cluster {
+        serde_json::from_value(json!({
+            "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": "m1", "resourceVersion": "7", "uid": "u1",
+                "labels": {"a": "b"}, "annotations": {"c": "d"},
+                "managedFields": [{"manager": "flotilla", "operation": "Update"}]},
+            "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1",
+                "secretRef": {"namespace": "karmada-cluster", "name": "m1"},
+                "resourceModels": [{"grade": 0, "ranges": [{"name": "cpu", "min": "0", "max": "1"}]}]},
+            "status": {"kubernetesVersion": "v1.33.0",
+                "apiEnablements": group_versions.iter()
+                    .map(|gv| json!({"groupVersion": gv, "resources": [{"name": "things", "kind": "Thing"}]}))
+                    .collect::<Vec<_>>(),
+                "nodeSummary": {"totalNum": 3, "readyNum": 3},
+                "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady",
+                    "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_kept_cluster_has_its_spec_and_status_but_only_a_fingerprint_of_its_discovery() {
+        let full = cluster(&["v1", "apps/v1"]);
+        let kept = KeptCluster::new(full.clone());
+        assert_eq!(kept.cluster.spec, full.spec);
+        assert_eq!(kept.cluster.metadata.name.as_deref(), Some("m1"));
+        assert_eq!(kept.cluster.metadata.resource_version.as_deref(), Some("7"));
+        assert_eq!(kept.cluster.metadata.uid.as_deref(), Some("u1"));
+        assert!(kept.cluster.metadata.labels.is_none());
+        assert!(kept.cluster.metadata.annotations.is_none());
+        assert!(kept.cluster.metadata.managed_fields.is_none());
+        assert!(kept.cluster.status.is_none());
+
+        let mut status = full.status.clone().unwrap();
+        assert!(kept.status.status.api_enablements.is_empty());
+        assert_eq!(
+            kept.status.enablements,
+            fingerprint(&status.api_enablements)
+        );
+        status.api_enablements.clear();
+        assert_eq!(kept.status.status, status);
+    }
+
+    #[test]
+    fn the_fingerprint_follows_the_discovery() {
+        let of = |gvs: &[&str]| KeptCluster::new(cluster(gvs)).status.enablements;
+        assert_eq!(of(&["v1", "apps/v1"]), of(&["v1", "apps/v1"]));
+        assert_ne!(of(&["v1", "apps/v1"]), of(&["v1"]));
+        assert_ne!(of(&["v1", "apps/v1"]), of(&["apps/v1", "v1"]));
+        assert_ne!(of(&["v1"]), of(&[]));
+        let mut renamed = cluster(&["v1"]);
+        renamed.status.as_mut().unwrap().api_enablements[0].resources[0].kind = "Other".into();
+        assert_ne!(KeptCluster::new(renamed).status.enablements, of(&["v1"]));
+        // A Cluster without a status is kept as one with an empty discovery.
+        let mut bare = cluster(&[]);
+        bare.status = None;
+        assert_eq!(
+            KeptCluster::new(bare).status,
+            KeptStatus::new(ClusterStatus::default())
+        );
+    }
+}

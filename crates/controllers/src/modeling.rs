@@ -139,10 +139,16 @@ pub fn allocatable_modelings<'a>(
     models: &[ResourceModel],
     nodes: impl IntoIterator<Item = &'a Resources>,
 ) -> Result<Vec<AllocatableModeling>, ModelError> {
+    Ok(parse(models)?.map(|g| g.count(nodes)).unwrap_or_default())
+}
+
+/// `models` parsed once, for a Cluster kept between syncs; `None` when it has none (nothing
+/// is then counted).
+pub fn parse(models: &[ResourceModel]) -> Result<Option<Grades>, ModelError> {
     if models.is_empty() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
-    Ok(Grades::new(models)?.count(nodes))
+    Grades::new(models).map(Some)
 }
 
 #[cfg(test)]

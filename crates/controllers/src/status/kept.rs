@@ -14,6 +14,8 @@ use flotilla_api::{Cluster, ClusterStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
 
+use crate::modeling::{self, Grades, ModelError};
+
 /// A fingerprint of a member's discovery. Equal discoveries give equal fingerprints within
 /// this process (the hasher's keys are fixed); a collision would only delay publishing a
 /// changed discovery to the next change.
@@ -43,18 +45,22 @@ impl KeptStatus {
     }
 }
 
-/// A Cluster as kept: the metadata a sync reads (name and resourceVersion), the spec, and
-/// the status as a [`KeptStatus`].
+/// A Cluster as kept: the metadata a sync reads (name and resourceVersion), the spec with its
+/// resource models parsed, and the status as a [`KeptStatus`].
 #[derive(Debug)]
 pub(crate) struct KeptCluster {
-    /// `status` is `None`: it is in [`KeptCluster::status`].
+    /// `status` is `None` (it is in [`KeptCluster::status`]), and so is
+    /// `spec.resourceModels` (in [`KeptCluster::grades`]): Karmada's default models are
+    /// eighteen quantities as strings, a few KB per member.
     pub cluster: Cluster,
+    pub grades: Result<Option<Grades>, ModelError>,
     pub status: KeptStatus,
 }
 
 impl KeptCluster {
     pub fn new(mut cluster: Cluster) -> Self {
         let status = KeptStatus::new(cluster.status.take().unwrap_or_default());
+        let grades = modeling::parse(&std::mem::take(&mut cluster.spec.resource_models));
         let meta = &mut cluster.metadata;
         *meta = ObjectMeta {
             name: meta.name.take(),
@@ -62,7 +68,11 @@ impl KeptCluster {
             resource_version: meta.resource_version.take(),
             ..ObjectMeta::default()
         };
-        Self { cluster, status }
+        Self {
+            cluster,
+            grades,
+            status,
+        }
     }
 }
 
@@ -119,7 +129,11 @@ mod tests {
     fn a_kept_cluster_has_its_spec_and_status_but_only_a_fingerprint_of_its_discovery() {
         let full = cluster(&["v1", "apps/v1"]);
         let kept = KeptCluster::new(full.clone());
-        assert_eq!(kept.cluster.spec, full.spec);
+        let mut spec = full.spec.clone();
+        let models = std::mem::take(&mut spec.resource_models);
+        assert_eq!(kept.cluster.spec, spec);
+        assert_eq!(kept.grades, modeling::parse(&models));
+        assert!(matches!(kept.grades, Ok(Some(_))));
         assert_eq!(kept.cluster.metadata.name.as_deref(), Some("m1"));
         assert_eq!(kept.cluster.metadata.resource_version.as_deref(), Some("7"));
         assert_eq!(kept.cluster.metadata.uid.as_deref(), Some("u1"));

@@ -37,9 +37,7 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_api::cluster::{
-    AllocatableModeling, ApiEnablement, ClusterSyncMode, ResourceModel, ResourceSummary,
-};
+use flotilla_api::cluster::{AllocatableModeling, ApiEnablement, ClusterSyncMode, ResourceSummary};
 use flotilla_api::{Cluster, ClusterStatus};
 use flotilla_membership::MemberReader;
 use futures::StreamExt;
@@ -54,7 +52,7 @@ use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::conditions::{self, CONDITION_COMPLETE_API_ENABLEMENTS, api_enablements_condition};
 use crate::diff::merge_patch;
-use crate::modeling;
+use crate::modeling::{Grades, ModelError};
 use crate::readiness::{
     CONDITION_READY, Observed, Streak, Thresholds, ready_condition, with_condition,
 };
@@ -407,7 +405,7 @@ struct ClusterWorker {
     enablements: Option<(Vec<ApiEnablement>, bool)>,
     /// Whether any discovery of this member succeeded (its result is then in the status).
     ever_discovered: bool,
-    /// The node/pod summaries of the last successful lists.
+    /// The node/pod summaries of this sync's lists, until published.
     summary: Option<Summary>,
     written: Option<Written>,
     /// Consecutive failing probes made while the cluster was already reported not Ready:
@@ -666,7 +664,7 @@ impl ClusterWorker {
             Some(w) => &w.status,
             None => &kept.status,
         };
-        let desired = self.desired_status(base, &observed, &cluster.spec.resource_models, now);
+        let desired = self.desired_status(base, &observed, &kept.grades, now);
         let reported_ready = desired
             .status
             .conditions
@@ -688,9 +686,10 @@ impl ClusterWorker {
             return Err(e);
         }
         if observed == Observed::Healthy {
-            // Published (a healthy sync puts it in the status): the Cluster in the store holds
-            // it from now on; a second copy here would double what statuses cost in memory.
+            // Published (a healthy sync puts them in the status, or found them there): the
+            // status is their copy from now on, and the next sync lists and discovers anew.
             self.enablements = None;
+            self.summary = None;
         }
         Ok(())
     }
@@ -699,7 +698,7 @@ impl ClusterWorker {
         &self,
         base: &KeptStatus,
         observed: &Observed,
-        models: &[ResourceModel],
+        grades: &Result<Option<Grades>, ModelError>,
         now: Instant,
     ) -> Desired {
         let opts = self.opts();
@@ -744,7 +743,7 @@ impl ClusterWorker {
                 allocatable: summary.allocatable.to_list(),
                 allocating: summary.allocating.to_list(),
                 allocated: summary.allocated.to_list(),
-                allocatable_modelings: self.modelings(models, &summary.free, base),
+                allocatable_modelings: self.modelings(grades, &summary.free, base),
             });
             desired.node_capacities = summary.node_capacities.clone();
         }
@@ -755,12 +754,13 @@ impl ClusterWorker {
     /// published value.
     fn modelings(
         &self,
-        models: &[ResourceModel],
+        grades: &Result<Option<Grades>, ModelError>,
         free: &[Resources],
         base: &ClusterStatus,
     ) -> Vec<AllocatableModeling> {
-        match modeling::allocatable_modelings(models, free) {
-            Ok(m) => m,
+        match grades {
+            Ok(Some(grades)) => grades.count(free),
+            Ok(None) => Vec::new(),
             Err(e) => {
                 debug!(error = %e, "spec.resourceModels unusable; allocatableModelings not updated");
                 base.resource_summary

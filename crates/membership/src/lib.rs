@@ -11,6 +11,7 @@
 mod credentials;
 mod probe;
 mod reader;
+mod sessions;
 mod target;
 #[cfg(test)]
 mod test_member;

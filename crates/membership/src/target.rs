@@ -88,7 +88,9 @@ impl MemberTarget {
                         cluster: name.to_string(),
                         source,
                     })?;
-            tls.resumption = rustls::client::Resumption::in_memory_sessions(MEMBER_TLS_SESSIONS);
+            tls.resumption = rustls::client::Resumption::store(Arc::new(
+                crate::sessions::LastSession::default(),
+            ));
             // No ALPN here: hyper-rustls sets its own (and refuses a configuration that has
             // one), and a server offered none speaks HTTP/1.1, what [`MemberReader`] speaks.
             Some(Arc::new(tls))
@@ -171,11 +173,6 @@ impl MemberConnector {
 
 /// Connecting to a member without a connect timeout configured (callers set one).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// TLS sessions a member's connector remembers for resumption. It talks to one server;
-/// rustls's default store (256 sessions) reserves room for 32 servers up front, about 19 KB
-/// per member, and the status controller keeps a connector per member.
-const MEMBER_TLS_SESSIONS: usize = 8;
 
 /// The read buffer of a member connection. hyper's default grows with the largest response
 /// read (a discovery document, a node list) and keeps that size for the connection's life,

@@ -91,7 +91,10 @@ pub enum Work {
 
 #[derive(Debug, Default)]
 struct Node {
-    object: Option<ObjectInfo>,
+    /// Boxed: the map's table holds a slot per node and grows by doubling, so at thousands of
+    /// members (a Cluster, its Secret and its namespace each) inline objects left most of a
+    /// large table empty but paid for.
+    object: Option<Box<ObjectInfo>>,
     dependents: HashSet<String>,
 }
 
@@ -114,7 +117,7 @@ impl Graph {
 
     /// The observed object with this uid.
     pub fn get(&self, uid: &str) -> Option<&ObjectInfo> {
-        self.nodes.get(uid).and_then(|n| n.object.as_ref())
+        self.nodes.get(uid).and_then(|n| n.object.as_deref())
     }
 
     /// The observed dependents of `uid`.
@@ -151,7 +154,7 @@ impl Graph {
             .iter()
             .filter_map(|(uid, n)| {
                 n.object
-                    .as_ref()
+                    .as_deref()
                     .filter(|o| *o.resource == *resource)
                     .map(|_| uid.clone())
             })
@@ -184,7 +187,10 @@ impl Graph {
     pub fn upsert(&mut self, info: ObjectInfo) -> Vec<Work> {
         let uid = info.uid.clone();
         let mut work = Vec::new();
-        let old = self.nodes.get(&uid).and_then(|n| n.object.clone());
+        let old = self
+            .nodes
+            .get(&uid)
+            .and_then(|n| n.object.as_deref().cloned());
         let old_owners: Vec<OwnerRef> = old.as_ref().map(|o| o.owners.clone()).unwrap_or_default();
         let owners_changed = old.is_none() || old_owners != info.owners;
         let old_uids: HashSet<&str> = old_owners.iter().map(|o| o.uid.as_str()).collect();
@@ -218,7 +224,7 @@ impl Graph {
             self.observed += 1;
         }
         let (orphaning, deleting_dependents) = (info.orphaning(), info.deleting_dependents());
-        node.object = Some(info);
+        node.object = Some(Box::new(info));
         if orphaning && !was_orphaning {
             work.push(Work::Orphan(uid.clone()));
         }

@@ -49,7 +49,7 @@ use tracing::{Instrument, debug, info_span};
 use crate::policy::{PolicyId, PolicyScope, PolicyView, TemplateView};
 use crate::registry::{ResourceInfo, api_version_of};
 use crate::runner::{
-    AbortOnDrop, Next, dynamic_api, reflect, reflect_trimmed, spawn_workers, wait_ready,
+    AbortOnDrop, Next, dynamic_api, reflect, reflect_kept, spawn_workers, wait_ready,
 };
 use crate::unimplemented::{self, unimplemented_fields};
 use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
@@ -94,18 +94,13 @@ pub fn skipped_namespace(namespace: &str) -> bool {
     namespace.starts_with("kube-") || namespace.starts_with("karmada-")
 }
 
-/// Empties a cached object in a skipped namespace, which nothing here reads (each member
-/// has a credentials Secret in `karmada-cluster`): only what names it stays.
-fn trim_skipped_template(obj: &mut DynamicObject) {
-    if obj
-        .metadata
+/// Whether the detector caches `obj`: not in a skipped namespace, where nothing is a
+/// template (and each member has a credentials Secret in `karmada-cluster`).
+fn cached(obj: &DynamicObject) -> bool {
+    !obj.metadata
         .namespace
         .as_deref()
         .is_some_and(skipped_namespace)
-    {
-        crate::runner::identity_only(&mut obj.metadata);
-        obj.data = Value::Object(Map::new());
-    }
 }
 
 /// A template: its kind and where it is.
@@ -134,6 +129,10 @@ pub(crate) fn cached_template(
     namespace: Option<&str>,
     name: &str,
 ) -> Option<Option<Arc<DynamicObject>>> {
+    if namespace.is_some_and(skipped_namespace) {
+        // Not cached (see `cached`): the cache cannot tell.
+        return None;
+    }
     let w = templates.get(gvk)?;
     // Until its first list ends the store is empty, which is not "absent".
     w.store.wait_until_ready().now_or_never()?.ok()?;
@@ -403,16 +402,14 @@ impl Detector {
             let api_version = api_version_of(&gvk);
             let dependencies = crate::dependencies::is_dependency_kind(&api_version, &gvk.kind)
                 .then(|| self.dependency_signals.clone());
-            let (store, task) = reflect_trimmed(
+            let (store, task) = reflect_kept(
                 Api::<DynamicObject>::all_with(self.ctx.host.clone(), &info.resource),
                 watcher::Config::default(),
                 info.resource.clone(),
-                trim_skipped_template,
+                cached,
+                |_| {},
                 move |obj: &DynamicObject, _deleted| {
                     let namespace = obj.metadata.namespace.clone();
-                    if namespace.as_deref().is_some_and(skipped_namespace) {
-                        return;
-                    }
                     if let (Some(tx), Some(ns)) = (&dependencies, &namespace) {
                         let _ = tx.send(crate::dependencies::Signal::Object(
                             flotilla_interpreter::Dependency {
@@ -1129,31 +1126,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cached_objects_in_skipped_namespaces_keep_only_their_names() {
-        let secret = |namespace: &str| -> DynamicObject {
+    fn objects_in_skipped_namespaces_are_not_cached() {
+        let secret = |namespace: Option<&str>| -> DynamicObject {
             serde_json::from_value(json!({
                 "apiVersion": "v1", "kind": "Secret",
-                "metadata": {"name": "m1", "namespace": namespace, "uid": "u1",
-                    "resourceVersion": "3", "annotations": {"a": "b"}},
-                "type": "Opaque",
+                "metadata": {"name": "m1", "namespace": namespace},
                 "data": {"token": "dG9r"},
             }))
             .unwrap()
         };
-        let mut template = secret("default");
-        trim_skipped_template(&mut template);
-        assert_eq!(template, secret("default"), "a template is kept whole");
-
-        let mut credentials = secret(karmada::NAMESPACE_KARMADA_CLUSTER);
-        trim_skipped_template(&mut credentials);
-        assert_eq!(credentials.metadata.name.as_deref(), Some("m1"));
-        assert_eq!(
-            credentials.metadata.namespace.as_deref(),
-            Some(karmada::NAMESPACE_KARMADA_CLUSTER)
-        );
-        assert_eq!(credentials.metadata.resource_version.as_deref(), Some("3"));
-        assert_eq!(credentials.metadata.annotations, None);
-        assert_eq!(credentials.data, json!({}));
+        assert!(cached(&secret(Some("default"))));
+        assert!(cached(&secret(Some("web"))));
+        assert!(cached(&secret(None)));
+        assert!(!cached(&secret(Some(karmada::NAMESPACE_KARMADA_CLUSTER))));
+        assert!(!cached(&secret(Some("kube-system"))));
+        assert!(!cached(&secret(Some("karmada-es-m1"))));
     }
 
     #[test]

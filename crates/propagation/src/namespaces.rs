@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tracing::warn;
 
-use crate::runner::{AbortOnDrop, identity_only, reflect_trimmed, wait_ready};
+use crate::runner::{AbortOnDrop, identity_only, reflect_kept, wait_ready};
 use crate::{Context, NAMESPACE_MANAGER, Shared, is_not_found};
 
 /// Label on the Works of the namespace sync.
@@ -36,18 +36,21 @@ pub fn propagated(
     labels: &BTreeMap<String, String>,
     skipped_prefixes: &[String],
 ) -> bool {
-    if name == "default" || crate::detector::skipped_namespace(name) {
-        return false;
-    }
-    if labels
-        .get(karmada::NAMESPACE_SKIP_AUTO_PROPAGATION_LABEL)
-        .is_some_and(|v| v == "true")
-    {
-        return false;
-    }
-    !skipped_prefixes
-        .iter()
-        .any(|p| name.starts_with(p.as_str()))
+    !never_propagated(name, skipped_prefixes)
+        && labels
+            .get(karmada::NAMESPACE_SKIP_AUTO_PROPAGATION_LABEL)
+            .is_none_or(|v| v != "true")
+}
+
+/// Whether namespace `name` is not propagated whatever its labels say: `default`, the
+/// system's and Karmada's own (an execution namespace per member among them), and those
+/// with a skipped prefix.
+fn never_propagated(name: &str, skipped_prefixes: &[String]) -> bool {
+    name == "default"
+        || crate::detector::skipped_namespace(name)
+        || skipped_prefixes
+            .iter()
+            .any(|p| name.starts_with(p.as_str()))
 }
 
 /// The manifest of a host namespace in members: its name, labels and annotations (minus
@@ -101,8 +104,9 @@ impl Members {
     }
 }
 
-/// Empties a namespace that is not propagated (an execution namespace per member, above
-/// all) down to what decides that: its name and labels, and whether it is being deleted.
+/// Empties a namespace that its labels keep from being propagated down to what decides
+/// that: its name and labels, and whether it is being deleted. (Namespaces never propagated,
+/// an execution namespace per member above all, are not cached at all.)
 fn trim_unpropagated(ns: &mut Namespace, skipped_prefixes: &[String]) {
     let name = ns.metadata.name.as_deref().unwrap_or_default();
     if !propagated(name, ns.labels(), skipped_prefixes) {
@@ -118,10 +122,14 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared, dirty: Arc<Notify>) {
     let (namespaces, task) = {
         let dirty = dirty.clone();
         let prefixes = ctx.opts.skipped_namespace_prefixes.clone();
-        reflect_trimmed(
+        let never = prefixes.clone();
+        reflect_kept(
             Api::<Namespace>::all(ctx.host.clone()),
             watcher::Config::default(),
             (),
+            move |ns: &Namespace| {
+                !never_propagated(ns.metadata.name.as_deref().unwrap_or_default(), &never)
+            },
             move |ns: &mut Namespace| trim_unpropagated(ns, &prefixes),
             move |_: &Namespace, _| dirty.notify_one(),
         )
@@ -361,6 +369,12 @@ mod tests {
         );
         assert!(!propagated("team-x", &skip, &[]));
         assert!(!propagated("tmp-1", &none, &["tmp-".to_string()]));
+        // Not cached at all: those the name alone keeps home. A label can change; a name not.
+        assert!(never_propagated(&karmada::execution_namespace("m1"), &[]));
+        assert!(never_propagated("tmp-1", &["tmp-".to_string()]));
+        assert!(never_propagated("default", &[]));
+        assert!(!never_propagated("team-x", &[]));
+        assert!(!never_propagated("tmp-1", &[]));
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub(crate) fn reflect_trimmed<K, T, F>(
     api: Api<K>,
     config: watcher::Config,
     dyntype: K::DynamicType,
-    mut trim: T,
+    trim: T,
     on_change: F,
 ) -> (Store<K>, JoinHandle<()>)
 where
@@ -64,13 +64,42 @@ where
     T: FnMut(&mut K) + Send + 'static,
     F: Fn(&K, bool) + Send + 'static,
 {
+    reflect_kept(api, config, dyntype, |_| true, trim, on_change)
+}
+
+/// [`reflect_trimmed`] of only the objects `keep` accepts: the others are neither stored nor
+/// reported. `keep` must judge by what never changes in an object (its namespace and name):
+/// an object it accepted once and refuses later would stay in the store as it was.
+pub(crate) fn reflect_kept<K, P, T, F>(
+    api: Api<K>,
+    config: watcher::Config,
+    dyntype: K::DynamicType,
+    keep: P,
+    mut trim: T,
+    on_change: F,
+) -> (Store<K>, JoinHandle<()>)
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Send + Sync,
+    P: Fn(&K) -> bool + Send + 'static,
+    T: FnMut(&mut K) + Send + 'static,
+    F: Fn(&K, bool) + Send + 'static,
+{
     let writer = reflector::store::Writer::new(dyntype);
     let store = writer.as_reader();
     let store_for_relist = store.clone();
-    let trimmed = watcher::watcher(api, config).modify(move |obj: &mut K| {
-        obj.meta_mut().managed_fields = None;
-        trim(obj);
-    });
+    let trimmed = watcher::watcher(api, config)
+        .filter(move |event| {
+            let kept = match event {
+                Ok(Event::Apply(obj) | Event::InitApply(obj) | Event::Delete(obj)) => keep(obj),
+                Ok(Event::Init | Event::InitDone) | Err(_) => true,
+            };
+            std::future::ready(kept)
+        })
+        .modify(move |obj: &mut K| {
+            obj.meta_mut().managed_fields = None;
+            trim(obj);
+        });
     let stream = reflector::reflector(writer, trimmed).default_backoff();
     let task = tokio::spawn(async move {
         futures::pin_mut!(stream);

@@ -7,7 +7,7 @@
 //! (about 27 KB), its read and write buffers (about 30 KB) and kube-rs's tower buffer (about
 //! 10 KB), measured with heaptrack at 1,000 members: most of what a member cost. None of
 //! them can be given back while the connection waits. Here an idle connection is the socket
-//! and its rustls state (about 5 KB); buffers live only during a request, and no task runs.
+//! and its rustls state ([`tls`]); buffers live only during a request, and no task runs.
 //! Connections are kept only between requests, by the reader that made them: a reader sends
 //! one request at a time on a connection, and one sent while another is out opens its own.
 //!
@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::StatusCode;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::MembershipError;
@@ -80,11 +80,47 @@ struct Direct {
     /// The `Authorization` header's value.
     authorization: Option<String>,
     connect_timeout: Duration,
-    idle: Mutex<Option<Box<dyn Io>>>,
+    idle: Mutex<Option<Conn>>,
 }
 
-trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
-impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
+/// A connection to the member: plain TCP, or TLS whose buffers exist only while in use.
+enum Conn {
+    Plain(TcpStream),
+    Tls(Box<tls::LeanTls>),
+}
+
+impl Conn {
+    async fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        match self {
+            Conn::Plain(tcp) => {
+                tcp.write_all(data).await?;
+                tcp.flush().await
+            }
+            Conn::Tls(tls) => tls.write_all(data).await,
+        }
+    }
+
+    /// Appends what arrives to `buf`; how much, 0 at the end of the stream.
+    async fn read_buf(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(tcp) => tcp.read_buf(buf).await,
+            Conn::Tls(tls) => tls.read_buf(buf).await,
+        }
+    }
+
+    /// Before the connection is kept idle: whether it is fit to keep (the member has not
+    /// closed it nor sent anything unasked, as far as the socket tells without waiting);
+    /// a TLS connection gives back its buffers.
+    fn settle(&mut self) -> bool {
+        match self {
+            Conn::Plain(tcp) => {
+                let mut byte = [0u8; 1];
+                matches!(tcp.try_read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+            }
+            Conn::Tls(tls) => tls.settle(),
+        }
+    }
+}
 
 /// How an exchange on a connection went wrong.
 enum Failure {
@@ -230,8 +266,23 @@ impl MemberReader {
     }
 }
 
+#[cfg(test)]
+impl MemberReader {
+    /// Bytes the buffers of the kept connection hold (`None`: no connection kept).
+    pub(crate) fn idle_buffers(&self) -> Option<usize> {
+        let Inner::Direct(direct) = &self.inner else {
+            return None;
+        };
+        let idle = direct.idle.lock().ok()?;
+        idle.as_ref().map(|conn| match conn {
+            Conn::Plain(_) => 0,
+            Conn::Tls(tls) => tls.buffered(),
+        })
+    }
+}
+
 impl Direct {
-    fn take_idle(&self) -> Option<Box<dyn Io>> {
+    fn take_idle(&self) -> Option<Conn> {
         // A poisoned lock only means a panic elsewhere mid-request; the slot is still sound.
         match self.idle.lock() {
             Ok(mut idle) => idle.take(),
@@ -239,7 +290,7 @@ impl Direct {
         }
     }
 
-    fn keep_idle(&self, io: Box<dyn Io>) {
+    fn keep_idle(&self, io: Conn) {
         match self.idle.lock() {
             Ok(mut idle) => *idle = Some(io),
             Err(poisoned) => *poisoned.into_inner() = Some(io),
@@ -289,21 +340,20 @@ impl Direct {
         Ok(head.into_bytes())
     }
 
-    async fn connect(&self) -> Result<Box<dyn Io>, String> {
+    async fn connect(&self) -> Result<Conn, String> {
         let connect = async {
             let tcp = TcpStream::connect((self.host.as_str(), self.port))
                 .await
                 .map_err(|e| format!("connecting: {}", crate::error_chain(&e)))?;
             // Requests are one small write each; waiting to fill a segment only adds delay.
             let _ = tcp.set_nodelay(true);
-            let io: Box<dyn Io> = match &self.tls {
-                None => Box::new(tcp),
-                Some((config, name)) => Box::new(
-                    tokio_rustls::TlsConnector::from(config.clone())
-                        .connect(name.clone(), tcp)
+            let io = match &self.tls {
+                None => Conn::Plain(tcp),
+                Some((config, name)) => Conn::Tls(Box::new(
+                    tls::LeanTls::connect(config.clone(), name.clone(), tcp)
                         .await
                         .map_err(|e| format!("TLS handshake: {}", crate::error_chain(&e)))?,
-                ),
+                )),
             };
             Ok(io)
         };
@@ -318,30 +368,16 @@ impl Direct {
 
     /// Sends `head` on `io` and reads the response; keeps `io` for the next request when the
     /// response allows it.
-    async fn exchange(&self, mut io: Box<dyn Io>, head: &[u8]) -> Result<MemberResponse, Failure> {
+    async fn exchange(&self, mut io: Conn, head: &[u8]) -> Result<MemberResponse, Failure> {
         if let Err(e) = write_head(&mut io, head).await {
             return Err(Failure::Stale(e));
         }
         let (response, reusable) = read_response(&mut io).await?;
-        if reusable && settle(&mut io) {
+        if reusable && io.settle() {
             self.keep_idle(io);
         }
         Ok(response)
     }
-}
-
-/// Polls `io` for reading once, without waiting, before it is kept idle: whether it is fit
-/// to keep. rustls trims its receive buffer (grown to a whole record, 16 KB, by the
-/// response) only when asked to read again, and a kept connection is not read until its
-/// next request: without this poll every idle member held 16 KB. The poll also notices a
-/// connection the member has closed already, or one it sent something unasked on.
-fn settle(io: &mut Box<dyn Io>) -> bool {
-    let mut byte = [0u8; 1];
-    let mut buf = tokio::io::ReadBuf::new(&mut byte);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    std::pin::Pin::new(io)
-        .poll_read(&mut cx, &mut buf)
-        .is_pending()
 }
 
 fn request_error(path: &str, reason: String) -> MembershipError {
@@ -359,9 +395,8 @@ fn failed(path: &str, failure: Failure) -> MembershipError {
     request_error(path, reason)
 }
 
-async fn write_head(io: &mut Box<dyn Io>, head: &[u8]) -> std::io::Result<()> {
-    io.write_all(head).await?;
-    io.flush().await
+async fn write_head(io: &mut Conn, head: &[u8]) -> std::io::Result<()> {
+    io.write_all(head).await
 }
 
 /// What the response head says of the body that follows.
@@ -381,7 +416,7 @@ enum Framing {
 }
 
 /// Reads one response from `io`: the response and whether `io` may carry another request.
-async fn read_response(io: &mut Box<dyn Io>) -> Result<(MemberResponse, bool), Failure> {
+async fn read_response(io: &mut Conn) -> Result<(MemberResponse, bool), Failure> {
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let head = loop {
         let read = fill(io, &mut buf).await;
@@ -425,7 +460,7 @@ async fn read_response(io: &mut Box<dyn Io>) -> Result<(MemberResponse, bool), F
 }
 
 /// Reads more of the response into `buf`; the count read (0 at the end of the stream).
-async fn fill(io: &mut Box<dyn Io>, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+async fn fill(io: &mut Conn, buf: &mut Vec<u8>) -> std::io::Result<usize> {
     if buf.capacity() - buf.len() < READ_CHUNK / 4 {
         buf.reserve(READ_CHUNK);
     }
@@ -510,11 +545,7 @@ fn parse_head(buf: &mut Vec<u8>) -> Result<Option<Head>, Failure> {
     }
 }
 
-async fn read_length(
-    io: &mut Box<dyn Io>,
-    mut body: Vec<u8>,
-    len: usize,
-) -> Result<Vec<u8>, Failure> {
+async fn read_length(io: &mut Conn, mut body: Vec<u8>, len: usize) -> Result<Vec<u8>, Failure> {
     if body.len() > len {
         return Err(Failure::Protocol("more bytes than Content-Length".into()));
     }
@@ -531,7 +562,7 @@ async fn read_length(
     Ok(body)
 }
 
-async fn read_to_end(io: &mut Box<dyn Io>, mut body: Vec<u8>) -> Result<Vec<u8>, Failure> {
+async fn read_to_end(io: &mut Conn, mut body: Vec<u8>) -> Result<Vec<u8>, Failure> {
     loop {
         if fill(io, &mut body).await.map_err(Failure::Io)? == 0 {
             return Ok(body);
@@ -544,7 +575,7 @@ async fn read_to_end(io: &mut Box<dyn Io>, mut body: Vec<u8>) -> Result<Vec<u8>,
 
 /// Decodes a chunked body whose first bytes are in `buf`, through its trailers; and whether
 /// nothing came after it (anything more would be taken for the next response).
-async fn read_chunked(io: &mut Box<dyn Io>, mut buf: Vec<u8>) -> Result<(Vec<u8>, bool), Failure> {
+async fn read_chunked(io: &mut Conn, mut buf: Vec<u8>) -> Result<(Vec<u8>, bool), Failure> {
     let mut body = Vec::new();
     let mut pos = 0;
     let protocol = |what: &str| Failure::Protocol(format!("malformed chunked body: {what}"));
@@ -604,3 +635,4 @@ async fn read_chunked(io: &mut Box<dyn Io>, mut buf: Vec<u8>) -> Result<(Vec<u8>
 
 #[cfg(test)]
 mod tests;
+mod tls;

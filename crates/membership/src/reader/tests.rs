@@ -47,6 +47,8 @@ async fn one_kept_connection_carries_every_request_whatever_its_framing() {
     let text: String = serde_json::from_slice(&big.body).unwrap();
     assert!(text.bytes().all(|b| b == b'x'));
     assert!(reader.is_connected());
+    // Kept idle, the connection holds no buffer (a 1 MiB response went through it).
+    assert_eq!(reader.idle_buffers(), Some(0));
 
     assert_eq!(
         next(&mut seen).await,

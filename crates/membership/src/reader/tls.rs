@@ -197,12 +197,13 @@ impl LeanTls {
             if need_input {
                 self.incoming.reserve(RECORD_ROOM);
                 if self.tcp.read_buf(&mut self.incoming).await? == 0 {
-                    // Closed without a closing alert: nothing more will come either way.
+                    // Closed without a closing alert: what came may have been cut short (a
+                    // body that runs to the end of the connection could be truncated).
                     self.closed = true;
-                    return match until {
-                        Until::Sent(_) => Err(io::ErrorKind::BrokenPipe.into()),
-                        _ => Ok(()),
-                    };
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the member closed the connection without a TLS closing alert",
+                    ));
                 }
             }
         }

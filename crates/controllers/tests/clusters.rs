@@ -858,6 +858,55 @@ async fn unreachable_then_recovers(keep_member_connections: bool) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_endpoint_is_followed_on_a_new_connection() {
+    let env = Env::start().await;
+    let clusters = env.clusters();
+    let ready = || async {
+        ready_status(&clusters.get("member3").await.unwrap())
+            == Some(("True".into(), "ClusterReady".into()))
+    };
+    eventually("member3 ready", ready).await;
+    let endpoint = clusters
+        .get("member3")
+        .await
+        .unwrap()
+        .spec
+        .api_endpoint
+        .unwrap();
+    // The connection kept to the member would still answer: only a new one, to the new
+    // endpoint (a loopback port nothing listens on), finds it unreachable.
+    let unused = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let set_endpoint = |url: String| {
+        let clusters = clusters.clone();
+        async move {
+            clusters
+                .patch(
+                    "member3",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"spec": {"apiEndpoint": url}})),
+                )
+                .await
+                .unwrap();
+        }
+    };
+    set_endpoint(format!("https://127.0.0.1:{unused}")).await;
+    eventually("member3 unreachable at its new endpoint", || async {
+        left_ready(
+            &clusters.get("member3").await.unwrap(),
+            "ClusterNotReachable",
+        )
+    })
+    .await;
+    set_endpoint(endpoint).await;
+    eventually("member3 ready at its endpoint again", ready).await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unhealthy_member_is_not_ready_and_tainted_then_recovers() {
     let env = Env::start().await;
     let clusters = env.clusters();

@@ -353,22 +353,8 @@ pub async fn credentials_of(
     host: &kube::Client,
     cluster: &flotilla_api::Cluster,
 ) -> Result<MemberCredentials, MembershipError> {
-    let name = cluster.metadata.name.clone().unwrap_or_default();
-    let Some(reference) = &cluster.spec.secret_ref else {
-        return Err(MembershipError::NoSecretRef { cluster: name });
-    };
-    let secrets: Api<Secret> = Api::namespaced(host.clone(), &reference.namespace);
-    let secret =
-        secrets
-            .get(&reference.name)
-            .await
-            .map_err(|source| MembershipError::ReadSecret {
-                cluster: name,
-                namespace: reference.namespace.clone(),
-                name: reference.name.clone(),
-                source,
-            })?;
-    Ok(MemberCredentials::from_secret(&secret))
+    let name = cluster.metadata.name.as_deref().unwrap_or_default();
+    MemberTarget::of(cluster).credentials(host, name).await
 }
 
 /// A kube-rs client for a joined cluster: its `spec.apiEndpoint`, the credentials Secret and

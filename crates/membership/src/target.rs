@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use flotilla_api::Cluster;
 use flotilla_api::cluster::LocalSecretReference;
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
 
 use crate::{MemberCredentials, MemberReader, MembershipError};
 
@@ -34,6 +36,31 @@ impl MemberTarget {
             insecure: cluster.spec.insecure_skip_tls_verification == Some(true),
             proxy_url: cluster.spec.proxy_url.clone().filter(|p| !p.is_empty()),
         }
+    }
+
+    /// The credentials of member `name`, read from the Secret `secret_ref` names.
+    pub async fn credentials(
+        &self,
+        host: &kube::Client,
+        name: &str,
+    ) -> Result<MemberCredentials, MembershipError> {
+        let Some(reference) = &self.secret_ref else {
+            return Err(MembershipError::NoSecretRef {
+                cluster: name.to_string(),
+            });
+        };
+        let secrets: Api<Secret> = Api::namespaced(host.clone(), &reference.namespace);
+        let secret =
+            secrets
+                .get(&reference.name)
+                .await
+                .map_err(|source| MembershipError::ReadSecret {
+                    cluster: name.to_string(),
+                    namespace: reference.namespace.clone(),
+                    name: reference.name.clone(),
+                    source,
+                })?;
+        Ok(MemberCredentials::from_secret(&secret))
     }
 
     /// A client for member `name` with `credentials`; connecting is bounded by

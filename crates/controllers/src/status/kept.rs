@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use flotilla_api::cluster::ApiEnablement;
 use flotilla_api::{Cluster, ClusterStatus};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use flotilla_membership::MemberTarget;
 use parking_lot::Mutex;
 
 use crate::modeling::{self, Grades, ModelError};
@@ -59,33 +59,26 @@ impl KeptStatus {
     }
 }
 
-/// A Cluster as kept: the metadata a sync reads (name and resourceVersion), the spec with its
-/// resource models parsed, and the status as a [`KeptStatus`].
+/// A Cluster as kept: what a sync reads of it, typed only where it is small.
 #[derive(Debug)]
 pub(crate) struct KeptCluster {
-    /// `status` is `None` (it is in [`KeptCluster::status`]), and so is
-    /// `spec.resourceModels` (in [`KeptCluster::grades`]): Karmada's default models are
-    /// eighteen quantities as strings, a few KB per member.
-    pub cluster: Cluster,
+    /// How the member is reached (endpoint, credentials Secret, proxy, TLS verification).
+    pub target: MemberTarget,
+    /// The resourceVersion the rest was read at.
+    pub resource_version: Option<String>,
+    /// `spec.resourceModels`, parsed: Karmada's default models are eighteen quantities as
+    /// strings, a few KB per member.
     pub grades: Result<Option<Grades>, ModelError>,
     pub status: KeptStatus,
 }
 
 impl KeptCluster {
-    pub fn new(mut cluster: Cluster) -> Self {
-        let status = KeptStatus::new(cluster.status.take().unwrap_or_default());
-        let grades = modeling::parse(&std::mem::take(&mut cluster.spec.resource_models));
-        let meta = &mut cluster.metadata;
-        *meta = ObjectMeta {
-            name: meta.name.take(),
-            uid: meta.uid.take(),
-            resource_version: meta.resource_version.take(),
-            ..ObjectMeta::default()
-        };
+    pub fn new(cluster: Cluster) -> Self {
         Self {
-            cluster,
-            grades,
-            status,
+            target: MemberTarget::of(&cluster),
+            grades: modeling::parse(&cluster.spec.resource_models),
+            resource_version: cluster.metadata.resource_version,
+            status: KeptStatus::new(cluster.status.unwrap_or_default()),
         }
     }
 }
@@ -101,8 +94,9 @@ impl KeptClusters {
         self.clusters.lock().get(name).cloned()
     }
 
-    pub fn insert(&self, name: String, cluster: KeptCluster) {
-        self.clusters.lock().insert(name, Arc::new(cluster));
+    /// Keeps `cluster`; the one it replaces.
+    pub fn insert(&self, name: String, cluster: Arc<KeptCluster>) -> Option<Arc<KeptCluster>> {
+        self.clusters.lock().insert(name, cluster)
     }
 
     pub fn remove(&self, name: &str) {
@@ -140,21 +134,13 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_cluster_has_its_spec_and_status_but_only_a_fingerprint_of_its_discovery() {
+    fn a_kept_cluster_has_its_target_models_and_status_but_only_a_fingerprint_of_its_discovery() {
         let full = cluster(&["v1", "apps/v1"]);
         let kept = KeptCluster::new(full.clone());
-        let mut spec = full.spec.clone();
-        let models = std::mem::take(&mut spec.resource_models);
-        assert_eq!(kept.cluster.spec, spec);
-        assert_eq!(kept.grades, modeling::parse(&models));
+        assert_eq!(kept.target, MemberTarget::of(&full));
+        assert_eq!(kept.grades, modeling::parse(&full.spec.resource_models));
         assert!(matches!(kept.grades, Ok(Some(_))));
-        assert_eq!(kept.cluster.metadata.name.as_deref(), Some("m1"));
-        assert_eq!(kept.cluster.metadata.resource_version.as_deref(), Some("7"));
-        assert_eq!(kept.cluster.metadata.uid.as_deref(), Some("u1"));
-        assert!(kept.cluster.metadata.labels.is_none());
-        assert!(kept.cluster.metadata.annotations.is_none());
-        assert!(kept.cluster.metadata.managed_fields.is_none());
-        assert!(kept.cluster.status.is_none());
+        assert_eq!(kept.resource_version.as_deref(), Some("7"));
 
         let mut status = full.status.clone().unwrap();
         assert_eq!(

@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use flotilla_api::Cluster;
 use flotilla_membership::{MemberCredentials, MemberReader, MemberTarget, MembershipError};
 use k8s_openapi::api::core::v1::{
     Node, NodeCondition, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus,
@@ -23,21 +22,21 @@ use kube::ResourceExt;
 use crate::Error;
 use crate::resources::{CapacityRounding, NodeInfo, PodInfo, Summary, summarize};
 
-/// Reads the credentials Secret of `cluster` from the host.
+/// Reads the credentials Secret of member `name` (the one `target` names) from the host.
 pub(crate) async fn read_credentials(
     host: &kube::Client,
-    cluster: &Cluster,
+    name: &str,
+    target: &MemberTarget,
     timeout: Duration,
 ) -> Result<MemberCredentials, Error> {
-    let name = cluster.name_any();
-    match tokio::time::timeout(timeout, flotilla_membership::credentials_of(host, cluster)).await {
+    match tokio::time::timeout(timeout, target.credentials(host, name)).await {
         Ok(result) => result.map_err(|source| Error::Credentials {
-            cluster: name,
+            cluster: name.to_string(),
             source,
         }),
         Err(_) => Err(Error::Timeout {
             action: "reading the credentials",
-            cluster: name,
+            cluster: name.to_string(),
             timeout,
         }),
     }

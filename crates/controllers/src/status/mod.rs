@@ -78,7 +78,6 @@ struct Shared {
 
 /// One Push cluster in the queue.
 struct Slot {
-    target: Target,
     /// Changed when the cluster must start afresh (new endpoint or credentials reference):
     /// a sync of an older generation still in flight has its result dropped. Unique across
     /// slots, so a cluster deleted and created again is another generation.
@@ -138,20 +137,17 @@ impl Queue {
             self.forget(&name, "cluster is in Pull mode; not synced here");
             return;
         }
-        let target = Target::of(&cluster);
-        self.shared
-            .clusters
-            .insert(name.clone(), KeptCluster::new(cluster));
-        // Most events are status writes: nothing to do for them.
-        let same = self.slots.get(&name).map(|slot| slot.target == target);
-        if same == Some(true) {
+        let kept = Arc::new(KeptCluster::new(cluster));
+        let previous = self.shared.clusters.insert(name.clone(), kept.clone());
+        // Most events are status writes: nothing to do for them. (A cluster is kept exactly
+        // while it has a slot.)
+        if previous.is_some_and(|p| p.target == kept.target) {
             return;
         }
         let fresh = self.fresh_worker(&name);
         let generation = self.generation();
         if let Some(slot) = self.slots.get_mut(&name) {
             info!(cluster = %name, "endpoint or credentials reference changed; reconnecting");
-            slot.target = target;
             slot.generation = generation;
             if slot.idle.is_some() {
                 slot.idle = Some(fresh);
@@ -161,7 +157,6 @@ impl Queue {
             return;
         }
         let slot = Slot {
-            target,
             generation,
             in_flight: None,
             ticket: 0,
@@ -353,7 +348,8 @@ struct Connection {
 }
 
 /// The last status this task wrote, and the resourceVersion it was written over: until the
-/// store moves past that version it is stale, and the written status is the better base.
+/// kept Cluster moves past that version it is stale, and the written status is the better
+/// base.
 struct Written {
     over_version: Option<String>,
     status: KeptStatus,
@@ -458,13 +454,12 @@ impl ClusterWorker {
     /// outage we can fix ourselves) and otherwise every [`CREDENTIALS_PERIODS`] discovery
     /// periods: credentials that still work can wait, and each read is a request to the host
     /// (at 5,000 members and one a minute, 83 per second).
-    async fn member_reader(&mut self, cluster: &Cluster) -> Result<Arc<MemberReader>, Error> {
-        let target = Target::of(cluster);
+    async fn member_reader(&mut self, target: &Target) -> Result<Arc<MemberReader>, Error> {
         let reread = self
             .opts()
             .api_enablements_period
             .saturating_mul(CREDENTIALS_PERIODS);
-        let due = self.connection.as_ref().is_none_or(|c| c.target != target)
+        let due = self.connection.as_ref().is_none_or(|c| c.target != *target)
             || self.failing_since.is_some()
             || self.credentials_read.is_none_or(|t| t.elapsed() >= reread);
         let timeout = self.opts().probe_timeout;
@@ -472,20 +467,21 @@ impl ClusterWorker {
             Some(c) if !due => c,
             current => {
                 let credentials =
-                    member::read_credentials(&self.shared.host, cluster, timeout).await?;
+                    member::read_credentials(&self.shared.host, &self.name, target, timeout)
+                        .await?;
                 self.credentials_read = Some(Instant::now());
                 let fingerprint = credentials.fingerprint();
                 match current {
-                    Some(c) if c.target == target && c.credentials == fingerprint => c,
+                    Some(c) if c.target == *target && c.credentials == fingerprint => c,
                     current => {
                         if current.is_some() {
                             info!("member credentials changed; reconnecting");
                         }
                         self.discovered = None;
                         let reader =
-                            member::reader(&self.name, &target, &credentials, timeout).await?;
+                            member::reader(&self.name, target, &credentials, timeout).await?;
                         Connection {
-                            target,
+                            target: target.clone(),
                             credentials: fingerprint,
                             reader: Arc::new(reader),
                         }
@@ -499,8 +495,8 @@ impl ClusterWorker {
     }
 
     /// One health probe; the member's reader, for the rest of the sync.
-    async fn observe(&mut self, cluster: &Cluster) -> (Observed, Option<Arc<MemberReader>>) {
-        let reader = match self.member_reader(cluster).await {
+    async fn observe(&mut self, target: &Target) -> (Observed, Option<Arc<MemberReader>>) {
+        let reader = match self.member_reader(target).await {
             Ok(reader) => reader,
             Err(e) => {
                 if self.failing_since.is_none() {
@@ -605,11 +601,10 @@ impl ClusterWorker {
             // Deleted: the supervisor is about to stop this task.
             return Ok(());
         };
-        let cluster = &kept.cluster;
         // A streak starts when the probe that began it was sent, not when it gave up: a
         // member going down is then reported one period plus the threshold after, at most.
         let probed = Instant::now();
-        let (observed, reader) = self.observe(cluster).await;
+        let (observed, reader) = self.observe(&kept.target).await;
         let now = Instant::now();
         if observed == Observed::Healthy {
             if self.failing_since.take().is_some() {
@@ -639,20 +634,26 @@ impl ClusterWorker {
             }
         }
 
-        // Once the store has caught up with the last write, that copy is dropped: with
-        // thousands of clusters it would double what their statuses hold in memory.
+        // Once the kept Cluster has caught up with the last write, that copy is dropped.
         let written = self
             .written
             .take()
-            .filter(|w| w.over_version == cluster.metadata.resource_version);
+            .filter(|w| w.over_version == kept.resource_version);
         let kept_base = match &written {
             Some(w) => &w.status,
             None => &kept.status,
         };
-        let base = kept_base.status().map_err(|source| Error::EncodeStatus {
-            cluster: self.name.clone(),
-            source,
-        })?;
+        let base = match kept_base.status() {
+            Ok(base) => base,
+            Err(source) => {
+                let e = Error::EncodeStatus {
+                    cluster: self.name.clone(),
+                    source,
+                };
+                self.written = written;
+                return Err(e);
+            }
+        };
         let desired =
             self.desired_status(&base, kept_base.enablements, &observed, &kept.grades, now);
         let reported_ready = desired
@@ -670,8 +671,11 @@ impl ClusterWorker {
         };
         if desired.same_as(kept_base) {
             self.written = written;
-        } else if let Err(e) = self.write(cluster, &base, desired.status).await {
-            // The last write stays the better base until the store shows it.
+        } else if let Err(e) = self
+            .write(kept.resource_version.as_ref(), &base, desired.status)
+            .await
+        {
+            // The last write stays the better base until the kept Cluster shows it.
             self.written = written;
             return Err(e);
         }
@@ -762,7 +766,7 @@ impl ClusterWorker {
 
     async fn write(
         &mut self,
-        cluster: &Cluster,
+        over_version: Option<&String>,
         base: &ClusterStatus,
         desired: ClusterStatus,
     ) -> Result<(), Error> {
@@ -805,7 +809,7 @@ impl ClusterWorker {
             );
         }
         self.written = Some(Written {
-            over_version: cluster.metadata.resource_version.clone(),
+            over_version: over_version.cloned(),
             status: KeptStatus::new(written.status.unwrap_or(desired)),
         });
         Ok(())

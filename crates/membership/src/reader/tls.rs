@@ -71,6 +71,9 @@ impl LeanTls {
 
     /// Encrypts and sends `data`.
     pub async fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        if self.closed {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        }
         self.drive(Until::Sent(data)).await
     }
 
@@ -80,6 +83,10 @@ impl LeanTls {
         if self.read_at == self.plaintext.len() {
             self.plaintext.clear();
             self.read_at = 0;
+            if self.closed {
+                // rustls reports the member's closing alert once; then there is nothing more.
+                return Ok(0);
+            }
             self.drive(Until::Received).await?;
         }
         let available = &self.plaintext[self.read_at..];
@@ -236,4 +243,43 @@ fn encrypt(
 
 fn tls_error(e: rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn after_the_members_closing_alert_reads_end_and_writes_fail() {
+        let ca = flotilla_pki::CertificateAuthority::generate("member-ca").unwrap();
+        let (endpoint, _seen) = crate::test_member::member(Some(&ca)).await;
+        let addr = endpoint.trim_start_matches("https://");
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let mut config = (*flotilla_pki::client_config(&[ca.cert_pem().to_string()], None, false)
+            .unwrap())
+        .clone();
+        // As the reader's: no ALPN, so HTTP/1.1.
+        config.alpn_protocols.clear();
+        let config = Arc::new(config);
+        let server = ServerName::try_from("127.0.0.1").unwrap();
+        let mut tls = LeanTls::connect(config, server, tcp).await.unwrap();
+
+        // A body that runs to the end of the connection, which the member ends with its
+        // closing alert.
+        tls.write_all(b"GET /until-close HTTP/1.1\r\nHost: m\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = Vec::new();
+        while tls.read_buf(&mut response).await.unwrap() > 0 {}
+        let response = String::from_utf8(response).unwrap();
+        assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
+        assert!(response.ends_with("{\"answer\":42}"), "{response}");
+        // The end stays the end, and the connection is not kept nor written to.
+        assert_eq!(tls.read_buf(&mut Vec::new()).await.unwrap(), 0);
+        assert!(!tls.settle());
+        let write = tls
+            .write_all(b"GET /length HTTP/1.1\r\nHost: m\r\n\r\n")
+            .await;
+        assert_eq!(write.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
+    }
 }

@@ -1140,7 +1140,7 @@ mod tests {
         assert!(cached(&secret(None)));
         assert!(!cached(&secret(Some(karmada::NAMESPACE_KARMADA_CLUSTER))));
         assert!(!cached(&secret(Some("kube-system"))));
-        assert!(!cached(&secret(Some("karmada-es-m1"))));
+        assert!(!cached(&secret(Some(&karmada::execution_namespace("m1")))));
     }
 
     #[test]

@@ -120,7 +120,7 @@ mod tests {
                 "labels": {"a": "b"}, "annotations": {"c": "d"},
                 "managedFields": [{"manager": "flotilla", "operation": "Update"}]},
             "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1",
-                "secretRef": {"namespace": "karmada-cluster", "name": "m1"},
+                "secretRef": {"namespace": "creds", "name": "m1"},
                 "resourceModels": [{"grade": 0, "ranges": [{"name": "cpu", "min": "0", "max": "1"}]}]},
             "status": {"kubernetesVersion": "v1.33.0",
                 "apiEnablements": group_versions.iter()

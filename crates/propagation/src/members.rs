@@ -97,7 +97,8 @@ impl MemberClients {
                 }
             }
         }
-        let credentials = flotilla_membership::credentials_of(&self.host, &cluster)
+        let credentials = target
+            .credentials(&self.host, name)
             .await
             .map_err(|source| Error::Connect {
                 cluster: name.to_string(),

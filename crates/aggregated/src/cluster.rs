@@ -1,6 +1,7 @@
 //! The Cluster resource: names, printer columns (NAME VERSION MODE READY AGE, wide ZONES
 //! REGION PROVIDER API-ENDPOINT PROXY-URL), validation (sync mode, endpoint URL, zone vs
-//! zones, taints, names) and defaults (resource model grades), as Karmada users know them.
+//! zones, taints, names, no credentials with a plain HTTP endpoint: [`validate_transport`]) and defaults (resource
+//! model grades), as Karmada users know them.
 
 use std::sync::Arc;
 
@@ -141,6 +142,39 @@ pub fn validate(obj: &Value) -> Vec<Cause> {
     causes
 }
 
+/// A Cluster naming credentials must have an https endpoint: whoever reaches the member
+/// would send them in clear. Checked on create and on updates that change where the
+/// credentials go; a Cluster stored before this check existed stays writable (its status,
+/// finalizers and taints) until its connection changes, as kube ratchets new validation, and
+/// is never contacted meanwhile (`flotilla_membership::is_plain_http`).
+pub fn validate_transport(obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+    if old.is_some_and(|old| !crate::admission::connection_changed(old, obj)) {
+        return Vec::new();
+    }
+    let Some(endpoint) = obj
+        .pointer("/spec/apiEndpoint")
+        .and_then(Value::as_str)
+        .filter(|e| flotilla_membership::is_plain_http(e))
+    else {
+        return Vec::new();
+    };
+    crate::admission::secret_references(obj)
+        .first()
+        .map(|reference| {
+            invalid(
+                "spec.apiEndpoint",
+                &json!(endpoint),
+                &format!(
+                    "a Cluster naming credentials (spec.{}) must have an https endpoint: \
+                     credentials are sent only over TLS",
+                    reference.field
+                ),
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
 /// An API endpoint must be an http(s) URL with a host and nothing after the path.
 pub fn check_endpoint(endpoint: &str) -> Result<http::Uri, String> {
     let uri: http::Uri = endpoint
@@ -227,7 +261,10 @@ pub fn cluster_resource() -> ResourceDef {
             .as_ref()
             .map(|f| f(obj, old))
             .unwrap_or_default();
-        for cause in validate(obj) {
+        for cause in validate(obj)
+            .into_iter()
+            .chain(validate_transport(obj, old))
+        {
             if !v.causes.iter().any(|c| c.field == cause.field) {
                 v.causes.push(cause);
             }
@@ -281,6 +318,39 @@ mod tests {
         assert!(check_endpoint("https://host:6443/prefix").is_ok());
         assert!(check_endpoint("not a url").is_err());
         assert!(check_endpoint("https://host/?x=1").is_err());
+    }
+
+    #[test]
+    fn credentials_need_an_https_endpoint() {
+        for reference in ["secretRef", "impersonatorSecretRef"] {
+            let plain = json!({"metadata": {"name": "m1"}, "spec": {"syncMode": "Push",
+                "apiEndpoint": "HTTP://127.0.0.1:8080",
+                reference: {"namespace": "karmada-cluster", "name": "m1"}}});
+            assert!(validate(&plain).is_empty());
+            let causes = validate_transport(&plain, None);
+            assert_eq!(causes.len(), 1, "{causes:?}");
+            assert_eq!(causes[0].field, "spec.apiEndpoint");
+            assert!(
+                causes[0].message.contains(&format!("spec.{reference}"))
+                    && causes[0].message.contains("only over TLS"),
+                "{}",
+                causes[0].message
+            );
+        }
+        // Nothing to send, nothing to protect: a plain endpoint alone is still a URL.
+        let bare = json!({"metadata": {"name": "m1"}, "spec": {"syncMode": "Push",
+            "apiEndpoint": "http://127.0.0.1:8080"}});
+        assert!(validate_transport(&bare, None).is_empty());
+        // Stored before the check: its other writes go on until its connection changes.
+        let stored = json!({"metadata": {"name": "m1"}, "spec": {"syncMode": "Push",
+            "apiEndpoint": "http://127.0.0.1:8080",
+            "secretRef": {"namespace": "karmada-cluster", "name": "m1"}}});
+        let mut tainted = stored.clone();
+        tainted["spec"]["taints"] = json!([{"key": "k", "effect": "NoSchedule"}]);
+        assert!(validate_transport(&tainted, Some(&stored)).is_empty());
+        let mut moved = stored.clone();
+        moved["spec"]["apiEndpoint"] = json!("http://127.0.0.1:9090");
+        assert_eq!(validate_transport(&moved, Some(&stored)).len(), 1);
     }
 
     #[test]

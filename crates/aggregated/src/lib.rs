@@ -6,11 +6,13 @@
 //! ```text
 //!  host (APIService v1alpha1.cluster.karmada.io) --front-proxy cert + X-Remote-*--> here
 //!     authn: front-proxy headers or own client certs; authz: SubjectAccessReview to the host
-//!     clusters, clusters/status: generic server over its own storage
+//!     clusters, clusters/status: generic server over its own storage; naming a Secret
+//!       needs `get` on it (admission.rs)
 //!     clusters/proxy: cluster + Secret (from the host) -> member apiEndpoint, Impersonate-*
 //!     search.karmada.io proxying/karmada/proxy: merged reads (template store + every member)
 //! ```
 
+pub mod admission;
 pub mod cluster;
 pub mod delegated;
 pub mod endpoints;

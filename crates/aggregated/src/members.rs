@@ -116,6 +116,14 @@ impl MemberConnections {
                 "cluster {cluster:?} has an invalid apiEndpoint: {e}"
             ))
         })?;
+        if flotilla_membership::is_plain_http(endpoint) {
+            // Validation refuses such a Cluster naming credentials; one stored before that
+            // check existed is not reached either (the proxy and merged reads speak TLS only).
+            return Err(ApiError::service_unavailable(format!(
+                "cluster {cluster:?} has a plain HTTP apiEndpoint ({endpoint}); members are \
+                 reached only over TLS, where their credentials cannot be read in transit"
+            )));
+        }
         let (creds, secret_version) = self.credentials(cluster, &spec).await?;
         let fingerprint = format!(
             "{}|{secret_version}",

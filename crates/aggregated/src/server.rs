@@ -18,6 +18,7 @@ use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use tokio::net::TcpListener;
 
+use crate::admission::ClusterCredentialsAdmission;
 use crate::cluster::{GROUP, VERSION, cluster_resource};
 use crate::delegated::DelegatedAuthorizer;
 use crate::members::MemberConnections;
@@ -208,8 +209,11 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
     if opts.merged_reads.is_some() {
         registry.register(search::proxying_resource());
     }
+    let authorizer: Arc<dyn flotilla_apiserver::authz::Authorizer> =
+        Arc::new(DelegatedAuthorizer::new(opts.host.clone()));
     let options = ServerOptions {
-        authorizer: Some(Arc::new(DelegatedAuthorizer::new(opts.host.clone()))),
+        authorizer: Some(authorizer.clone()),
+        admission_plugins: vec![Arc::new(ClusterCredentialsAdmission::new(authorizer))],
         ..ServerOptions::default()
     };
     let server = ApiServer::with_options(Arc::new(registry), storage, opts.server.clone(), options);

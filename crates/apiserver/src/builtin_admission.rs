@@ -9,6 +9,11 @@
 //! validation), so that they hold on the host without a webhook server and not on the
 //! simulated members, which are plain Kubernetes clusters.
 //!
+//! A plugin sees who writes ([`PluginRequest::user`]) and may ask an authorizer about them:
+//! checks such as "may this user name that Secret" are admission, not authorization, since
+//! they depend on the object written (kube's own `NodeRestriction` and `OwnerReferencesPermissionEnforcement`
+//! plugins work the same way). Plugins are therefore async.
+//!
 //! Plugins run for requests and for the namespace cleanup, which in Kubernetes is the
 //! namespace controller deleting through the API (so admission refuses what it refuses for
 //! anyone); the server's own bootstrap writes skip them. A plugin answers with the error the
@@ -18,7 +23,7 @@
 use std::sync::Arc;
 
 pub use flotilla_admission::Operation;
-use flotilla_apimachinery::{ApiError, ResourceDef};
+use flotilla_apimachinery::{ApiError, Requester, ResourceDef};
 use serde_json::Value;
 
 /// What a plugin sees of one write.
@@ -34,6 +39,8 @@ pub struct PluginRequest<'a> {
     /// The stored object (update, delete); `None` for a create.
     pub old_object: Option<&'a Value>,
     pub dry_run: bool,
+    /// Who writes; `None` for the server's own writes (namespace cleanup).
+    pub user: Option<Requester<'a>>,
 }
 
 impl PluginRequest<'_> {
@@ -48,12 +55,13 @@ impl PluginRequest<'_> {
 }
 
 /// A compiled-in validating admission check. It may only refuse, never change the object.
+#[async_trait::async_trait]
 pub trait ValidatingPlugin: Send + Sync {
     /// A short name for logs.
     fn name(&self) -> &str;
 
     /// `Ok` admits the write; `Err` refuses it with that error.
-    fn validate(&self, request: &PluginRequest<'_>) -> Result<(), ApiError>;
+    async fn validate(&self, request: &PluginRequest<'_>) -> Result<(), ApiError>;
 }
 
 /// The plugins of one server, run in order; the first refusal wins (as kube-apiserver's
@@ -61,9 +69,9 @@ pub trait ValidatingPlugin: Send + Sync {
 pub type Plugins = [Arc<dyn ValidatingPlugin>];
 
 /// Runs `plugins` over `request`.
-pub fn run(plugins: &Plugins, request: &PluginRequest<'_>) -> Result<(), ApiError> {
+pub async fn run(plugins: &Plugins, request: &PluginRequest<'_>) -> Result<(), ApiError> {
     for plugin in plugins {
-        if let Err(e) = plugin.validate(request) {
+        if let Err(e) = plugin.validate(request).await {
             tracing::debug!(
                 plugin = plugin.name(),
                 operation = request.operation.as_str(),

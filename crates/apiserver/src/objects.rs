@@ -428,7 +428,7 @@ impl<'a> Objects<'a> {
     }
 
     /// Runs the compiled-in admission checks.
-    fn admit_plugins(
+    async fn admit_plugins(
         &self,
         operation: Operation,
         subresource: Option<&str>,
@@ -448,8 +448,10 @@ impl<'a> Objects<'a> {
                 object,
                 old_object,
                 dry_run,
+                user: self.requester,
             },
         )
+        .await
     }
 
     pub fn with_requester(mut self, requester: Option<Requester<'a>>) -> Self {
@@ -553,7 +555,8 @@ impl<'a> Objects<'a> {
         options: &DeleteOptions,
         dry_run: bool,
     ) -> Result<(), ApiError> {
-        self.admit_plugins(Operation::Delete, None, None, Some(old), dry_run)?;
+        self.admit_plugins(Operation::Delete, None, None, Some(old), dry_run)
+            .await?;
         let Some(scope) = self.admission else {
             return Ok(());
         };
@@ -582,7 +585,8 @@ impl<'a> Objects<'a> {
         options: Value,
         dry_run: bool,
     ) -> Result<Vec<String>, ApiError> {
-        self.admit_plugins(operation, subresource, obj, old, dry_run)?;
+        self.admit_plugins(operation, subresource, obj, old, dry_run)
+            .await?;
         let Some(scope) = self.admission else {
             return Ok(Vec::new());
         };
@@ -1471,7 +1475,8 @@ impl<'a> Objects<'a> {
                 Some(scale),
                 Some(&old_scale),
                 opts.dry_run,
-            )?;
+            )
+            .await?;
         }
         let Some(scope) = self.admission else {
             return Ok((scale.clone(), Vec::new()));

@@ -2,7 +2,8 @@
 //! aggregation and the cluster proxy share. Credentials and identity headers of the incoming
 //! request are never forwarded (the caller adds the ones the upstream should see); responses
 //! stream (watches); `Connection: Upgrade` requests (exec, attach, port-forward over SPDY or
-//! WebSocket) are spliced byte for byte after the upstream switches protocols.
+//! WebSocket) are spliced byte for byte after the upstream switches protocols. Redirects are
+//! neither followed nor passed on ([`redirect_refused`]).
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -212,7 +213,34 @@ pub async fn try_forward(
         let (parts, _) = resp.into_parts();
         return Ok(Response::from_parts(parts, Body::empty()));
     }
+    if is_redirect(&resp) {
+        tracing::info!(
+            upstream = %upstream.base,
+            status = resp.status().as_u16(),
+            "refused to forward a redirect from the upstream"
+        );
+        return Ok(crate::response::error_response(&redirect_refused()));
+    }
     Ok(resp.map(Body::new))
+}
+
+/// A redirect the upstream answered: a 3xx with somewhere to go.
+fn is_redirect<B>(resp: &http::Response<B>) -> bool {
+    resp.status().is_redirection() && resp.headers().contains_key(header::LOCATION)
+}
+
+/// What the caller gets instead of an upstream's redirect. Passed on, a redirect would send
+/// the caller (kubectl follows redirects, and client-go adds its credentials for the host to
+/// every request, the redirected one too) wherever the upstream likes; kube-apiserver's
+/// aggregator refuses them the same way (`--aggregator-reject-forwarding-redirect`, on by
+/// default). Nor does anything here follow one: the upstream's clients never do, so the
+/// credentials sent upstream reach only the upstream itself.
+pub fn redirect_refused() -> flotilla_apimachinery::ApiError {
+    flotilla_apimachinery::ApiError::new(
+        502,
+        "BadGateway",
+        "the backend attempted to redirect this request, which is not permitted",
+    )
 }
 
 /// `X-Remote-*` headers naming `user`, as an authenticating front proxy sends them.

@@ -21,6 +21,8 @@ pub const MESSAGE_READY: &str = "cluster is healthy and ready to accept workload
 pub const MESSAGE_NOT_READY: &str =
     "cluster is reachable but its health endpoint does not report ok";
 pub const MESSAGE_NOT_REACHABLE: &str = "cluster is not reachable";
+/// The member is not contacted as configured: its credentials would travel in clear.
+pub const REASON_INSECURE_ENDPOINT: &str = "InsecureEndpoint";
 
 /// What one health probe of a member saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +33,19 @@ pub enum Observed {
     Unhealthy,
     /// The member could not be reached (or had no usable credentials).
     Unreachable,
+    /// The member was not contacted: as configured, it must not be (credentials over plain
+    /// HTTP). The condition says why, in `reason` and `message`.
+    Refused {
+        reason: &'static str,
+        message: String,
+    },
+}
+
+impl Observed {
+    /// Whether the member answered the probe at all.
+    pub fn reached(&self) -> bool {
+        matches!(self, Observed::Healthy | Observed::Unhealthy)
+    }
 }
 
 /// How long an observation must persist before it changes the Ready condition.
@@ -62,6 +77,7 @@ pub fn ready_condition(
         Observed::Healthy => ("True", REASON_READY, MESSAGE_READY),
         Observed::Unhealthy => ("False", REASON_NOT_READY, MESSAGE_NOT_READY),
         Observed::Unreachable => ("False", REASON_NOT_REACHABLE, MESSAGE_NOT_REACHABLE),
+        Observed::Refused { reason, message } => ("False", *reason, message.as_str()),
     };
     if let Some(current) = current {
         if current.status == "True" && status != "True" && streak.failing_for < thresholds.failure {
@@ -152,6 +168,26 @@ mod tests {
             (c.status.as_str(), c.reason.as_str()),
             ("False", REASON_NOT_REACHABLE)
         );
+    }
+
+    #[test]
+    fn a_refused_member_says_why_and_counts_as_failing() {
+        let refused = Observed::Refused {
+            reason: REASON_INSECURE_ENDPOINT,
+            message: "plain HTTP".into(),
+        };
+        assert!(!refused.reached());
+        let c = ready_condition(None, &refused, failing(Duration::ZERO), TH, at(0));
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            ("False", REASON_INSECURE_ENDPOINT, "plain HTTP")
+        );
+        // Like any failure, it flips a Ready cluster only after the threshold.
+        let ready = ready_condition(None, &Observed::Healthy, succeeding(S), TH, at(0));
+        let kept = ready_condition(Some(&ready), &refused, failing(T / 2), TH, at(1));
+        assert_eq!(kept.status, "True");
+        let flipped = ready_condition(Some(&ready), &refused, failing(T), TH, at(2));
+        assert_eq!(flipped.reason, REASON_INSECURE_ENDPOINT);
     }
 
     #[test]

@@ -17,9 +17,18 @@ use flotilla_controllers::ControllerManagerOptions;
 use flotilla_membership::{Member, MemberCredentials};
 use parking_lot::Mutex;
 
-async fn join(client: &kube::Client, name: &str, url: &str) {
-    let member = Member::new(name, url, MemberCredentials::token("t", ""));
+/// Joins `url` (members are reached over TLS only) with a token and the CA `ca_pem`.
+async fn join(client: &kube::Client, name: &str, url: &str, ca_pem: &str) {
+    let member = Member::new(name, url, MemberCredentials::token("t", ca_pem));
     flotilla_membership::join(client, &member).await.unwrap();
+}
+
+/// A CA for members that never complete a handshake.
+fn ca_pem() -> String {
+    flotilla_pki::CertificateAuthority::generate("unused-ca")
+        .unwrap()
+        .cert_pem()
+        .to_string()
 }
 
 /// Polls `check` until it holds (`limit` at most).
@@ -60,13 +69,15 @@ async fn probes_in_flight_never_exceed_the_limit() {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
+    let member = flotilla_testenv::serve_tls(router).await.unwrap();
     for i in 0..CLUSTERS {
-        join(&plane.client, &format!("slow{i}"), &url).await;
+        join(
+            &plane.client,
+            &format!("slow{i}"),
+            &member.url,
+            &member.ca_pem,
+        )
+        .await;
     }
     let options = ControllerManagerOptions {
         status_period: Duration::from_millis(100),
@@ -91,6 +102,7 @@ async fn probes_in_flight_never_exceed_the_limit() {
         .unwrap();
     assert!(in_flight <= LIMIT, "{metrics}");
     manager.stop().await;
+    member.stop().await;
     plane.aggregated.stop().await;
     plane.host.stop().await;
 }
@@ -160,7 +172,13 @@ async fn cluster_reconciles_in_flight_never_exceed_the_limit() {
     // controller-manager starts on a fleet.
     for i in 0..CLUSTERS {
         // Port 1 of loopback: refused, so the status controller's probes end at once.
-        join(&plane.client, &format!("c{i}"), "https://127.0.0.1:1").await;
+        join(
+            &plane.client,
+            &format!("c{i}"),
+            "https://127.0.0.1:1",
+            &ca_pem(),
+        )
+        .await;
     }
     // Each reconcile of a new cluster reads its execution namespace once: those reads are
     // counted, and each is held 200 ms.
@@ -231,7 +249,7 @@ async fn an_unreachable_member_is_probed_at_growing_intervals_up_to_the_cap() {
     // A member that accepts connections and drops them at once: unreachable, and every
     // probe leaves an accept behind.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+    let url = format!("https://{}", listener.local_addr().unwrap());
     let accepts: Arc<Mutex<Vec<Instant>>> = Arc::default();
     let seen = accepts.clone();
     tokio::spawn(async move {
@@ -240,7 +258,7 @@ async fn an_unreachable_member_is_probed_at_growing_intervals_up_to_the_cap() {
             drop(socket);
         }
     });
-    join(&plane.client, "gone", &url).await;
+    join(&plane.client, "gone", &url, &ca_pem()).await;
     let options = ControllerManagerOptions {
         status_period: PERIOD,
         unreachable_backoff_max: CAP,

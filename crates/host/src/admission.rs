@@ -68,12 +68,13 @@ pub fn deletion_protected_error() -> ApiError {
     ))
 }
 
+#[async_trait::async_trait]
 impl ValidatingPlugin for DeletionProtection {
     fn name(&self) -> &str {
         "DeletionProtection"
     }
 
-    fn validate(&self, request: &PluginRequest<'_>) -> Result<(), ApiError> {
+    async fn validate(&self, request: &PluginRequest<'_>) -> Result<(), ApiError> {
         if request.operation != Operation::Delete
             || request.subresource.is_some()
             || request.def.group == ADMISSION_REGISTRATION_GROUP
@@ -92,12 +93,13 @@ impl ValidatingPlugin for DeletionProtection {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OverridePolicyValidation;
 
+#[async_trait::async_trait]
 impl ValidatingPlugin for OverridePolicyValidation {
     fn name(&self) -> &str {
         "OverridePolicyValidation"
     }
 
-    fn validate(&self, request: &PluginRequest<'_>) -> Result<(), ApiError> {
+    async fn validate(&self, request: &PluginRequest<'_>) -> Result<(), ApiError> {
         let def = request.def;
         let is_override_policy = def.group == POLICY_GROUP
             && matches!(
@@ -159,14 +161,15 @@ mod tests {
     use serde_json::json;
 
     fn delete(def: &ResourceDef, old: &Value) -> Result<(), ApiError> {
-        DeletionProtection.validate(&PluginRequest {
+        futures::executor::block_on(DeletionProtection.validate(&PluginRequest {
             operation: Operation::Delete,
             def,
             subresource: None,
             object: None,
             old_object: Some(old),
             dry_run: false,
-        })
+            user: None,
+        }))
     }
 
     fn labelled(value: &str) -> Value {
@@ -209,8 +212,9 @@ mod tests {
                 object: Some(&obj),
                 old_object: Some(&obj),
                 dry_run: false,
+                user: None,
             };
-            assert!(DeletionProtection.validate(&request).is_ok());
+            assert!(futures::executor::block_on(DeletionProtection.validate(&request)).is_ok());
         }
         // Webhook configurations are out of the webhook's reach on Karmada too.
         let hooks = ResourceDef::new(
@@ -229,14 +233,15 @@ mod tests {
 
     fn admit(kind: &str, spec: Value) -> Result<(), ApiError> {
         let obj = json!({"metadata": {"name": "op"}, "spec": spec});
-        OverridePolicyValidation.validate(&PluginRequest {
+        futures::executor::block_on(OverridePolicyValidation.validate(&PluginRequest {
             operation: Operation::Create,
             def: &policy_def(kind),
             subresource: None,
             object: Some(&obj),
             old_object: None,
             dry_run: false,
-        })
+            user: None,
+        }))
     }
 
     fn fields(err: &ApiError) -> Vec<String> {

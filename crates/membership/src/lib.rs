@@ -25,7 +25,7 @@ pub use probe::{PROBE_TIMEOUT, probe_member, probe_member_within};
 pub use reader::{MemberReader, MemberResponse};
 pub use target::{MemberConnector, MemberTarget};
 pub use validate::{
-    MAX_CLUSTER_NAME_LEN, validate_cluster_name, validate_endpoint, validate_label,
+    MAX_CLUSTER_NAME_LEN, is_plain_http, validate_cluster_name, validate_endpoint, validate_label,
 };
 
 use std::collections::BTreeMap;
@@ -73,6 +73,11 @@ pub enum MembershipError {
     ProxyUrl { cluster: String, url: String },
     #[error("cluster {cluster} has no spec.secretRef")]
     NoSecretRef { cluster: String },
+    #[error(
+        "cluster {cluster}'s spec.apiEndpoint {endpoint} is plain HTTP, and its credentials are \
+         sent only over TLS: use an https:// endpoint"
+    )]
+    PlainHttp { cluster: String, endpoint: String },
     #[error("reading the credentials Secret {namespace}/{name} of cluster {cluster}")]
     ReadSecret {
         cluster: String,

@@ -15,14 +15,15 @@
 //! the TLS client certificate), responses framed by `Content-Length`, chunked transfer
 //! coding or the end of the connection. A kept connection the member closed meanwhile is
 //! noticed on reuse and the request is sent again on a new one, as HTTP clients do for
-//! idempotent requests. Set-ups this does not speak (a proxy URL, a TLS server name other
+//! idempotent requests. A redirect is an answer like any other, never followed: the token
+//! goes to the member's own endpoint only. There is no plain HTTP: every request carries the
+//! member's credentials. Set-ups this does not speak (a proxy URL, a TLS server name other
 //! than the endpoint's host) go through kube-rs's client instead.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::StatusCode;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::MembershipError;
@@ -72,55 +73,19 @@ struct Direct {
     authority: String,
     /// The endpoint's path (no trailing slash), put before every request path.
     base_path: String,
-    /// `None` for a plain-HTTP endpoint.
-    tls: Option<(
+    tls: (
         Arc<rustls::ClientConfig>,
         rustls::pki_types::ServerName<'static>,
-    )>,
+    ),
     /// The `Authorization` header's value.
     authorization: Option<String>,
     connect_timeout: Duration,
     idle: Mutex<Option<Conn>>,
 }
 
-/// A connection to the member: plain TCP, or TLS whose buffers exist only while in use.
-enum Conn {
-    Plain(TcpStream),
-    Tls(Box<tls::LeanTls>),
-}
-
-impl Conn {
-    async fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
-        match self {
-            Conn::Plain(tcp) => {
-                tcp.write_all(data).await?;
-                tcp.flush().await
-            }
-            Conn::Tls(tls) => tls.write_all(data).await,
-        }
-    }
-
-    /// Appends what arrives to `buf`; how much, 0 at the end of the stream.
-    async fn read_buf(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-        match self {
-            Conn::Plain(tcp) => tcp.read_buf(buf).await,
-            Conn::Tls(tls) => tls.read_buf(buf).await,
-        }
-    }
-
-    /// Before the connection is kept idle: whether it is fit to keep (the member has not
-    /// closed it nor sent anything unasked, as far as the socket tells without waiting);
-    /// a TLS connection gives back its buffers.
-    fn settle(&mut self) -> bool {
-        match self {
-            Conn::Plain(tcp) => {
-                let mut byte = [0u8; 1];
-                matches!(tcp.try_read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
-            }
-            Conn::Tls(tls) => tls.settle(),
-        }
-    }
-}
+/// A connection to the member: TLS, whose buffers exist only while in use. There is no plain
+/// HTTP: every request carries the member's credentials ([`crate::is_plain_http`]).
+type Conn = Box<tls::LeanTls>;
 
 /// How an exchange on a connection went wrong.
 enum Failure {
@@ -145,11 +110,16 @@ impl MemberReader {
             endpoint: endpoint.to_string(),
             reason: reason.to_string(),
         };
-        let secure = match endpoint.scheme_str() {
-            Some("https") => true,
-            Some("http") => false,
-            _ => return Err(invalid("the scheme must be https or http")),
-        };
+        match endpoint.scheme_str() {
+            Some("https") => {}
+            Some(scheme) if scheme.eq_ignore_ascii_case("http") => {
+                return Err(MembershipError::PlainHttp {
+                    cluster: cluster.to_string(),
+                    endpoint: endpoint.to_string(),
+                });
+            }
+            _ => return Err(invalid("the scheme must be https")),
+        }
         let authority = endpoint
             .authority()
             .ok_or_else(|| invalid("no host"))?
@@ -164,14 +134,10 @@ impl MemberReader {
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_string();
-        let port = endpoint.port_u16().unwrap_or(if secure { 443 } else { 80 });
-        let tls = if secure {
-            let name = rustls::pki_types::ServerName::try_from(host.clone())
-                .map_err(|_| invalid("the host is not a valid TLS server name"))?;
-            Some((tls, name))
-        } else {
-            None
-        };
+        let port = endpoint.port_u16().unwrap_or(443);
+        let name = rustls::pki_types::ServerName::try_from(host.clone())
+            .map_err(|_| invalid("the host is not a valid TLS server name"))?;
+        let tls = (tls, name);
         let authorization = token
             .map(|t| format!("Bearer {t}"))
             .filter(|value| http::HeaderValue::from_str(value).is_ok());
@@ -274,10 +240,7 @@ impl MemberReader {
             return None;
         };
         let idle = direct.idle.lock().ok()?;
-        idle.as_ref().map(|conn| match conn {
-            Conn::Plain(_) => 0,
-            Conn::Tls(tls) => tls.buffered(),
-        })
+        idle.as_ref().map(|conn| conn.buffered())
     }
 }
 
@@ -347,15 +310,11 @@ impl Direct {
                 .map_err(|e| format!("connecting: {}", crate::error_chain(&e)))?;
             // Requests are one small write each; waiting to fill a segment only adds delay.
             let _ = tcp.set_nodelay(true);
-            let io = match &self.tls {
-                None => Conn::Plain(tcp),
-                Some((config, name)) => Conn::Tls(Box::new(
-                    tls::LeanTls::connect(config.clone(), name.clone(), tcp)
-                        .await
-                        .map_err(|e| format!("TLS handshake: {}", crate::error_chain(&e)))?,
-                )),
-            };
-            Ok(io)
+            let (config, name) = &self.tls;
+            let io = tls::LeanTls::connect(config.clone(), name.clone(), tcp)
+                .await
+                .map_err(|e| format!("TLS handshake: {}", crate::error_chain(&e)))?;
+            Ok(Box::new(io))
         };
         match tokio::time::timeout(self.connect_timeout, connect).await {
             Ok(result) => result,

@@ -38,12 +38,25 @@ impl MemberTarget {
         }
     }
 
-    /// The credentials of member `name`, read from the Secret `secret_ref` names.
+    /// Refuses an endpoint that credentials would reach in clear ([`crate::is_plain_http`]).
+    pub fn check_transport(&self, name: &str) -> Result<(), MembershipError> {
+        match &self.endpoint {
+            Some(endpoint) if crate::is_plain_http(endpoint) => Err(MembershipError::PlainHttp {
+                cluster: name.to_string(),
+                endpoint: endpoint.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The credentials of member `name`, read from the Secret `secret_ref` names. They are
+    /// not even read for a plain HTTP endpoint: no caller could send them there.
     pub async fn credentials(
         &self,
         host: &kube::Client,
         name: &str,
     ) -> Result<MemberCredentials, MembershipError> {
+        self.check_transport(name)?;
         let Some(reference) = &self.secret_ref else {
             return Err(MembershipError::NoSecretRef {
                 cluster: name.to_string(),
@@ -90,6 +103,7 @@ impl MemberTarget {
             .ok_or_else(|| MembershipError::NoEndpoint {
                 cluster: name.to_string(),
             })?;
+        self.check_transport(name)?;
         let mut config = credentials
             .kube_config(name, endpoint, self.insecure)
             .await?;
@@ -260,7 +274,7 @@ mod tests {
     async fn each_client_has_its_own_connection_and_resumes_the_last_session() {
         let ca = flotilla_pki::CertificateAuthority::generate("member-ca").unwrap();
         use crate::test_member::{Seen, member, next};
-        let (endpoint, mut seen) = member(Some(&ca)).await;
+        let (endpoint, mut seen) = member(&ca).await;
         let target = MemberTarget::of(&cluster(
             json!({"syncMode": "Push", "apiEndpoint": endpoint}),
         ));
@@ -289,5 +303,88 @@ mod tests {
         }
         use rustls::HandshakeKind::{Full, Resumed};
         assert_eq!(handshakes, [Some(Full), Some(Resumed), Some(Resumed)]);
+    }
+
+    #[tokio::test]
+    async fn credentials_are_never_read_for_a_plain_http_endpoint() {
+        let target = MemberTarget::of(&cluster(json!({"syncMode": "Push",
+            "apiEndpoint": "http://127.0.0.1:1",
+            "secretRef": {"namespace": "karmada-cluster", "name": "m1"}})));
+        // A host nothing listens on: reading the Secret would fail differently.
+        let host =
+            kube::Client::try_from(kube::Config::new("https://127.0.0.1:1".parse().unwrap()))
+                .unwrap();
+        let err = target.credentials(&host, "m1").await.unwrap_err();
+        assert!(matches!(err, MembershipError::PlainHttp { .. }), "{err:?}");
+        assert!(err.to_string().contains("only over TLS"), "{err}");
+        // Nor is a token sent there by a client or reader built with one.
+        let token = MemberCredentials::token("t", "");
+        for err in [
+            target
+                .client("m1", &token, Duration::from_secs(1))
+                .await
+                .err(),
+            target
+                .reader("m1", &token, Duration::from_secs(1))
+                .await
+                .err(),
+        ] {
+            assert!(
+                matches!(err, Some(MembershipError::PlainHttp { .. })),
+                "{err:?}"
+            );
+        }
+    }
+
+    /// A member that redirects: neither a kube-rs client nor a reader follows it, so the
+    /// token goes to the member's own endpoint only.
+    #[tokio::test]
+    async fn member_clients_never_follow_a_redirect() {
+        use crate::test_member::{Seen, member, next};
+        let ca = flotilla_pki::CertificateAuthority::generate("member-ca").unwrap();
+        let (endpoint, mut seen) = member(&ca).await;
+        let (elsewhere, mut elsewhere_seen) = member(&ca).await;
+        let port = elsewhere.rsplit(':').next().unwrap().to_string();
+        let path = format!("/redirect-to/{port}");
+        let target = MemberTarget::of(&cluster(
+            json!({"syncMode": "Push", "apiEndpoint": endpoint}),
+        ));
+        let creds = MemberCredentials::token("the-token", ca.cert_pem());
+
+        let client = target
+            .client("m1", &creds, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let request = http::Request::get(&path).body(Vec::new()).unwrap();
+        // The redirect itself comes back (its empty body); the place it points to answers
+        // anything but that.
+        let answer = client.request_text(request).await;
+        assert_eq!(answer.ok().as_deref(), Some(""));
+        let reader = target
+            .reader("m1", &creds, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let answer = reader.get(&path, "application/json").await;
+        assert!(
+            answer.as_ref().is_ok_and(|r| r.status.as_u16() == 302),
+            "{answer:?}"
+        );
+
+        // Both requests reached the member with the token...
+        let mut heads = Vec::new();
+        while heads.len() < 2 {
+            if let Seen::Request(head) = next(&mut seen).await {
+                heads.push(head);
+            }
+        }
+        for head in &heads {
+            assert!(head.contains("authorization: bearer the-token"), "{head}");
+        }
+        // ...and both answers are in: a client that followed would have connected before
+        // returning them.
+        assert!(
+            elsewhere_seen.try_recv().is_err(),
+            "a redirect was followed"
+        );
     }
 }

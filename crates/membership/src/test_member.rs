@@ -1,5 +1,5 @@
-//! A scripted member for tests: raw HTTP/1.1 responses per path, over TLS or plain HTTP, and
-//! a stream of what it saw (connections with their handshake kind, request heads, closes).
+//! A scripted member for tests: raw HTTP/1.1 responses per path (`/redirect-to/PORT` sends
+//! the client to another loopback port), over TLS, and a stream of what it saw (connections with their handshake kind, request heads, closes).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 /// What the test member saw, in order.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Seen {
-    /// A connection, with how its TLS handshake went (`None` for plain HTTP).
+    /// A connection, with how its TLS handshake went.
     Connected(Option<rustls::HandshakeKind>),
     /// A request head, lower-cased.
     Request(String),
@@ -29,6 +29,16 @@ fn respond(path: &str) -> (Vec<u8>, bool) {
         )
         .into_bytes()
     };
+    if let Some(port) = path.strip_prefix("/redirect-to/") {
+        // Somewhere else on loopback: a client that follows would go there.
+        return (
+            format!(
+                "HTTP/1.1 302 Found\r\nLocation: https://127.0.0.1:{port}/stolen\r\nContent-Length: 0\r\n\r\n"
+            )
+            .into_bytes(),
+            false,
+        );
+    }
     match path {
         "/length" => (length(""), false),
         "/version" => {
@@ -135,9 +145,9 @@ async fn serve_connection<S>(
     let _ = seen.send(Seen::Closed);
 }
 
-/// A member on a free loopback port, over TLS signed by `ca` or plain HTTP without one.
+/// A member on a free loopback port, over TLS signed by `ca`.
 pub(crate) async fn member(
-    ca: Option<&flotilla_pki::CertificateAuthority>,
+    ca: &flotilla_pki::CertificateAuthority,
 ) -> (String, mpsc::UnboundedReceiver<Seen>) {
     let (endpoint, seen, _) = member_with_hang_up(ca).await;
     (endpoint, seen)
@@ -145,7 +155,7 @@ pub(crate) async fn member(
 
 /// [`member`], and what makes it close a connection that answered `/hangup`.
 pub(crate) async fn member_with_hang_up(
-    ca: Option<&flotilla_pki::CertificateAuthority>,
+    ca: &flotilla_pki::CertificateAuthority,
 ) -> (
     String,
     mpsc::UnboundedReceiver<Seen>,
@@ -155,35 +165,24 @@ pub(crate) async fn member_with_hang_up(
     let hang_ups = hang_up.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let acceptor = ca.map(|ca| {
-        let serving = ca
-            .issue_server("member", &[], &["127.0.0.1".parse().unwrap()])
-            .unwrap();
-        let tls = flotilla_pki::server_config(&serving.cert_pem, &serving.key_pem, &[]).unwrap();
-        tokio_rustls::TlsAcceptor::from(tls)
-    });
-    let scheme = if acceptor.is_some() { "https" } else { "http" };
+    let serving = ca
+        .issue_server("member", &[], &["127.0.0.1".parse().unwrap()])
+        .unwrap();
+    let tls = flotilla_pki::server_config(&serving.cert_pem, &serving.key_pem, &[]).unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
     let (seen, events) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
             let seen = seen.clone();
             let hang_up = hang_ups.clone();
-            match &acceptor {
-                Some(acceptor) => {
-                    let Ok(stream) = acceptor.accept(tcp).await else {
-                        continue;
-                    };
-                    let _ = seen.send(Seen::Connected(stream.get_ref().1.handshake_kind()));
-                    tokio::spawn(serve_connection(stream, seen, hang_up));
-                }
-                None => {
-                    let _ = seen.send(Seen::Connected(None));
-                    tokio::spawn(serve_connection(tcp, seen, hang_up));
-                }
-            }
+            let Ok(stream) = acceptor.accept(tcp).await else {
+                continue;
+            };
+            let _ = seen.send(Seen::Connected(stream.get_ref().1.handshake_kind()));
+            tokio::spawn(serve_connection(stream, seen, hang_up));
         }
     });
-    (format!("{scheme}://{addr}"), events, hang_up)
+    (format!("https://{addr}"), events, hang_up)
 }
 
 pub(crate) async fn next(seen: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {

@@ -103,18 +103,30 @@ pub fn validate_label(key: &str, value: &str) -> Result<(), MembershipError> {
     label_word(value).map_err(|r| invalid(format!("value {r}")))
 }
 
-/// The member's API endpoint must be an absolute `https://` (or, for a local test member,
-/// `http://`) URL with a host part.
+/// Whether `endpoint` is a plain `http://` URL, over which credentials would travel in
+/// clear. Nothing in Flotilla sends a member's credentials there: joining refuses it,
+/// the aggregated server's validation refuses a Cluster naming credentials with it, and
+/// every member client refuses to read credentials for it ([`MemberTarget::credentials`]).
+pub fn is_plain_http(endpoint: &str) -> bool {
+    endpoint
+        .get(.."http://".len())
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
+}
+
+/// The member's API endpoint must be an absolute `https://` URL with a host part: joining
+/// stores credentials, and credentials are sent only over TLS ([`is_plain_http`]).
 pub fn validate_endpoint(cluster: &str, endpoint: &str) -> Result<(), MembershipError> {
     let invalid = |reason: &str| MembershipError::InvalidEndpoint {
         cluster: cluster.to_string(),
         endpoint: endpoint.to_string(),
         reason: reason.to_string(),
     };
-    let Some(rest) = endpoint
-        .strip_prefix("https://")
-        .or_else(|| endpoint.strip_prefix("http://"))
-    else {
+    if is_plain_http(endpoint) {
+        return Err(invalid(
+            "it is plain HTTP, and a member's credentials are sent only over TLS: use https://",
+        ));
+    }
+    let Some(rest) = endpoint.strip_prefix("https://") else {
         return Err(invalid("it must start with https://"));
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
@@ -181,7 +193,10 @@ mod tests {
     fn endpoints_must_be_https_with_a_host() {
         assert!(validate_endpoint("m", "https://127.0.0.1:6443").is_ok());
         assert!(validate_endpoint("m", "https://api.example.com/prefix").is_ok());
-        assert!(validate_endpoint("m", "http://127.0.0.1:8001").is_ok());
+        let err = validate_endpoint("m", "http://127.0.0.1:8001")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("only over TLS"), "{err}");
         for bad in ["ftp://1.2.3.4", "https://", "https://:443", "1.2.3.4:443"] {
             let err = validate_endpoint("m", bad).unwrap_err().to_string();
             assert!(err.contains(bad), "{err}");

@@ -1,12 +1,19 @@
 //! In-process control planes for integration tests and benchmarks of the crates above the
 //! servers (controllers, scheduler): the host API server and the aggregated Cluster server
 //! registered behind its APIService, wired over loopback TLS exactly as `local-up` does,
-//! plus an admin kube-rs client. Dev-only: nothing in a binary depends on it.
+//! plus an admin kube-rs client and clients acting as other users. Stand-ins for what
+//! members are reached at: any router served over TLS ([`serve_tls`]: members are reached
+//! only over TLS) and a listener that records what it is sent ([`Trap`]). Dev-only: nothing in
+//! a binary depends on it.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use flotilla_aggregated::RunningAggregated;
+use flotilla_apiserver::serve::{PeerTrust, ServerHandle};
 use flotilla_host::RunningHost;
+use parking_lot::Mutex;
+use tokio::io::AsyncReadExt;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TestEnvError {
@@ -28,6 +35,10 @@ pub enum TestEnvError {
     Host(#[source] flotilla_host::HostError),
     #[error("starting the aggregated API server")]
     Aggregated(#[source] flotilla_aggregated::AggregatedError),
+    #[error("making certificates for a test server")]
+    Pki(#[from] flotilla_pki::PkiError),
+    #[error("listening on loopback")]
+    Listen(#[source] std::io::Error),
 }
 
 /// A kube-rs client for `context` (default: the current one) of the kubeconfig at `path`.
@@ -62,6 +73,180 @@ pub fn init_test_logging() {
             .with_test_writer()
             .try_init();
     }
+}
+
+/// Polls `check` every 100 ms until it gives a value, which it returns; panics naming `what`
+/// after `limit` (tests wait on what they can observe, never on a fixed sleep).
+pub async fn eventually<T, F, Fut>(what: &str, limit: std::time::Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// A kube-rs client for the host with the admin's credentials, its configuration adjusted by
+/// `adjust` (impersonation, no retries, ...).
+pub async fn host_client(
+    host: &RunningHost,
+    adjust: impl FnOnce(&mut kube::Config),
+) -> Result<kube::Client, TestEnvError> {
+    let shown = host.kubeconfig.display().to_string();
+    let kubeconfig = kube::config::Kubeconfig::read_from(&host.kubeconfig).map_err(|source| {
+        TestEnvError::Kubeconfig {
+            path: shown.clone(),
+            source,
+        }
+    })?;
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .map_err(|source| TestEnvError::Kubeconfig {
+            path: shown.clone(),
+            source,
+        })?;
+    adjust(&mut config);
+    kube::Client::try_from(config).map_err(|source| TestEnvError::Client {
+        path: shown,
+        source,
+    })
+}
+
+/// A kube-rs client for the host as `user` in `groups`: the admin's credentials with
+/// impersonation headers, so the host's RBAC decides for `user`.
+pub async fn client_as(
+    host: &RunningHost,
+    user: &str,
+    groups: &[&str],
+) -> Result<kube::Client, TestEnvError> {
+    host_client(host, |config| {
+        config.auth_info.impersonate = Some(user.to_string());
+        config.auth_info.impersonate_groups = Some(groups.iter().map(|g| g.to_string()).collect());
+    })
+    .await
+}
+
+/// An axum router served over TLS on a loopback port, with a certificate from a CA of its
+/// own: a stand-in for a member's API server.
+pub struct TlsServer {
+    /// `https://127.0.0.1:PORT`
+    pub url: String,
+    /// The CA that verifies its certificate (a member Secret's `caBundle`).
+    pub ca_pem: String,
+    handle: ServerHandle,
+}
+
+impl TlsServer {
+    pub async fn stop(self) {
+        self.handle.stop().await;
+    }
+}
+
+/// Serves `router` over TLS on a free loopback port.
+pub async fn serve_tls(router: axum::Router) -> Result<TlsServer, TestEnvError> {
+    let ca = flotilla_pki::CertificateAuthority::generate("test-member-ca")?;
+    let loopback = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    let serving = ca.issue_server("test-member", &[], &[loopback])?;
+    let tls = flotilla_pki::server_config(&serving.cert_pem, &serving.key_pem, &[])?;
+    let listener = tokio::net::TcpListener::bind((loopback, 0))
+        .await
+        .map_err(TestEnvError::Listen)?;
+    let handle = ServerHandle::spawn(listener, tls, router, Arc::new(PeerTrust::default()))
+        .map_err(TestEnvError::Listen)?;
+    Ok(TlsServer {
+        url: format!("https://{}", handle.addr),
+        ca_pem: ca.cert_pem().to_string(),
+        handle,
+    })
+}
+
+/// A loopback listener that answers nothing and keeps every byte it is sent, connection by
+/// connection: what a test points a Cluster at to see whether anything (a token above all)
+/// would ever reach an endpoint it must not.
+pub struct Trap {
+    pub port: u16,
+    received: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+/// The most a [`Trap`] keeps of one connection.
+const TRAP_KEEPS: usize = 64 * 1024;
+
+impl Trap {
+    pub async fn start() -> Result<Trap, TestEnvError> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(TestEnvError::Listen)?;
+        let port = listener.local_addr().map_err(TestEnvError::Listen)?.port();
+        let received: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+        let kept = received.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let slot = {
+                    let mut kept = kept.lock();
+                    kept.push(Vec::new());
+                    kept.len() - 1
+                };
+                let kept = kept.clone();
+                tokio::spawn(async move {
+                    let mut piece = [0u8; 4096];
+                    while let Ok(n) = socket.read(&mut piece).await {
+                        if n == 0 {
+                            break;
+                        }
+                        let mut kept = kept.lock();
+                        if let Some(bytes) = kept.get_mut(slot) {
+                            if bytes.len() < TRAP_KEEPS {
+                                bytes.extend_from_slice(&piece[..n]);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        Ok(Trap { port, received })
+    }
+
+    /// How many connections it accepted.
+    pub fn connections(&self) -> usize {
+        self.received.lock().len()
+    }
+
+    /// Panics unless nothing ever connected.
+    pub fn assert_untouched(&self) {
+        assert_eq!(
+            self.connections(),
+            0,
+            "the trap was contacted: {}",
+            self.received()
+        );
+    }
+
+    /// Everything it was sent, as text (lossy).
+    pub fn received(&self) -> String {
+        self.received
+            .lock()
+            .iter()
+            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// A loopback port nothing listens on (bound and released): an unreachable member.
+pub fn unused_port() -> Result<u16, TestEnvError> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(TestEnvError::Listen)
 }
 
 /// A host and a registered aggregated server in a temporary directory (removed on drop).

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use flotilla_api::cluster::{AllocatableModeling, ApiEnablement, ClusterSyncMode, ResourceSummary};
 use flotilla_api::{Cluster, ClusterStatus};
-use flotilla_membership::MemberReader;
+use flotilla_membership::{MemberReader, MembershipError};
 use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
@@ -54,7 +54,8 @@ use crate::conditions::{self, CONDITION_COMPLETE_API_ENABLEMENTS, api_enablement
 use crate::diff::merge_patch;
 use crate::modeling::{Grades, ModelError};
 use crate::readiness::{
-    CONDITION_READY, Observed, Streak, Thresholds, ready_condition, with_condition,
+    CONDITION_READY, Observed, REASON_INSECURE_ENDPOINT, Streak, Thresholds, ready_condition,
+    with_condition,
 };
 use crate::resources::{Resources, Summary};
 use crate::{ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain};
@@ -498,6 +499,21 @@ impl ClusterWorker {
     async fn observe(&mut self, target: &Target) -> (Observed, Option<Arc<MemberReader>>) {
         let reader = match self.member_reader(target).await {
             Ok(reader) => reader,
+            Err(Error::Credentials {
+                source: e @ MembershipError::PlainHttp { .. },
+                ..
+            }) => {
+                if self.failing_since.is_none() {
+                    warn!(error = %e, "not contacting the member");
+                }
+                return (
+                    Observed::Refused {
+                        reason: REASON_INSECURE_ENDPOINT,
+                        message: e.to_string(),
+                    },
+                    None,
+                );
+            }
             Err(e) => {
                 if self.failing_since.is_none() {
                     warn!(error = %error_chain(&e), "cannot connect to the member");
@@ -520,6 +536,7 @@ impl ClusterWorker {
             Observed::Healthy => "healthy",
             Observed::Unhealthy => "unhealthy",
             Observed::Unreachable => "unreachable",
+            Observed::Refused { .. } => "refused",
         };
         self.shared
             .metrics
@@ -615,9 +632,9 @@ impl ClusterWorker {
             self.failing_since.get_or_insert(probed);
             self.healthy_since = None;
         }
-        let reconnected = observed != Observed::Unreachable && !self.reachable;
-        self.reachable = observed != Observed::Unreachable;
-        if observed == Observed::Unreachable {
+        let reconnected = observed.reached() && !self.reachable;
+        self.reachable = observed.reached();
+        if !observed.reached() {
             // A member that cannot be reached keeps nothing to reach it with (its TLS
             // configuration and sessions). The next probe builds them again; it re-reads the
             // credentials while failing anyway.

@@ -211,15 +211,27 @@ mod tests {
             .unwrap()
     }
 
-    /// Serves `router` over plain HTTP on a free port; a reader of it.
-    async fn serve(router: Router) -> MemberReader {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
-        });
-        let credentials = flotilla_membership::MemberCredentials::token("t", "");
-        reader(&format!("http://{addr}"), &credentials).await
+    /// A member served over TLS (members are reached only over TLS) and a reader of it.
+    struct Served {
+        reader: MemberReader,
+        _member: flotilla_testenv::TlsServer,
+    }
+
+    impl std::ops::Deref for Served {
+        type Target = MemberReader;
+        fn deref(&self) -> &MemberReader {
+            &self.reader
+        }
+    }
+
+    /// Serves `router` on a free port; a reader of it.
+    async fn serve(router: Router) -> Served {
+        let member = flotilla_testenv::serve_tls(router).await.unwrap();
+        let credentials = flotilla_membership::MemberCredentials::token("t", &member.ca_pem);
+        Served {
+            reader: reader(&member.url, &credentials).await,
+            _member: member,
+        }
     }
 
     #[tokio::test]
@@ -243,7 +255,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         drop(listener);
         let credentials = flotilla_membership::MemberCredentials::token("t", "");
-        let member = reader(&format!("http://{addr}"), &credentials).await;
+        let member = reader(&format!("https://{addr}"), &credentials).await;
         let (observed, detail) = health(&member).await;
         assert_eq!(observed, Observed::Unreachable);
         assert!(!detail.is_empty());

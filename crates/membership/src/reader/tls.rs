@@ -252,7 +252,7 @@ mod tests {
     #[tokio::test]
     async fn after_the_members_closing_alert_reads_end_and_writes_fail() {
         let ca = flotilla_pki::CertificateAuthority::generate("member-ca").unwrap();
-        let (endpoint, _seen) = crate::test_member::member(Some(&ca)).await;
+        let (endpoint, _seen) = crate::test_member::member(&ca).await;
         let addr = endpoint.trim_start_matches("https://");
         let tcp = TcpStream::connect(addr).await.unwrap();
         let mut config = (*flotilla_pki::client_config(&[ca.cert_pem().to_string()], None, false)

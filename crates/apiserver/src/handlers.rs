@@ -417,10 +417,7 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
                     "Too large resource version: {requested}, current: {current}"
                 ))
             }
-            flotilla_storage::StorageError::Unavailable(message) => {
-                ApiError::service_unavailable(message)
-            }
-            e => ApiError::internal(e.to_string()),
+            e => objects::storage_failure(e),
         })?;
     let mut items: Vec<&Arc<StoredObject>> = Vec::new();
     let mut remaining = listed.remaining;
@@ -711,7 +708,7 @@ pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Res
         .storage
         .list(&prefix, &Default::default())
         .await
-        .map_err(|e| ApiError::internal(e.to_string()))?;
+        .map_err(objects::storage_failure)?;
     let mut deleted = Vec::new();
     for obj in listed.items.iter().filter(|o| selection.matches_object(o)) {
         let value = obj.value();

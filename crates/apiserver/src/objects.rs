@@ -122,10 +122,21 @@ pub fn storage_error(def: &ResourceDef, name: &str, err: StorageError) -> ApiErr
         StorageError::NotFound(_) => ApiError::not_found(&def.group, &def.plural, name),
         StorageError::AlreadyExists(_) => ApiError::already_exists(&def.group, &def.plural, name),
         StorageError::Conflict { .. } => ApiError::conflict(&def.group, &def.plural, name),
+        other => storage_failure(other),
+    }
+}
+
+/// Maps a storage failure that is not about one object's state (an expired revision, the
+/// store unreachable or out of time, an object over the store's own size limit) onto the
+/// API error kube-apiserver answers.
+pub fn storage_failure(err: StorageError) -> ApiError {
+    match err {
         StorageError::Expired { requested, oldest } => {
             ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
         }
         StorageError::Unavailable(message) => ApiError::service_unavailable(message),
+        StorageError::Timeout(message) => ApiError::timeout(message),
+        StorageError::TooLarge(message) => ApiError::too_large(message),
         other => ApiError::internal(other.to_string()),
     }
 }

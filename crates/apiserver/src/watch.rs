@@ -121,7 +121,7 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
         let listed = storage
             .list(&prefix, &Default::default())
             .await
-            .map_err(|e| ApiError::internal(e.to_string()))?;
+            .map_err(crate::objects::storage_failure)?;
         let items: Vec<_> = listed.items.into_iter().filter(|o| matches(o)).collect();
         (items, listed.revision)
     } else {
@@ -139,7 +139,7 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
                 "too old resource version: {requested} ({oldest})"
             )))));
         }
-        Err(e) => return Err(ApiError::internal(e.to_string())),
+        Err(e) => return Err(crate::objects::storage_failure(e)),
         Ok(mut events) => {
             let initial_end = send_initial == Some(true);
             tokio::spawn(async move {

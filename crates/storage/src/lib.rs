@@ -275,6 +275,14 @@ pub enum StorageError {
     /// later may succeed.
     #[error("storage unavailable: {0}")]
     Unavailable(String),
+    /// The store did not complete the call in time, after sending it: a write may or may not
+    /// have been applied (kube-apiserver's 504 Timeout).
+    #[error("storage timeout: {0}")]
+    Timeout(String),
+    /// The store refused the object for its size (a backend's own limit, such as etcd's
+    /// `--max-request-bytes`).
+    #[error("object too large for the storage: {0}")]
+    TooLarge(String),
 }
 
 /// The storage contract the API servers build on.

@@ -53,8 +53,10 @@ impl EtcdOptions {
 
 /// Objects per page when loading the cache.
 const PAGE: i64 = 1000;
-/// Pause before reopening a broken watch when the previous attempt failed at once.
-const REWATCH_BACKOFF: Duration = Duration::from_millis(250);
+/// Pauses between attempts to reopen a broken watch that keep failing (the first goes to
+/// the next member at once).
+const REWATCH_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_REWATCH_BACKOFF: Duration = Duration::from_millis(250);
 
 /// The durable store under an [`EtcdStorage`]'s cache.
 pub struct EtcdBackend {
@@ -187,7 +189,15 @@ async fn follow(
     feed: Feed,
     written: Arc<Mutex<BTreeMap<Revision, Arc<StoredObject>>>>,
 ) {
+    // Writes are acknowledged once this watch delivers them: after a member is lost it
+    // reopens at once on the next member, then every `pause` (growing while nothing works).
+    let mut pause = Duration::ZERO;
+    let mut failing = false;
     loop {
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+        pause = (pause * 2).clamp(REWATCH_BACKOFF, MAX_REWATCH_BACKOFF);
         let from = feed.revision() + 1;
         let create = WatchCreateRequest {
             // The whole keyspace: see the crate docs.
@@ -199,8 +209,12 @@ async fn follow(
         let mut stream = match client.watch(create).await {
             Ok(stream) => stream,
             Err(e) => {
-                tracing::warn!(error = %e, endpoint = client.current_endpoint(), "opening the etcd watch");
-                tokio::time::sleep(REWATCH_BACKOFF).await;
+                if !failing {
+                    tracing::warn!(error = %e, endpoint = client.current_endpoint(), "opening the etcd watch");
+                } else {
+                    tracing::debug!(error = %e, endpoint = client.current_endpoint(), "opening the etcd watch");
+                }
+                failing = true;
                 continue;
             }
         };
@@ -208,6 +222,14 @@ async fn follow(
         loop {
             match stream.message().await {
                 Ok(Some(response)) => {
+                    if failing {
+                        tracing::info!(
+                            endpoint = client.current_endpoint(),
+                            "following etcd again"
+                        );
+                        failing = false;
+                    }
+                    pause = Duration::ZERO;
                     if response.compact_revision != 0 {
                         tracing::warn!(
                             needed = from,
@@ -218,14 +240,14 @@ async fn follow(
                             Ok(snapshot) => feed.reset(snapshot),
                             Err(e) => {
                                 tracing::warn!(error = %e, "reloading from etcd");
-                                tokio::time::sleep(REWATCH_BACKOFF).await;
+                                pause = REWATCH_BACKOFF;
                             }
                         }
                         break;
                     }
                     if response.canceled {
                         tracing::warn!(reason = %response.cancel_reason, "etcd cancelled the watch");
-                        tokio::time::sleep(REWATCH_BACKOFF).await;
+                        pause = REWATCH_BACKOFF;
                         break;
                     }
                     if !response.events.is_empty() {
@@ -240,7 +262,6 @@ async fn follow(
                 Err(status) => {
                     tracing::warn!(error = %status, endpoint = client.current_endpoint(), "the etcd watch failed");
                     client.skip_current();
-                    tokio::time::sleep(REWATCH_BACKOFF).await;
                     break;
                 }
             }
@@ -348,9 +369,9 @@ struct RevisionFetcher {
     /// A key no object has (the prefix itself): reading it is the cheapest linearizable read.
     probe: Vec<u8>,
     /// The last ticket handed out.
-    requested: std::sync::atomic::AtomicU64,
+    requested: Arc<std::sync::atomic::AtomicU64>,
     /// The tickets up to which the last published answer holds, and the answer.
-    published: tokio::sync::watch::Sender<(u64, Result<Revision, String>)>,
+    published: tokio::sync::watch::Sender<(u64, Result<Revision, Arc<EtcdError>>)>,
     fetching: Arc<tokio::sync::Mutex<()>>,
 }
 
@@ -359,7 +380,7 @@ impl RevisionFetcher {
         Self {
             client,
             probe: prefix.as_bytes().to_vec(),
-            requested: std::sync::atomic::AtomicU64::new(0),
+            requested: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             published: tokio::sync::watch::Sender::new((0, Ok(0))),
             fetching: Arc::new(tokio::sync::Mutex::new(())),
         }
@@ -373,7 +394,7 @@ impl RevisionFetcher {
             {
                 let (covered, answer) = &*answers.borrow_and_update();
                 if *covered >= ticket {
-                    return answer.clone().map_err(StorageError::Unavailable);
+                    return answer.clone().map_err(|e| StorageError::from(&*e));
                 }
             }
             if let Ok(guard) = Arc::clone(&self.fetching).try_lock_owned() {
@@ -382,6 +403,7 @@ impl RevisionFetcher {
                 let client = self.client.clone();
                 let probe = self.probe.clone();
                 let published = self.published.clone();
+                let requested = Arc::clone(&self.requested);
                 // In a task of its own: a read that gives up must not strand the others.
                 tokio::spawn(async move {
                     let answer = client
@@ -392,12 +414,16 @@ impl RevisionFetcher {
                             ..RangeRequest::default()
                         })
                         .await
-                        .map_err(|e| e.to_string())
-                        .and_then(|r| {
-                            header_revision(r.header.as_ref())
-                                .and_then(to_revision)
-                                .map_err(|e| e.to_string())
-                        });
+                        .and_then(|r| header_revision(r.header.as_ref()).and_then(to_revision))
+                        .map_err(Arc::new);
+                    // A failure also answers the reads that came during the call: an answer
+                    // must be newer than its read, a failure need not be (the next call would
+                    // most likely fail too, after its own timeout).
+                    let upto = if answer.is_err() {
+                        requested.load(Ordering::SeqCst)
+                    } else {
+                        upto
+                    };
                     // Unlocked before publishing: a reader that missed this answer must
                     // find the lock free (or taken by a newer call that will publish).
                     drop(guard);
@@ -419,26 +445,54 @@ impl EtcdBackend {
         out
     }
 
-    /// Runs `txn`; on failure returns the key's current state, read by the failure branch.
-    async fn run(&self, txn: TxnRequest) -> Result<(TxnResponse, Option<KeyValue>), StorageError> {
-        let response = self.client.txn(txn).await?;
-        let current = if response.succeeded {
+    /// Runs `op` on `etcd_key` if `expected` holds of it: the answer, whether an earlier
+    /// attempt of it may have been applied, and on failure the key's current state (read by
+    /// the transaction's failure branch).
+    async fn run(
+        &self,
+        etcd_key: &[u8],
+        expected: Expected,
+        op: request_op::Request,
+    ) -> Result<Ran, EtcdError> {
+        let reply = self
+            .client
+            .txn(TxnRequest {
+                compare: vec![expected.compare(etcd_key)],
+                success: vec![RequestOp { request: Some(op) }],
+                failure: vec![RequestOp {
+                    request: Some(request_op::Request::Range(RangeRequest {
+                        key: etcd_key.to_vec(),
+                        ..RangeRequest::default()
+                    })),
+                }],
+            })
+            .await?;
+        let current = if reply.response.succeeded {
             None
         } else {
-            response.responses.first().and_then(|r| match &r.response {
-                Some(response_op::Response::Range(range)) => range.kvs.first().cloned(),
-                _ => None,
-            })
+            reply
+                .response
+                .responses
+                .first()
+                .and_then(|r| match &r.response {
+                    Some(response_op::Response::Range(range)) => range.kvs.first().cloned(),
+                    _ => None,
+                })
         };
-        Ok((response, current))
+        Ok(Ran {
+            response: reply.response,
+            uncertain: reply.uncertain,
+            current,
+        })
     }
 
-    /// Writes `value` at `key` when `compare` holds.
+    /// Writes `value` at `key` when `compare` holds; `expected` is what `compare` checks
+    /// (`Created`: that the key is absent).
     async fn put(
         &self,
         key: String,
         mut value: Value,
-        compare: Compare,
+        expected: Expected,
     ) -> Result<Result<Arc<StoredObject>, Option<KeyValue>>, StorageError> {
         check_object(&value)?;
         // Stored without its resourceVersion: etcd's mod revision is that.
@@ -450,47 +504,211 @@ impl EtcdBackend {
                 .map_err(|e| StorageError::Backend(format!("serialising {key}: {e}")))?,
         );
         let etcd_key = self.etcd_key(&key);
-        let (response, current) = self
-            .run(TxnRequest {
-                compare: vec![compare],
-                success: vec![RequestOp {
-                    request: Some(request_op::Request::Put(PutRequest {
-                        key: etcd_key.clone(),
-                        value: bytes.clone(),
-                    })),
-                }],
-                failure: vec![range_of(etcd_key)],
-            })
-            .await?;
-        let revision = if response.succeeded {
-            to_revision(header_revision(response.header.as_ref())?)?
+        let put = request_op::Request::Put(PutRequest {
+            key: etcd_key.clone(),
+            value: bytes.clone(),
+        });
+        let ran = self
+            .run(&etcd_key, expected, put)
+            .await
+            .map_err(|e| match e {
+                EtcdError::TooLarge(reason) => StorageError::TooLarge(format!(
+                    "the object is {} bytes encoded, over etcd's request limit \
+                     (--max-request-bytes): {reason}",
+                    bytes.len()
+                )),
+                other => other.into(),
+            })?;
+        let revision = if ran.response.succeeded {
+            to_revision(header_revision(ran.response.header.as_ref())?)?
+        } else if !ran.uncertain {
+            return Ok(Err(ran.current));
         } else {
-            match current {
-                // A retried call whose first attempt had written (the client retries calls
-                // that failed in flight): the store holds exactly this write.
-                Some(kv) if kv.value == bytes => to_revision(kv.mod_revision)?,
-                other => return Ok(Err(other)),
+            // An earlier attempt was lost in flight: the refusal may be its own effect.
+            match self
+                .applied_put(&key, &etcd_key, &bytes, expected, ran.current)
+                .await?
+            {
+                Applied::Yes(revision) => to_revision(revision)?,
+                Applied::No(current) => return Ok(Err(current)),
             }
         };
         let object = stamp(&key, value, revision)?;
         self.written.lock().insert(revision, Arc::clone(&object));
         Ok(Ok(object))
     }
-}
 
-fn range_of(key: Vec<u8>) -> RequestOp {
-    RequestOp {
-        request: Some(request_op::Request::Range(RangeRequest {
-            key,
-            ..RangeRequest::default()
-        })),
+    /// Whether an earlier, lost attempt of a put of `bytes` was applied, given the state
+    /// `current` that refused the last attempt. Both attempts carried the same compare, so at
+    /// most one of them was applied: a create's object is ours when it was created with our
+    /// bytes (they hold the uid this request generated); an update's when the first change
+    /// after the revision it expected wrote our bytes.
+    async fn applied_put(
+        &self,
+        key: &str,
+        etcd_key: &[u8],
+        bytes: &Bytes,
+        expected: Expected,
+        current: Option<KeyValue>,
+    ) -> Result<Applied, StorageError> {
+        match expected {
+            Expected::Created => {
+                let Some(kv) = current else {
+                    return Ok(Applied::No(None));
+                };
+                let created = if kv.create_revision == kv.mod_revision {
+                    Some(kv.value.clone())
+                } else {
+                    let then = self
+                        .client
+                        .range(RangeRequest {
+                            key: etcd_key.to_vec(),
+                            revision: kv.create_revision,
+                            ..RangeRequest::default()
+                        })
+                        .await
+                        .map_err(|e| {
+                            outcome_unknown(key, format!("reading its first version failed ({e})"))
+                        })?;
+                    then.kvs.into_iter().next().map(|first| first.value)
+                };
+                Ok(if created.as_ref() == Some(bytes) {
+                    Applied::Yes(kv.create_revision)
+                } else {
+                    Applied::No(Some(kv))
+                })
+            }
+            Expected::At(revision) => {
+                let change = self.first_change(key, etcd_key, revision).await?;
+                match change.kv {
+                    Some(kv)
+                        if change.r#type == crate::rpc::EventType::Put as i32
+                            && kv.value == *bytes =>
+                    {
+                        Ok(Applied::Yes(kv.mod_revision))
+                    }
+                    _ => Ok(Applied::No(current)),
+                }
+            }
+            // An unconditional update retried may have been applied twice, with the same
+            // bytes; a refusal means the object is gone either way.
+            Expected::Exists => Ok(Applied::No(current)),
+        }
+    }
+
+    /// Deletes `key` when `expected` holds: the deleted object, stamped with the revision of
+    /// its deletion.
+    async fn remove(
+        &self,
+        key: String,
+        expected: Option<Revision>,
+    ) -> Result<Arc<StoredObject>, StorageError> {
+        let expected = Expected::of(expected);
+        let etcd_key = self.etcd_key(&key);
+        let delete = request_op::Request::DeleteRange(DeleteRangeRequest {
+            key: etcd_key.clone(),
+            range_end: Vec::new(),
+            prev_kv: true,
+        });
+        let ran = self.run(&etcd_key, expected, delete).await?;
+        if ran.response.succeeded {
+            let revision = header_revision(ran.response.header.as_ref())?;
+            let deleted = ran
+                .response
+                .responses
+                .first()
+                .and_then(|r| match &r.response {
+                    Some(response_op::Response::DeleteRange(d)) => d.prev_kvs.first(),
+                    _ => None,
+                });
+            return match deleted {
+                Some(kv) => Ok(object_of(&self.prefix, kv, revision)?),
+                None => Err(StorageError::NotFound(key)),
+            };
+        }
+        if let (true, Expected::At(revision)) = (ran.uncertain, expected) {
+            // An earlier attempt was lost in flight: it deleted the object if the first change
+            // after the revision it expected is a deletion (whoever's it was, the version this
+            // call meant to delete is gone, as if it had been this call's).
+            let change = self.first_change(&key, &etcd_key, revision).await?;
+            if change.r#type == crate::rpc::EventType::Delete as i32 {
+                let (Some(deleted), Some(prev)) = (change.kv, change.prev_kv) else {
+                    let why = "etcd did not return the deleted value".to_owned();
+                    return Err(outcome_unknown(&key, why));
+                };
+                return Ok(object_of(&self.prefix, &prev, deleted.mod_revision)?);
+            }
+        }
+        Err(refused(key, expected.revision(), ran.current))
+    }
+
+    /// The first change of `key` after `revision`, to tell whether a lost write made it.
+    async fn first_change(
+        &self,
+        key: &str,
+        etcd_key: &[u8],
+        revision: i64,
+    ) -> Result<crate::rpc::Event, StorageError> {
+        self.client
+            .first_change(etcd_key, revision)
+            .await
+            .map_err(|e| outcome_unknown(key, format!("reading its history failed ({e})")))?
+            .ok_or_else(|| outcome_unknown(key, "its history is compacted".to_owned()))
     }
 }
 
-fn precondition(key: &[u8], expected: Option<Revision>) -> Compare {
-    match expected.and_then(|e| i64::try_from(e).ok()) {
-        Some(revision) => Compare::modified_at(key, revision),
-        None => Compare::exists(key),
+/// A lost write to `key` whose outcome cannot be told (`why`): kube-apiserver's 504.
+fn outcome_unknown(key: &str, why: String) -> StorageError {
+    StorageError::Timeout(format!(
+        "etcd lost the write to {key} in flight and {why}: it may or may not have been applied"
+    ))
+}
+
+/// A transaction's outcome (see [`EtcdBackend::run`]).
+struct Ran {
+    response: TxnResponse,
+    uncertain: bool,
+    current: Option<KeyValue>,
+}
+
+/// Whether a lost attempt was applied: at which revision, or the state that refused.
+enum Applied {
+    Yes(i64),
+    No(Option<KeyValue>),
+}
+
+/// What a write expects of the key's current state.
+#[derive(Clone, Copy)]
+enum Expected {
+    /// Absent (a create).
+    Created,
+    /// Last written at this revision.
+    At(i64),
+    /// Present, whatever its revision.
+    Exists,
+}
+
+impl Expected {
+    fn of(revision: Option<Revision>) -> Self {
+        match revision.and_then(|e| i64::try_from(e).ok()) {
+            Some(revision) => Expected::At(revision),
+            None => Expected::Exists,
+        }
+    }
+
+    fn compare(self, key: &[u8]) -> Compare {
+        match self {
+            Expected::Created => Compare::absent(key),
+            Expected::At(revision) => Compare::modified_at(key, revision),
+            Expected::Exists => Compare::exists(key),
+        }
+    }
+
+    fn revision(self) -> Option<Revision> {
+        match self {
+            Expected::At(revision) => Revision::try_from(revision).ok(),
+            _ => None,
+        }
     }
 }
 
@@ -512,8 +730,7 @@ impl Backend for EtcdBackend {
     async fn write(&self, op: WriteOp) -> Result<Arc<StoredObject>, StorageError> {
         match op {
             WriteOp::Create { key, value } => {
-                let compare = Compare::absent(&self.etcd_key(&key));
-                match self.put(key.clone(), value, compare).await? {
+                match self.put(key.clone(), value, Expected::Created).await? {
                     Ok(object) => Ok(object),
                     Err(_) => Err(StorageError::AlreadyExists(key)),
                 }
@@ -522,41 +739,11 @@ impl Backend for EtcdBackend {
                 key,
                 value,
                 expected,
-            } => {
-                let compare = precondition(&self.etcd_key(&key), expected);
-                match self.put(key.clone(), value, compare).await? {
-                    Ok(object) => Ok(object),
-                    Err(current) => Err(refused(key, expected, current)),
-                }
-            }
-            WriteOp::Delete { key, expected } => {
-                let etcd_key = self.etcd_key(&key);
-                let (response, current) = self
-                    .run(TxnRequest {
-                        compare: vec![precondition(&etcd_key, expected)],
-                        success: vec![RequestOp {
-                            request: Some(request_op::Request::DeleteRange(DeleteRangeRequest {
-                                key: etcd_key.clone(),
-                                range_end: Vec::new(),
-                                prev_kv: true,
-                            })),
-                        }],
-                        failure: vec![range_of(etcd_key)],
-                    })
-                    .await?;
-                if !response.succeeded {
-                    return Err(refused(key, expected, current));
-                }
-                let revision = header_revision(response.header.as_ref())?;
-                let deleted = response.responses.first().and_then(|r| match &r.response {
-                    Some(response_op::Response::DeleteRange(d)) => d.prev_kvs.first(),
-                    _ => None,
-                });
-                match deleted {
-                    Some(kv) => Ok(object_of(&self.prefix, kv, revision)?),
-                    None => Err(StorageError::NotFound(key)),
-                }
-            }
+            } => match self.put(key.clone(), value, Expected::of(expected)).await? {
+                Ok(object) => Ok(object),
+                Err(current) => Err(refused(key, expected, current)),
+            },
+            WriteOp::Delete { key, expected } => self.remove(key, expected).await,
         }
     }
 

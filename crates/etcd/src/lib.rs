@@ -38,8 +38,18 @@ pub use backend::{EtcdBackend, EtcdOptions, EtcdStorage, open};
 pub enum EtcdError {
     #[error("etcd configuration: {0}")]
     Config(String),
+    /// An answer of etcd that retrying cannot change.
     #[error("etcd: {0}")]
     Rpc(#[from] tonic::Status),
+    /// No member took the call before its deadline, and none may have applied it.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The call ran out of time after an attempt that may have been applied.
+    #[error("{0}")]
+    Timeout(String),
+    /// The request is over etcd's `--max-request-bytes`.
+    #[error("etcd refused the request as too large: {0}")]
+    TooLarge(String),
     #[error("etcd returned {0}")]
     Protocol(String),
     #[error("reading {path}: {source}")]
@@ -49,19 +59,20 @@ pub enum EtcdError {
     },
 }
 
-impl From<EtcdError> for StorageError {
-    fn from(err: EtcdError) -> Self {
+impl From<&EtcdError> for StorageError {
+    fn from(err: &EtcdError) -> Self {
         match err {
-            EtcdError::Rpc(status)
-                if matches!(
-                    status.code(),
-                    tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
-                ) =>
-            {
-                StorageError::Unavailable(format!("etcd: {}", status.message()))
-            }
+            EtcdError::Unavailable(message) => StorageError::Unavailable(message.clone()),
+            EtcdError::Timeout(message) => StorageError::Timeout(message.clone()),
+            EtcdError::TooLarge(_) => StorageError::TooLarge(err.to_string()),
             other => StorageError::Backend(other.to_string()),
         }
+    }
+}
+
+impl From<EtcdError> for StorageError {
+    fn from(err: EtcdError) -> Self {
+        StorageError::from(&err)
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use flotilla_etcd::testing::EtcdCluster;
+use flotilla_etcd::testing::{EtcdCluster, Relay, RelayState};
 use flotilla_etcd::{EtcdOptions, EtcdStorage};
 use flotilla_storage::{EventType, ListOptions, Storage};
 use futures::StreamExt;
@@ -287,52 +287,16 @@ async fn tls_with_client_certificates() {
     assert!(flotilla_etcd::open(untrusting).await.is_err());
 }
 
-/// A loopback relay to one etcd member that can be cut (open connections closed, new ones
-/// refused) and restored, to partition one server from etcd.
-struct Relay {
-    url: String,
-    open: tokio::sync::watch::Sender<bool>,
-}
-
-impl Relay {
-    async fn start(target: &str) -> Self {
-        let target = target.trim_start_matches("http://").to_owned();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let (open, watch) = tokio::sync::watch::channel(true);
-        tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
-                let mut state = watch.clone();
-                if !*state.borrow_and_update() {
-                    continue;
-                }
-                let target = target.clone();
-                tokio::spawn(async move {
-                    let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await else {
-                        return;
-                    };
-                    tokio::select! {
-                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
-                        _ = state.wait_for(|open| !*open) => {}
-                    }
-                });
-            }
-        });
-        Self { url, open }
-    }
-
-    fn set(&self, open: bool) {
-        self.open.send_replace(open);
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_cut_off_past_a_compaction_reloads_and_expires_its_watches() {
     let etcd = EtcdCluster::start(1).await;
     let relay = Relay::start(&etcd.endpoints()[0]).await;
-    let cut_off = flotilla_etcd::open(EtcdOptions::new(vec![relay.url.clone()], "/registry/host"))
-        .await
-        .unwrap();
+    let cut_off = flotilla_etcd::open(EtcdOptions::new(
+        vec![relay.url().to_owned()],
+        "/registry/host",
+    ))
+    .await
+    .unwrap();
     let other = open(&etcd, "/registry/host").await;
     let kept = other
         .create("/configmaps/ns/kept", object("kept", 0))
@@ -356,7 +320,7 @@ async fn a_server_cut_off_past_a_compaction_reloads_and_expires_its_watches() {
         .unwrap();
 
     // While it is cut off: changes, then a compaction of etcd past all of them.
-    relay.set(false);
+    relay.set(RelayState::Cut);
     other.delete("/configmaps/ns/gone", None).await.unwrap();
     let mut last = None;
     for n in 0..5 {
@@ -384,7 +348,7 @@ async fn a_server_cut_off_past_a_compaction_reloads_and_expires_its_watches() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    relay.set(true);
+    relay.set(RelayState::Open);
 
     // Its cache starts over from etcd's state: the watch that needed the lost events ends
     // with Expired, and reads see everything.

@@ -277,6 +277,10 @@ pub struct StorageFlags {
     /// How often etcd's history is compacted (0s: never).
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub etcd_compaction_interval: Duration,
+    /// How long one etcd call may take, retried over the members through an election,
+    /// before its request fails with 503 or 504 (default 10s).
+    #[arg(long, value_parser = parse_duration)]
+    pub etcd_request_timeout: Option<Duration>,
 }
 
 impl StorageFlags {
@@ -299,6 +303,9 @@ impl StorageFlags {
                     opts.connect.client_identity = Some((read(cert)?, read(key)?));
                 }
                 opts.compaction_interval = self.etcd_compaction_interval;
+                if let Some(timeout) = self.etcd_request_timeout {
+                    opts.connect.request_timeout = timeout;
+                }
                 Ok(flotilla_etcd::StorageChoice::Etcd(opts))
             }
             _ if !self.etcd_servers.is_empty() => {

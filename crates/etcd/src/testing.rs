@@ -444,12 +444,12 @@ impl SteadyWriter {
         (acked, failed)
     }
 
-    /// The longest time between two acknowledged writes that followed each other.
-    pub fn longest_gap(acked: &[Acked]) -> Duration {
+    /// The longest time between two acknowledged writes of `acked` that followed each other,
+    /// and when the later one was answered: the stall a fault caused, and when it ended.
+    pub fn longest_gap(acked: &[Acked]) -> Option<(Duration, Instant)> {
         acked
             .windows(2)
-            .map(|w| w[1].at - w[0].at)
-            .max()
-            .unwrap_or_default()
+            .map(|w| (w[1].at - w[0].at, w[1].at))
+            .max_by_key(|(gap, _)| *gap)
     }
 }

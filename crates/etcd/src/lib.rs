@@ -18,9 +18,17 @@
 //! had caught up with a revision produced by another prefix (the aggregated API server's,
 //! sharing the etcd). Events of other prefixes only advance the cache's revision.
 //!
-//! - [`rpc`]: the etcd v3 API messages and a failover client (no protoc needed to build).
-//! - [`backend`]: the backend (writes, the feeding watch, compaction).
-//! - [`testing`] (feature `test-support`): real etcd processes on loopback ports for tests.
+//! - [`rpc`]: the etcd v3 API messages (no protoc needed to build) and a client that moves
+//!   between members, rides out elections and bounds every call by its request timeout.
+//! - [`backend`]: the backend (writes, and whether a write lost in flight was applied; the
+//!   feeding watch; compaction).
+//! - [`testing`] (feature `test-support`): real etcd processes on loopback ports, a relay to
+//!   cut or mute a member, a steady writer, for tests.
+//!
+//! etcd's failures reach the API as kube-apiserver answers them: a call no member completed
+//! in time is [`StorageError::Unavailable`] (503) or, when a write may have been applied,
+//! [`StorageError::Timeout`] (504); an object over etcd's request limit is
+//! [`StorageError::TooLarge`] (413).
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -514,8 +514,8 @@ fn connect_error(status: &Status) -> bool {
 /// [`ConnectOptions::request_timeout`] has passed. Every call requires its member to have a
 /// leader, so a member in an election refuses at once rather than holding the call. A call
 /// sent to a follower whose leader dies is lost without an answer (etcd answers only after
-/// its own 7 s timeout): while a call waits, its member is asked every
-/// [`LEADER_CHECK_EVERY`] who its leader is, and the call is abandoned and sent again once
+/// its own 7 s timeout): while a call waits, its member is asked every 250 ms
+/// (`LEADER_CHECK_EVERY`) who its leader is, and the call is abandoned and sent again once
 /// the member has no leader, a newer one, or no answer.
 #[derive(Clone)]
 pub struct Client {

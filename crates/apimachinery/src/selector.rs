@@ -3,6 +3,7 @@
 //! canonical string form (requirements sorted by key, set values sorted) that Kubernetes
 //! publishes, e.g. in `Scale.status.selector`.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 
@@ -10,18 +11,18 @@ use serde_json::{Map, Value};
 
 use crate::names;
 
-/// Why a selector was rejected; the message is meant for a `400 BadRequest` Status.
+/// Why a selector was rejected; the message is meant for a `400 BadRequest` Status and is
+/// kube-apiserver's, word for word, so kubectl prints what users know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
-    /// Label selector syntax error.
-    #[error("unable to parse requirement: {0}")]
+    /// A label selector string the parser refuses (kube's `labels.Parse` message, including
+    /// its `unable to parse requirement: ` prefix where kube has one).
+    #[error("{0}")]
     Parse(String),
-    /// A label key that is not a qualified name.
-    #[error("unable to parse requirement: invalid label key \"{key}\": {reason}")]
-    InvalidKey { key: String, reason: String },
-    /// A value that is not a valid label value (or not an integer for `>`/`<`).
-    #[error("unable to parse requirement: invalid label value: \"{value}\": {reason}")]
-    InvalidValue { value: String, reason: String },
+    /// A requirement with an invalid key, values or value count (kube's `NewRequirement`:
+    /// field errors on `key`, `values`, `values[i]` and `values[i][key]`).
+    #[error("{0}")]
+    InvalidRequirement(String),
     /// A `metav1.LabelSelector` object of the wrong shape.
     #[error("{0}")]
     InvalidObject(String),
@@ -67,62 +68,58 @@ pub struct Requirement {
 
 impl Requirement {
     /// A validated requirement: the key must be a qualified name; `=`, `==`, `!=` take exactly
-    /// one value, `in`/`notin` at least one, `>`/`<` exactly one integer, existence tests none.
+    /// one value, `in`/`notin` at least one, `>`/`<` exactly one integer, existence tests none;
+    /// values must be label values. Every problem is reported, in kube's words.
     pub fn new(key: &str, operator: Operator, values: Vec<String>) -> Result<Self, SelectorError> {
+        let mut values = values;
+        let mut problems = Vec::new();
         if let Err(reason) = names::is_qualified_name(key) {
-            return Err(SelectorError::InvalidKey {
-                key: key.to_string(),
-                reason,
-            });
+            problems.push(format!("key: Invalid value: {key:?}: {reason}"));
         }
-        let count_error = |expected: &str| {
-            SelectorError::Parse(format!(
-                "{expected} for operator {} on key \"{key}\"",
-                operator.symbol()
-            ))
-        };
+        let count =
+            |detail: &str| format!("values: Invalid value: {}: {detail}", go_strings(&values));
         match operator {
-            Operator::Equals | Operator::DoubleEquals | Operator::NotEquals => {
-                if values.len() != 1 {
-                    return Err(count_error("exactly one value is required"));
-                }
+            Operator::In | Operator::NotIn if values.is_empty() => {
+                problems.push(count(
+                    "for 'in', 'notin' operators, values set can't be empty",
+                ));
             }
-            Operator::In | Operator::NotIn => {
-                if values.is_empty() {
-                    return Err(count_error("the values set can't be empty"));
-                }
+            Operator::Equals | Operator::DoubleEquals | Operator::NotEquals
+                if values.len() != 1 =>
+            {
+                problems.push(count("exact-match compatibility requires one single value"));
             }
-            Operator::Exists | Operator::DoesNotExist => {
-                if !values.is_empty() {
-                    return Err(count_error("values set must be empty"));
-                }
+            Operator::Exists | Operator::DoesNotExist if !values.is_empty() => {
+                problems.push(count(
+                    "values set must be empty for exists and does not exist",
+                ));
             }
             Operator::GreaterThan | Operator::LessThan => {
                 if values.len() != 1 {
-                    return Err(count_error("exactly one value is required"));
+                    problems.push(count(
+                        "for 'Gt', 'Lt' operators, exactly one value is required",
+                    ));
                 }
-                if values[0].parse::<i64>().is_err() {
-                    return Err(SelectorError::InvalidValue {
-                        value: values[0].clone(),
-                        reason: format!(
-                            "for operator {} the value must be an integer",
-                            operator.symbol()
-                        ),
-                    });
-                }
-            }
-        }
-        if !matches!(operator, Operator::GreaterThan | Operator::LessThan) {
-            for v in &values {
-                if let Err(reason) = names::is_label_value(v) {
-                    return Err(SelectorError::InvalidValue {
-                        value: v.clone(),
-                        reason,
-                    });
+                for (i, v) in values.iter().enumerate() {
+                    if v.parse::<i64>().is_err() {
+                        problems.push(format!(
+                            "values[{i}]: Invalid value: {v:?}: for 'Gt', 'Lt' operators, the value must be an integer"
+                        ));
+                    }
                 }
             }
+            _ => {}
         }
-        let mut values = values;
+        for (i, v) in values.iter().enumerate() {
+            if let Err(reason) = names::is_label_value(v) {
+                problems.push(format!(
+                    "values[{i}][{key}]: Invalid value: {v:?}: {reason}"
+                ));
+            }
+        }
+        if let Some(message) = aggregate(problems) {
+            return Err(SelectorError::InvalidRequirement(message));
+        }
         values.sort();
         values.dedup();
         Ok(Self {
@@ -364,9 +361,14 @@ impl FromStr for LabelSelector {
     }
 }
 
+/// A token of the label selector syntax and the text it was read from (kube's error messages
+/// quote that text: `found '=', expected: ...`; the end of the string is `''`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Token {
     Ident(String),
+    /// `in` and `notin`: operators after a key, plain words where a value or key is expected.
+    In,
+    NotIn,
     Not,
     Eq,
     DoubleEq,
@@ -380,19 +382,30 @@ enum Token {
 }
 
 impl Token {
-    fn describe(&self) -> String {
+    fn text(&self) -> &str {
         match self {
-            Token::Ident(s) => s.clone(),
-            Token::Not => "!".into(),
-            Token::Eq => "=".into(),
-            Token::DoubleEq => "==".into(),
-            Token::NotEq => "!=".into(),
-            Token::Gt => ">".into(),
-            Token::Lt => "<".into(),
-            Token::Comma => ",".into(),
-            Token::Open => "(".into(),
-            Token::Close => ")".into(),
-            Token::End => "".into(),
+            Token::Ident(s) => s,
+            Token::In => "in",
+            Token::NotIn => "notin",
+            Token::Not => "!",
+            Token::Eq => "=",
+            Token::DoubleEq => "==",
+            Token::NotEq => "!=",
+            Token::Gt => ">",
+            Token::Lt => "<",
+            Token::Comma => ",",
+            Token::Open => "(",
+            Token::Close => ")",
+            Token::End => "",
+        }
+    }
+
+    /// The token where a key or a value is expected: `in` and `notin` are words there
+    /// (`in in (in)` is a valid requirement on the key `in`).
+    fn as_word(&self) -> Token {
+        match self {
+            Token::In | Token::NotIn => Token::Ident(self.text().to_string()),
+            other => other.clone(),
         }
     }
 }
@@ -401,16 +414,22 @@ fn is_special(c: char) -> bool {
     matches!(c, '!' | '=' | '>' | '<' | ',' | '(' | ')')
 }
 
+/// The separators between tokens (kube's lexer: space, tab, CR and LF only).
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
 fn lex(s: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut chars = s.chars().peekable();
     while let Some(&c) = chars.peek() {
-        if c.is_whitespace() {
+        if is_blank(c) {
             chars.next();
             continue;
         }
         if is_special(c) {
             chars.next();
+            // `!=` and `==` are the only two-symbol operators; any other pair is two tokens.
             let next_is_eq = chars.peek() == Some(&'=');
             let tok = match c {
                 '!' if next_is_eq => {
@@ -432,23 +451,37 @@ fn lex(s: &str) -> Vec<Token> {
             tokens.push(tok);
             continue;
         }
-        let mut ident = String::new();
+        let mut word = String::new();
         while let Some(&c) = chars.peek() {
-            if c.is_whitespace() || is_special(c) {
+            if is_blank(c) || is_special(c) {
                 break;
             }
-            ident.push(c);
+            word.push(c);
             chars.next();
         }
-        tokens.push(Token::Ident(ident));
+        tokens.push(match word.as_str() {
+            "in" => Token::In,
+            "notin" => Token::NotIn,
+            _ => Token::Ident(word),
+        });
     }
     tokens.push(Token::End);
     tokens
 }
 
+/// The label selector grammar as kube's parser reads it, with its error messages:
+///
+/// ```text
+/// selector    := "" | requirement ("," requirement)*
+/// requirement := ["!"] KEY [ ("in" | "notin") "(" values ")" | ("=" | "==" | "!=" | ">" | "<") [VALUE] ]
+/// ```
 struct Parser {
     tokens: Vec<Token>,
     pos: usize,
+}
+
+fn found(token: &Token, expected: &str) -> String {
+    format!("found '{}', expected: {expected}", token.text())
 }
 
 impl Parser {
@@ -463,6 +496,11 @@ impl Parser {
         self.tokens.get(self.pos).unwrap_or(&Token::End)
     }
 
+    /// The next token where a key or value is expected.
+    fn peek_word(&self) -> Token {
+        self.peek().as_word()
+    }
+
     fn next(&mut self) -> Token {
         let t = self.peek().clone();
         if self.pos < self.tokens.len() {
@@ -471,109 +509,179 @@ impl Parser {
         t
     }
 
-    fn unexpected(found: &Token, expected: &str) -> SelectorError {
-        SelectorError::Parse(format!(
-            "found '{}', expected: {expected}",
-            found.describe()
-        ))
+    fn next_word(&mut self) -> Token {
+        self.next().as_word()
     }
 
     fn parse(mut self) -> Result<LabelSelector, SelectorError> {
         let mut requirements = Vec::new();
-        if *self.peek() == Token::End {
-            return Ok(LabelSelector::everything());
-        }
         loop {
-            requirements.push(self.requirement()?);
-            match self.next() {
+            match self.peek_word() {
+                Token::Ident(_) | Token::Not => {
+                    let r = self.requirement().map_err(|e| {
+                        SelectorError::Parse(format!("unable to parse requirement: {e}"))
+                    })?;
+                    requirements.push(r);
+                    match self.next_word() {
+                        Token::End => break,
+                        Token::Comma => match self.peek_word() {
+                            Token::Ident(_) | Token::Not => {}
+                            other => {
+                                return Err(SelectorError::Parse(found(
+                                    &other,
+                                    "identifier after ','",
+                                )));
+                            }
+                        },
+                        other => {
+                            return Err(SelectorError::Parse(found(
+                                &other,
+                                "',' or 'end of string'",
+                            )));
+                        }
+                    }
+                }
                 Token::End => break,
-                Token::Comma => {}
-                other => return Err(Self::unexpected(&other, "',' or end of string")),
+                other => {
+                    return Err(SelectorError::Parse(found(
+                        &other,
+                        "!, identifier, or 'end of string'",
+                    )));
+                }
             }
         }
         Ok(LabelSelector::from_requirements(requirements))
     }
 
-    fn requirement(&mut self) -> Result<Requirement, SelectorError> {
-        let negated = if *self.peek() == Token::Not {
-            self.next();
-            true
-        } else {
-            false
-        };
-        let key = match self.next() {
-            Token::Ident(k) => k,
-            other => return Err(Self::unexpected(&other, "identifier")),
-        };
+    /// One requirement; the error is the text after `unable to parse requirement: `.
+    fn requirement(&mut self) -> Result<Requirement, String> {
+        let mut token = self.next_word();
+        let negated = token == Token::Not;
         if negated {
-            return Requirement::new(&key, Operator::DoesNotExist, Vec::new());
+            token = self.next_word();
         }
-        let op = match self.peek() {
-            Token::End | Token::Comma => {
-                return Requirement::new(&key, Operator::Exists, Vec::new());
-            }
+        let Token::Ident(key) = token else {
+            return Err(found(&token, "identifier"));
+        };
+        // The key is checked before anything after it, with no field path (kube prints
+        // `<nil>` for it).
+        if let Err(reason) = names::is_qualified_name(&key) {
+            return Err(format!("<nil>: Invalid value: {key:?}: {reason}"));
+        }
+        let unary = if negated {
+            Some(Operator::DoesNotExist)
+        } else if matches!(self.peek_word(), Token::End | Token::Comma) {
+            Some(Operator::Exists)
+        } else {
+            None
+        };
+        if let Some(op) = unary {
+            return Requirement::new(&key, op, Vec::new()).map_err(|e| e.to_string());
+        }
+        let op = match self.next() {
+            Token::In => Operator::In,
+            Token::NotIn => Operator::NotIn,
             Token::Eq => Operator::Equals,
             Token::DoubleEq => Operator::DoubleEquals,
             Token::NotEq => Operator::NotEquals,
             Token::Gt => Operator::GreaterThan,
             Token::Lt => Operator::LessThan,
-            Token::Ident(w) if w == "in" => Operator::In,
-            Token::Ident(w) if w == "notin" => Operator::NotIn,
-            other => {
-                return Err(Self::unexpected(
-                    other,
-                    "'=', '!=', '==', 'in', 'notin', '>', '<', ',' or end of string",
-                ));
-            }
+            other => return Err(found(&other, "in, notin, =, ==, !=, gt, lt")),
         };
-        self.next();
         let values = match op {
             Operator::In | Operator::NotIn => self.value_set()?,
             _ => vec![self.single_value()?],
         };
-        Requirement::new(&key, op, values)
+        Requirement::new(&key, op, values).map_err(|e| e.to_string())
     }
 
-    /// A single value; an absent value (`a=` followed by `,` or the end) is the empty string.
-    fn single_value(&mut self) -> Result<String, SelectorError> {
-        match self.peek().clone() {
-            Token::End | Token::Comma => Ok(String::new()),
-            Token::Ident(v) => {
+    /// The value after `=`, `==`, `!=`, `>` or `<`; none (`a=` before `,` or the end) is the
+    /// empty string.
+    fn single_value(&mut self) -> Result<String, String> {
+        if matches!(self.peek_word(), Token::End | Token::Comma) {
+            return Ok(String::new());
+        }
+        match self.next_word() {
+            Token::Ident(v) => Ok(v),
+            other => Err(found(&other, "identifier")),
+        }
+    }
+
+    /// `( v1, v2, ... )`, sorted and deduplicated; empty entries (`(a,)`, `(,)`) are the
+    /// empty string, and so is `()`.
+    fn value_set(&mut self) -> Result<Vec<String>, String> {
+        let open = self.next_word();
+        if open != Token::Open {
+            // kube's message has no comma here.
+            return Err(format!("found '{}' expected: '('", open.text()));
+        }
+        let mut values = BTreeSet::new();
+        match self.peek_word() {
+            Token::Close => {
                 self.next();
-                Ok(v)
+                values.insert(String::new());
+                return Ok(values.into_iter().collect());
             }
-            other => Err(Self::unexpected(&other, "identifier")),
-        }
-    }
-
-    /// `( v1, v2, ... )`; empty entries such as `(a,)` are empty strings, and `()` is the
-    /// set of the empty string, as in kube (it is also how `(,)` prints).
-    fn value_set(&mut self) -> Result<Vec<String>, SelectorError> {
-        match self.next() {
-            Token::Open => {}
-            other => return Err(Self::unexpected(&other, "'('")),
-        }
-        let mut values = Vec::new();
-        if *self.peek() == Token::Close {
-            self.next();
-            values.push(String::new());
-            return Ok(values);
+            Token::Ident(_) | Token::Comma => {}
+            other => return Err(found(&other, "',', ')' or identifier")),
         }
         loop {
-            match self.peek().clone() {
+            match self.next_word() {
                 Token::Ident(v) => {
-                    self.next();
-                    values.push(v);
+                    values.insert(v);
+                    match self.peek_word() {
+                        Token::Comma => {}
+                        Token::Close => break,
+                        other => return Err(found(&other, "',' or ')'")),
+                    }
                 }
-                Token::Comma | Token::Close => values.push(String::new()),
-                other => return Err(Self::unexpected(&other, "identifier")),
-            }
-            match self.next() {
-                Token::Comma => {}
-                Token::Close => return Ok(values),
-                other => return Err(Self::unexpected(&other, "',' or ')'")),
+                Token::Comma => {
+                    if values.is_empty() {
+                        values.insert(String::new());
+                    }
+                    match self.peek_word() {
+                        Token::Close => {
+                            values.insert(String::new());
+                            break;
+                        }
+                        Token::Comma => {
+                            self.next();
+                            values.insert(String::new());
+                        }
+                        _ => {}
+                    }
+                }
+                other => return Err(found(&other, "',', or identifier")),
             }
         }
+        // The closing parenthesis the loop stopped before.
+        self.next();
+        Ok(values.into_iter().collect())
+    }
+}
+
+/// Go's `%#v` of a `[]string`, as kube's field errors print a list of values.
+fn go_strings(values: &[String]) -> String {
+    if values.is_empty() {
+        return "[]string{}".to_string();
+    }
+    let quoted: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    format!("[]string{{{}}}", quoted.join(", "))
+}
+
+/// Several problems as one message, as kube aggregates errors: one alone as it is, more in
+/// brackets, each message once.
+fn aggregate(problems: Vec<String>) -> Option<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for p in problems {
+        if !seen.contains(&p) {
+            seen.push(p);
+        }
+    }
+    match seen.len() {
+        0 => None,
+        1 => seen.pop(),
+        _ => Some(format!("[{}]", seen.join(", "))),
     }
 }
 
@@ -844,41 +952,41 @@ mod tests {
         assert!(LabelSelector::parse("a notin ()").unwrap().matches(None));
     }
 
+    /// Each message is kube-apiserver's for the same selector (its `labels.Parse`), as
+    /// kubectl prints it after `Error from server (BadRequest): `.
     #[test]
-    fn parse_errors() {
+    fn parse_errors_are_kubes() {
         let err = |s: &str| LabelSelector::parse(s).unwrap_err().to_string();
-        assert_eq!(
-            err("a in b"),
-            "unable to parse requirement: found 'b', expected: '('"
-        );
-        assert_eq!(
-            err(",a"),
-            "unable to parse requirement: found ',', expected: identifier"
-        );
-        assert_eq!(
-            err("a=b c"),
-            "unable to parse requirement: found 'c', expected: ',' or end of string"
-        );
-        assert_eq!(
-            err("a=(b)"),
-            "unable to parse requirement: found '(', expected: identifier"
-        );
-        assert_eq!(
-            err("a in (b"),
-            "unable to parse requirement: found '', expected: ',' or ')'"
-        );
-        assert!(err("A B=c").starts_with("unable to parse requirement: found 'B'"));
-        assert!(
-            err("-a=b").starts_with(
-                "unable to parse requirement: invalid label key \"-a\": name part must"
-            )
-        );
-        assert!(err("a=b c d").starts_with("unable to parse requirement: found 'c'"));
-        assert!(err("a=-b").starts_with(
-            "unable to parse requirement: invalid label value: \"-b\": a valid label"
-        ));
-        assert!(err("a>b").contains("must be an integer"));
-        assert!(err("!a=b").contains("found '='"));
+        let key_msg = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+        let value_msg = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+        let cases: &[(&str, String)] = &[
+            ("a in (b", "unable to parse requirement: found '', expected: ',' or ')'".into()),
+            ("!", "unable to parse requirement: found '', expected: identifier".into()),
+            ("a=b=c", "found '=', expected: ',' or 'end of string'".into()),
+            ("a=b c", "found 'c', expected: ',' or 'end of string'".into()),
+            ("!a=b", "found '=', expected: ',' or 'end of string'".into()),
+            ("a in b", "unable to parse requirement: found 'b' expected: '('".into()),
+            ("a notin", "unable to parse requirement: found '' expected: '('".into()),
+            ("a in (", "unable to parse requirement: found '', expected: ',', ')' or identifier".into()),
+            ("a in (b,", "unable to parse requirement: found '', expected: ',', or identifier".into()),
+            ("a in (b c)", "unable to parse requirement: found 'c', expected: ',' or ')'".into()),
+            ("a in (=)", "unable to parse requirement: found '=', expected: ',', ')' or identifier".into()),
+            (",a", "found ',', expected: !, identifier, or 'end of string'".into()),
+            ("a=b,", "found '', expected: identifier after ','".into()),
+            ("a,=b", "found '=', expected: identifier after ','".into()),
+            ("a=(b)", "unable to parse requirement: found '(', expected: identifier".into()),
+            ("A B=c", "unable to parse requirement: found 'B', expected: in, notin, =, ==, !=, gt, lt".into()),
+            ("-a=b", format!("unable to parse requirement: <nil>: Invalid value: \"-a\": {key_msg}")),
+            ("a=-b", format!("unable to parse requirement: values[0][a]: Invalid value: \"-b\": {value_msg}")),
+            ("a>b", "unable to parse requirement: values[0]: Invalid value: \"b\": for 'Gt', 'Lt' operators, the value must be an integer".into()),
+            ("a>-x", format!("unable to parse requirement: [values[0]: Invalid value: \"-x\": for 'Gt', 'Lt' operators, the value must be an integer, values[0][a]: Invalid value: \"-x\": {value_msg}]")),
+        ];
+        for (selector, want) in cases {
+            assert_eq!(&err(selector), want, "{selector:?}");
+        }
+        // `in` and `notin` are words where a key or a value is expected.
+        let s = LabelSelector::parse("in in (in,notin),notin=in").unwrap();
+        assert_eq!(s.to_string(), "in in (in,notin),notin=in");
     }
 
     #[test]
@@ -953,7 +1061,10 @@ mod tests {
                 .contains("must be empty")
         );
         assert!(err(json!({"matchLabels": {"a": 1}})).contains("must be a string"));
-        assert!(err(json!({"matchLabels": {"bad key": "x"}})).contains("invalid label key"));
+        assert!(
+            err(json!({"matchLabels": {"bad key": "x"}}))
+                .starts_with("key: Invalid value: \"bad key\": ")
+        );
         assert!(err(json!(null)).contains("must be an object"));
         assert!(err(json!({"matchExpressions": {}})).contains("must be a list"));
     }

@@ -53,13 +53,14 @@ fn extra_fields(def: &ResourceDef) -> &'static [&'static str] {
 
 impl Selection {
     pub fn from_options(def: &ResourceDef, options: &ListOptions) -> Result<Self, ApiError> {
-        let labels =
-            match options.label_selector.as_deref() {
-                Some(s) => Some(LabelSelector::parse(s).map_err(|e| {
-                    ApiError::bad_request(format!("unable to parse requirement: {e}"))
-                })?),
-                None => None,
-            };
+        // The parser's message is kube's whole answer (it says `unable to parse requirement`
+        // itself where kube does).
+        let labels = match options.label_selector.as_deref() {
+            Some(s) => {
+                Some(LabelSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?)
+            }
+            None => None,
+        };
         let fields = match options.field_selector.as_deref() {
             Some(s) => {
                 let f =

@@ -1468,3 +1468,58 @@ async fn protobuf_with_embedded_json_nested_past_the_limit_is_400() {
     assert_eq!(r.code, 201, "{}", r.text);
     t.host.stop().await;
 }
+
+/// kube's messages for bad label selectors, with `unable to parse requirement` said once and
+/// only where kube says it.
+const BAD_SELECTORS: &[(&str, &str)] = &[
+    (
+        "a in (b",
+        "unable to parse requirement: found '', expected: ',' or ')'",
+    ),
+    (
+        "!",
+        "unable to parse requirement: found '', expected: identifier",
+    ),
+    ("a=b=c", "found '=', expected: ',' or 'end of string'"),
+];
+
+#[tokio::test]
+async fn label_selector_errors_are_kubes_messages() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    for (selector, message) in BAD_SELECTORS {
+        let query: String = selector
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        for uri in [
+            format!("{DEPLOYMENTS}?labelSelector={query}"),
+            format!("{DEPLOYMENTS}?watch=true&labelSelector={query}"),
+        ] {
+            let r = get(&t.client, &uri).await;
+            assert_eq!(&failure(&r, 400, "BadRequest"), message, "{uri}");
+        }
+    }
+
+    // As kubectl prints them.
+    let kubectl = common::Kubectl::new(&t.host.kubeconfig);
+    for (selector, message) in BAD_SELECTORS {
+        let stderr = kubectl.fails(&["get", "deployments", "-l", selector]).await;
+        // kubectl names what it looked for, then the server's message.
+        assert_eq!(
+            stderr.trim_end(),
+            format!(
+                "Error from server (BadRequest): Unable to find \"apps/v1, Resource=deployments\" that match label selector \"{selector}\", field selector \"\": {message}"
+            ),
+            "{selector}"
+        );
+    }
+    assert_eq!(snapshot(&t).await, before);
+    t.host.stop().await;
+}

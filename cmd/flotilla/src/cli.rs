@@ -91,6 +91,8 @@ struct MemberSimArgs {
     /// a slow member, as over a slow link.
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
+    #[command(flatten)]
+    object_size: crate::components::ObjectSizeFlags,
 }
 
 #[derive(Args, Debug)]
@@ -187,6 +189,8 @@ struct ApiserverArgs {
     inflight: crate::components::InFlightFlags,
     #[command(flatten)]
     storage: crate::components::StorageFlags,
+    #[command(flatten)]
+    object_size: crate::components::ObjectSizeFlags,
 }
 
 pub fn main() -> ExitCode {
@@ -221,6 +225,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.watch_history = args.watch_history;
             opts.server.max_body_bytes = args.max_request_bytes;
             args.inflight.apply(&mut opts.server);
+            args.object_size.apply(&mut opts.server);
             opts.storage = args.storage.choice("host")?;
             opts.token_auth_file = args.token_auth_file;
             opts.audit_log = args.audit_log_path;
@@ -247,6 +252,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.node_pods = args.node_pods;
             opts.token = args.token;
             opts.latency = std::time::Duration::from_millis(args.latency_ms);
+            opts.max_object_bytes = args.object_size.max_object_bytes;
             let member = flotilla_membersim::start(opts)
                 .await
                 .with_context(|| format!("starting member-sim {}", args.name))?;
@@ -286,6 +292,7 @@ async fn run_member_sims(args: MemberSimArgs) -> anyhow::Result<()> {
     opts.node_memory = args.node_memory;
     opts.node_pods = args.node_pods;
     opts.latency = std::time::Duration::from_millis(args.latency_ms);
+    opts.max_object_bytes = args.object_size.max_object_bytes;
     let members = flotilla_membersim::start_many(opts)
         .await
         .with_context(|| format!("starting {} member-sims", args.clusters))?;

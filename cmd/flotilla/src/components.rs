@@ -336,6 +336,23 @@ impl InFlightFlags {
     }
 }
 
+/// The largest object an API server stores (`--max-object-bytes`): bigger writes are
+/// answered 413 before they reach the storage, on either backend.
+#[derive(Args, Debug, Clone)]
+pub struct ObjectSizeFlags {
+    /// Largest object stored, in bytes of its encoding (default 1.5 MiB, etcd's default
+    /// request limit).
+    #[arg(long, default_value_t = flotilla_apiserver::objects::DEFAULT_MAX_OBJECT_BYTES)]
+    pub max_object_bytes: usize,
+}
+
+impl ObjectSizeFlags {
+    /// Sets the limit on a server's configuration.
+    pub fn apply(&self, config: &mut flotilla_apiserver::ServerConfig) {
+        config.max_object_bytes = self.max_object_bytes;
+    }
+}
+
 /// Flags of the propagation controllers (shared by `controller-manager` and `local-up`).
 #[derive(Args, Debug, Clone)]
 pub struct PropagationFlags {

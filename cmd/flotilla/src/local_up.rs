@@ -55,6 +55,8 @@ pub struct LocalUpArgs {
     inflight: crate::components::InFlightFlags,
     #[command(flatten)]
     storage: crate::components::StorageFlags,
+    #[command(flatten)]
+    object_size: crate::components::ObjectSizeFlags,
 }
 
 /// `flotilla local-up`.
@@ -74,6 +76,7 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     opts.secure_port = args.port;
     opts.token_auth_file = args.token_auth_file;
     args.inflight.apply(&mut opts.server);
+    args.object_size.apply(&mut opts.server);
     opts.storage = args.storage.choice("host")?;
     let components = LocalComponents {
         aggregated_storage: args.storage.choice("aggregated")?,
@@ -119,6 +122,8 @@ async fn serve_local_up(
     started: Instant,
 ) -> anyhow::Result<()> {
     let data_dir = opts.data_dir.clone();
+    // Members store what propagation sends them: the host's limit holds there too.
+    let max_object_bytes = opts.server.max_object_bytes;
     let steps = 3 + specs.len() + usize::from(!specs.is_empty());
     let mut step = 0;
     let mut progress = |what: String| {
@@ -184,6 +189,7 @@ async fn serve_local_up(
         member_opts.node_cpu = spec.cpu.clone();
         member_opts.node_memory = spec.memory.clone();
         member_opts.node_pods = spec.pods;
+        member_opts.max_object_bytes = max_object_bytes;
         let member = flotilla_membersim::start(member_opts)
             .await
             .with_context(|| format!("starting member cluster {name}"))?;

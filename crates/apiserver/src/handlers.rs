@@ -45,7 +45,9 @@ impl RequestContext {
             .merge_schemas
             .get(&(self.def.group.clone(), self.def.plural.clone()))
             .map(|s| s.value().clone());
+        let config = &self.server.config;
         Objects::new(&self.def, &self.server.storage)
+            .with_limits(config.max_object_bytes, config.name_generator.clone())
             .with_merge_schema(schema)
             .with_requester(Some(self.user.requester()))
             .with_plugins(&self.server.admission_plugins)
@@ -321,6 +323,11 @@ async fn check_namespace(ctx: &RequestContext) -> Result<(), ApiError> {
 }
 
 pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
+    // Every read here is consistent, so any valid resourceVersion is satisfied; one this
+    // storage could not have issued is refused, as LIST and WATCH refuse it.
+    if let Some(rv) = &ctx.info.options()?.get.resource_version {
+        objects::revision_of(rv)?;
+    }
     let obj = ctx.objects().get(ctx.namespace(), ctx.name()).await?;
     if ctx.subresource() == Some("scale") {
         return Ok(json_value(StatusCode::OK, &ctx.objects().scale_of(&obj)?));

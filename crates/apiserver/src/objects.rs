@@ -102,12 +102,20 @@ pub fn collection_prefix(def: &ResourceDef, namespace: Option<&str>) -> String {
 }
 
 /// The generic store's reading of a resourceVersion: the storage revision it names (a
-/// decimal number), or 400.
+/// decimal number), or 400 in kube-apiserver's words (its storage's `ParseResourceVersion`
+/// error under `invalid resource version: `, as for a GET, LIST or WATCH served by etcd).
 pub fn revision_of(rv: &ResourceVersion) -> Result<flotilla_storage::Revision, ApiError> {
-    rv.as_str().parse().map_err(|_| {
+    let text = rv.as_str();
+    text.parse().map_err(|_| {
+        // Go's strconv.ParseUint: digits that do not fit are out of range, anything else
+        // (signs, spaces, letters, nothing) is bad syntax.
+        let why = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            "value out of range"
+        } else {
+            "invalid syntax"
+        };
         ApiError::bad_request(format!(
-            "invalid resource version {:?}: must be a decimal number",
-            rv.as_str()
+            "invalid resource version: resourceVersion: Invalid value: {text:?}: strconv.ParseUint: parsing {text:?}: {why}"
         ))
     })
 }
@@ -390,11 +398,83 @@ fn comparable(obj: &Value) -> Value {
 
 const GENERATE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
-fn generate_suffix() -> String {
-    let mut rng = rand::rng();
-    (0..5)
-        .map(|_| GENERATE_ALPHABET[rng.random_range(0..GENERATE_ALPHABET.len())] as char)
-        .collect()
+/// How many names a create with `generateName` tries before giving up (kube-apiserver's
+/// `maxNameGenerationCreateAttempts`, RetryGenerateName being GA since 1.32).
+pub const GENERATE_NAME_ATTEMPTS: usize = 8;
+
+/// Makes the random part of names created from `generateName` (five characters from kube's
+/// alphabet). Replaceable so that tests can make collisions certain.
+#[derive(Clone)]
+pub struct NameGenerator(Arc<dyn Fn() -> String + Send + Sync>);
+
+impl NameGenerator {
+    /// Suffixes from `suffix` (each call is one attempt's suffix).
+    pub fn new(suffix: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        Self(Arc::new(suffix))
+    }
+
+    /// kube's generator: five random characters without vowels.
+    pub fn random() -> Self {
+        Self::new(|| {
+            let mut rng = rand::rng();
+            (0..5)
+                .map(|_| GENERATE_ALPHABET[rng.random_range(0..GENERATE_ALPHABET.len())] as char)
+                .collect()
+        })
+    }
+
+    fn suffix(&self) -> String {
+        (self.0)()
+    }
+}
+
+impl Default for NameGenerator {
+    fn default() -> Self {
+        Self::random()
+    }
+}
+
+impl std::fmt::Debug for NameGenerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NameGenerator")
+    }
+}
+
+/// The largest object the generic store writes, as encoded for storage, by default: 1.5 MiB,
+/// etcd's default request limit (`--max-request-bytes`), so that no backend is handed an
+/// object etcd would refuse.
+pub const DEFAULT_MAX_OBJECT_BYTES: usize = 3 * 512 * 1024;
+
+/// Counts the bytes written to it, failing once past a bound (so an encoding stops there).
+struct ByteCounter {
+    count: usize,
+    bound: usize,
+}
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.count += buf.len();
+        if self.count > self.bound {
+            return Err(std::io::Error::other("over the bound"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The size of `obj`'s JSON encoding (what the storage keeps), or `None` when it is over
+/// `limit` (counting stops there).
+fn encoded_size_within(obj: &Value, limit: usize) -> Option<usize> {
+    let mut counter = ByteCounter {
+        count: 0,
+        bound: limit,
+    };
+    serde_json::to_writer(&mut counter, obj)
+        .ok()
+        .map(|()| counter.count)
 }
 
 /// Who a write is admitted for: the server's webhooks and the caller.
@@ -418,6 +498,10 @@ pub struct Objects<'a> {
     pub plugins: &'a Plugins,
     /// Who writes, for kinds that record it on create ([`ResourceDef::prepare_create`]).
     pub requester: Option<Requester<'a>>,
+    /// The largest object written, as encoded for storage.
+    pub max_object_bytes: usize,
+    /// The random part of `generateName` names.
+    pub names: NameGenerator,
 }
 
 impl<'a> Objects<'a> {
@@ -429,7 +513,42 @@ impl<'a> Objects<'a> {
             admission: None,
             plugins: &[],
             requester: None,
+            max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+            names: NameGenerator::default(),
         }
+    }
+
+    /// Writes objects up to `max_object_bytes` (encoded) and names generated ones with
+    /// `names`.
+    pub fn with_limits(mut self, max_object_bytes: usize, names: NameGenerator) -> Self {
+        self.max_object_bytes = max_object_bytes;
+        self.names = names;
+        self
+    }
+
+    /// Refuses an object whose encoding is over the limit with 413. As kube-apiserver does
+    /// when etcd refuses a write as too large, `managedFields` (which can be large and are
+    /// safe to lose) are dropped first if that makes the object fit.
+    fn check_object_size(&self, name: &str, obj: &mut Value) -> Result<(), ApiError> {
+        let limit = self.max_object_bytes;
+        if encoded_size_within(obj, limit).is_some() {
+            return Ok(());
+        }
+        let had_managed_fields = meta_mut(obj).remove("managedFields").is_some();
+        if had_managed_fields && encoded_size_within(obj, limit).is_some() {
+            tracing::debug!(
+                resource = %self.def.plural,
+                name,
+                "managedFields dropped to keep the object within the size limit"
+            );
+            return Ok(());
+        }
+        let size = serde_json::to_vec(obj).map(|v| v.len()).unwrap_or_default();
+        Err(ApiError::too_large(format!(
+            "Request entity too large: {} {name:?} is {size} bytes when stored, over the limit of {limit} bytes",
+            flotilla_apimachinery::status::qualified_resource(&self.def.group, &self.def.plural),
+        ))
+        .with_details(&self.def.group, &self.def.plural, name))
     }
 
     /// Writes go through these compiled-in admission checks.
@@ -630,8 +749,40 @@ impl<'a> Objects<'a> {
         }
     }
 
-    /// Create (POST to the collection).
+    /// Create (POST to the collection). A name made from `generateName` that is taken is
+    /// made again, up to [`GENERATE_NAME_ATTEMPTS`] names, as kube-apiserver does.
     pub async fn create(
+        &self,
+        namespace: Option<&str>,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let generated = meta_str(&obj, "name").is_none_or(str::is_empty)
+            && meta_str(&obj, "generateName").is_some_and(|p| !p.is_empty());
+        if !generated {
+            return self.create_once(namespace, obj, opts).await;
+        }
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.create_once(namespace, obj.clone(), opts).await {
+                Err(e)
+                    if e.code == 409
+                        && e.reason == "AlreadyExists"
+                        && attempt < GENERATE_NAME_ATTEMPTS =>
+                {
+                    tracing::debug!(
+                        resource = %self.def.plural,
+                        attempt,
+                        "generated name taken; generating another"
+                    );
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn create_once(
         &self,
         namespace: Option<&str>,
         mut obj: Value,
@@ -649,7 +800,7 @@ impl<'a> Objects<'a> {
             if name.is_empty() {
                 match m.get("generateName").and_then(Value::as_str) {
                     Some(prefix) if !prefix.is_empty() => {
-                        let generated = format!("{prefix}{}", generate_suffix());
+                        let generated = format!("{prefix}{}", self.names.suffix());
                         m.insert("name".into(), json!(generated));
                     }
                     _ => {
@@ -749,7 +900,28 @@ impl<'a> Objects<'a> {
             )
             .await?,
         );
-        self.store_new(namespace, &name, obj, opts, warnings).await
+        let generate_name = meta_str(&obj, "generateName").is_some_and(|p| !p.is_empty());
+        match self.store_new(namespace, &name, obj, opts, warnings).await {
+            // The server chose the name: say so (kube's GenerateNameConflict), and when
+            // to try again.
+            Err(e) if generate_name && e.code == 409 && e.reason == "AlreadyExists" => {
+                let mut e = ApiError::new(
+                    409,
+                    "AlreadyExists",
+                    format!(
+                        "{} {name:?} already exists, the server was not able to generate a unique name for the object",
+                        flotilla_apimachinery::status::qualified_resource(
+                            &self.def.group,
+                            &self.def.plural
+                        )
+                    ),
+                )
+                .with_details(&self.def.group, &self.def.plural, &name);
+                e.retry_after_seconds = Some(1);
+                Err(e)
+            }
+            other => other,
+        }
     }
 
     async fn store_new(
@@ -761,6 +933,7 @@ impl<'a> Objects<'a> {
         warnings: Vec<String>,
     ) -> Result<Written, ApiError> {
         fill_status(self.def, &mut obj);
+        self.check_object_size(name, &mut obj)?;
         let key = object_key(self.def, namespace, name);
         let object = if opts.dry_run {
             match self.storage.get(&key).await {
@@ -985,6 +1158,7 @@ impl<'a> Objects<'a> {
                 created: false,
             });
         }
+        self.check_object_size(&name, &mut new)?;
         if opts.dry_run {
             return Ok(Written {
                 object: dry_run_object(&key, new),

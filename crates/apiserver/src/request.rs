@@ -359,6 +359,21 @@ impl WriteQuery {
     }
 }
 
+/// The query options of a GET of one object.
+#[derive(Debug, Clone, Default)]
+pub struct GetQuery {
+    /// Read a state at least this new (opaque here; the serving storage parses it).
+    pub resource_version: Option<ResourceVersion>,
+}
+
+impl GetQuery {
+    fn parse(q: &Query) -> Self {
+        Self {
+            resource_version: q.get("resourceVersion").map(ResourceVersion::new),
+        }
+    }
+}
+
 /// The query options of delete and deletecollection.
 #[derive(Debug, Clone, Default)]
 pub struct DeleteQuery {
@@ -387,6 +402,7 @@ impl DeleteQuery {
 /// The parsed options of a resource request's verb.
 #[derive(Debug, Clone, Default)]
 pub struct VerbOptions {
+    pub get: GetQuery,
     pub list: ListOptions,
     pub write: Option<WriteQuery>,
     pub delete: DeleteQuery,
@@ -445,6 +461,7 @@ impl RequestInfo {
     fn parse_options(verb: Verb, q: &Query) -> Result<VerbOptions, ApiError> {
         let mut options = VerbOptions::default();
         match verb {
+            Verb::Get => options.get = GetQuery::parse(q),
             Verb::List | Verb::Watch => options.list = ListOptions::parse(q)?,
             Verb::DeleteCollection => {
                 options.list = ListOptions::parse(q)?;
@@ -640,11 +657,20 @@ mod tests {
                 .code,
             400
         );
-        // A GET by name ignores list options, as kube does.
-        assert!(
-            info(Method::GET, "/api/v1/namespaces/a/pods/p?limit=x")
-                .options()
-                .is_ok()
+        // A GET by name ignores list options, as kube does, and keeps its resourceVersion
+        // as sent for the storage to read.
+        let get = info(
+            Method::GET,
+            "/api/v1/namespaces/a/pods/p?limit=x&resourceVersion=abc",
+        );
+        assert_eq!(
+            get.options()
+                .unwrap()
+                .get
+                .resource_version
+                .as_ref()
+                .map(ResourceVersion::as_str),
+            Some("abc")
         );
         let write = info(
             Method::POST,

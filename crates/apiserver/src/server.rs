@@ -49,6 +49,10 @@ pub struct ServerConfig {
     /// `/version` `minor` (kubectl on these machines picks its binary from it).
     pub minor: String,
     pub git_version: String,
+    /// Largest object the generic store writes, as encoded for storage; larger ones get 413.
+    pub max_object_bytes: usize,
+    /// The random part of names made from `generateName`.
+    pub name_generator: crate::objects::NameGenerator,
 }
 
 impl Default for ServerConfig {
@@ -60,6 +64,8 @@ impl Default for ServerConfig {
             max_mutating_requests_inflight: crate::inflight::DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
             minor: "32".into(),
             git_version: "v1.32.0-flotilla".into(),
+            max_object_bytes: crate::objects::DEFAULT_MAX_OBJECT_BYTES,
+            name_generator: crate::objects::NameGenerator::default(),
         }
     }
 }

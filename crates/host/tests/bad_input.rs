@@ -1523,3 +1523,365 @@ async fn label_selector_errors_are_kubes_messages() {
     assert_eq!(snapshot(&t).await, before);
     t.host.stop().await;
 }
+
+#[tokio::test]
+async fn a_get_with_a_non_numeric_resource_version_is_400_in_kubes_words() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let kube_message = "invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax";
+
+    let r = get(&t.client, &format!("{WEB}?resourceVersion=abc")).await;
+    assert_eq!(failure(&r, 400, "BadRequest"), kube_message);
+    // The same answer as a LIST and a WATCH get, and on a subresource.
+    let r = get(&t.client, &format!("{DEPLOYMENTS}?resourceVersion=abc")).await;
+    assert_eq!(failure(&r, 400, "BadRequest"), kube_message);
+    let r = get(&t.client, &format!("{WEB}/scale?resourceVersion=abc")).await;
+    assert_eq!(failure(&r, 400, "BadRequest"), kube_message);
+    let r = get(
+        &t.client,
+        &format!("{DEPLOYMENTS}?resourceVersion=99999999999999999999"),
+    )
+    .await;
+    assert!(
+        failure(&r, 400, "BadRequest").ends_with("value out of range"),
+        "{}",
+        r.text
+    );
+
+    // A version this storage issues is served.
+    let rv = before.list_revision.clone();
+    for version in ["0", rv.as_str()] {
+        let r = get(&t.client, &format!("{WEB}?resourceVersion={version}")).await;
+        assert_eq!(r.code, 200, "{version}: {}", r.text);
+        assert_eq!(r.body["metadata"]["name"], "web");
+    }
+    assert_eq!(snapshot(&t).await, before);
+    t.host.stop().await;
+}
+
+/// A host whose `generateName` suffixes are `script`'s, in turn (then its last one again),
+/// and a count of the suffixes it made.
+async fn host_with_suffixes(
+    script: &'static [&'static str],
+) -> (TestHost, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let names = flotilla_apiserver::objects::NameGenerator::new(move || {
+        let i = counted.fetch_add(1, Ordering::SeqCst);
+        script[i.min(script.len() - 1)].to_string()
+    });
+    let t = common::start_with(|opts| opts.server.name_generator = names).await;
+    (t, calls)
+}
+
+fn config_map(name: &str, data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data})
+}
+
+#[tokio::test]
+async fn a_generated_name_that_is_taken_is_generated_again() {
+    use std::sync::atomic::Ordering;
+    let (t, calls) = host_with_suffixes(&["taken", "taken", "fresh"]).await;
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&config_map("web-taken", json!({"v": "first"}))),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    let before = calls.load(Ordering::SeqCst);
+
+    let generated = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "web-"}, "data": {"v": "second"}});
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&generated),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    assert_eq!(r.body["metadata"]["name"], "web-fresh", "{}", r.text);
+    assert_eq!(calls.load(Ordering::SeqCst) - before, 3);
+    // The object that held the name is untouched.
+    let taken = get(&t.client, &format!("{CONFIGMAPS}/web-taken")).await;
+    assert_eq!(taken.body["data"]["v"], "first");
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn every_generated_name_taken_is_409_after_eight_tries() {
+    use std::sync::atomic::Ordering;
+    let (t, calls) = host_with_suffixes(&["taken"]).await;
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&config_map("web-taken", json!({}))),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    let revision = t.host.server.storage.current_revision().await;
+    let before = calls.load(Ordering::SeqCst);
+
+    let generated =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "web-"}});
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&generated),
+    )
+    .await;
+    assert_eq!(
+        failure(&r, 409, "AlreadyExists"),
+        "configmaps \"web-taken\" already exists, the server was not able to generate a unique name for the object"
+    );
+    assert_eq!(r.body["details"]["retryAfterSeconds"], 1, "{}", r.text);
+    assert_eq!(r.body["details"]["name"], "web-taken", "{}", r.text);
+    assert_eq!(
+        r.headers
+            .get(header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
+    assert_eq!(calls.load(Ordering::SeqCst) - before, 8);
+    assert_eq!(t.host.server.storage.current_revision().await, revision);
+
+    // A name the client chose is not retried: the plain AlreadyExists.
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&config_map("web-taken", json!({}))),
+    )
+    .await;
+    assert_eq!(
+        failure(&r, 409, "AlreadyExists"),
+        "configmaps \"web-taken\" already exists"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst) - before, 8);
+    t.host.stop().await;
+}
+
+/// `count` bytes of data for a ConfigMap or Secret value.
+fn blob(count: usize) -> String {
+    "x".repeat(count)
+}
+
+const MIB: usize = 1024 * 1024;
+
+#[tokio::test]
+async fn config_maps_and_secrets_over_1_mib_of_data_are_422_on_every_write() {
+    use base64::Engine;
+    let t = host_with_web().await;
+    let cm_message =
+        "ConfigMap \"big\" is invalid: []: Too long: may not be more than 1048576 bytes";
+    let check = |r: &Reply, message: &str, field: &str| {
+        assert_eq!(failure(r, 422, "Invalid"), message);
+        assert_eq!(
+            causes(r),
+            [(
+                "FieldValueTooLong".to_string(),
+                field.to_string(),
+                "Too long: may not be more than 1048576 bytes".to_string()
+            )]
+        );
+    };
+    // data and binaryData (counted decoded) together one byte over.
+    let half = MIB / 2;
+    let binary = base64::engine::general_purpose::STANDARD.encode(blob(half + 1));
+    let mut big = config_map("big", json!({"text": blob(half)}));
+    big["binaryData"] = json!({"bin": binary});
+    let before = snapshot(&t).await;
+
+    let r = send(&t.client, Method::POST, CONFIGMAPS, Some(JSON), bytes(&big)).await;
+    check(&r, cm_message, "[]");
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{CONFIGMAPS}/big?fieldManager=tester"),
+        Some(APPLY),
+        bytes(&big),
+    )
+    .await;
+    check(&r, cm_message, "[]");
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{CONFIGMAPS}/big")).await;
+
+    // Exactly 1 MiB is allowed; growing past it by update or patch is not.
+    let fits = config_map("big", json!({"text": blob(MIB)}));
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&fits),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    let stored = get(&t.client, &format!("{CONFIGMAPS}/big")).await;
+    let mut grown = stored.body.clone();
+    grown["data"]["more"] = json!("y");
+    let r = send(
+        &t.client,
+        Method::PUT,
+        &format!("{CONFIGMAPS}/big"),
+        Some(JSON),
+        bytes(&grown),
+    )
+    .await;
+    check(&r, cm_message, "[]");
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{CONFIGMAPS}/big"),
+        Some(MERGE),
+        bytes(&json!({"data": {"more": "y"}})),
+    )
+    .await;
+    check(&r, cm_message, "[]");
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{CONFIGMAPS}/big?fieldManager=tester"),
+        Some(APPLY),
+        bytes(&config_map("big", json!({"more": "y"}))),
+    )
+    .await;
+    check(&r, cm_message, "[]");
+    assert_eq!(
+        get(&t.client, &format!("{CONFIGMAPS}/big")).await.text,
+        stored.text
+    );
+
+    // A Secret counts its data as stored: stringData joins data.
+    let secrets = "/api/v1/namespaces/default/secrets";
+    let secret = json!({
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "big"},
+        "data": {"a": base64::engine::general_purpose::STANDARD.encode(blob(half))},
+        "stringData": {"b": blob(half + 1)},
+    });
+    let r = send(&t.client, Method::POST, secrets, Some(JSON), bytes(&secret)).await;
+    check(
+        &r,
+        "Secret \"big\" is invalid: data: Too long: may not be more than 1048576 bytes",
+        "data",
+    );
+    assert_absent(&t, &format!("{secrets}/big")).await;
+    t.host.stop().await;
+}
+
+/// A Deployment whose container carries `size` bytes of arguments.
+fn big_deployment(name: &str, size: usize) -> Value {
+    let mut d = deployment(name, 1);
+    d["spec"]["template"]["spec"]["containers"][0]["args"] = json!([blob(size)]);
+    d
+}
+
+/// Writes past the object limit get 413 naming the size and the limit, and store nothing.
+async fn objects_over_the_limit_are_413(t: &TestHost, limit: usize) {
+    let before = snapshot(t).await;
+    let check = |r: &Reply| {
+        let message = failure(r, 413, "RequestEntityTooLarge");
+        assert!(
+            message.starts_with("Request entity too large: deployments.apps \""),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(&format!(
+                "bytes when stored, over the limit of {limit} bytes"
+            )),
+            "{message}"
+        );
+        let size: usize = message
+            .split(" is ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no size in {message}"));
+        assert!(size > limit, "{message}");
+    };
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&big_deployment("huge", limit + 1024)),
+    )
+    .await;
+    check(&r);
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{DEPLOYMENTS}/huge?fieldManager=tester"),
+        Some(APPLY),
+        bytes(&big_deployment("huge", limit + 1024)),
+    )
+    .await;
+    check(&r);
+    let mut grown = get(&t.client, WEB).await.body;
+    grown["spec"]["template"]["spec"]["containers"][0]["args"] = json!([blob(limit)]);
+    let r = send(&t.client, Method::PUT, WEB, Some(JSON), bytes(&grown)).await;
+    check(&r);
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        WEB,
+        Some(MERGE),
+        bytes(&json!({"metadata": {"annotations": {"blob": blob(limit)}}})),
+    )
+    .await;
+    check(&r);
+    assert_eq!(snapshot(t).await, before);
+    assert_absent(t, &format!("{DEPLOYMENTS}/huge")).await;
+
+    // Below the limit is stored.
+    let r = send(
+        &t.client,
+        Method::POST,
+        DEPLOYMENTS,
+        Some(JSON),
+        bytes(&big_deployment("large", limit - 16 * 1024)),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+}
+
+#[tokio::test]
+async fn an_object_over_the_default_limit_is_413_on_the_embedded_store() {
+    let t = host_with_web().await;
+    objects_over_the_limit_are_413(&t, 3 * 512 * 1024).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn an_object_over_the_default_limit_is_413_on_etcd() {
+    let etcd = flotilla_etcd::testing::EtcdCluster::start(1).await;
+    let t = with_web(
+        common::start_with(|opts| {
+            opts.storage = flotilla_etcd::StorageChoice::Etcd(flotilla_etcd::EtcdOptions::new(
+                etcd.endpoints(),
+                "/registry/flotilla/host",
+            ));
+        })
+        .await,
+    )
+    .await;
+    objects_over_the_limit_are_413(&t, 3 * 512 * 1024).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn the_object_limit_is_the_servers_setting() {
+    const LIMIT: usize = 64 * 1024;
+    let t = with_web(common::start_with(|opts| opts.server.max_object_bytes = LIMIT).await).await;
+    objects_over_the_limit_are_413(&t, LIMIT).await;
+    t.host.stop().await;
+}

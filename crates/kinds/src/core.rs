@@ -59,6 +59,10 @@ fn check_immutable_data(
     }
 }
 
+/// The most data a ConfigMap or Secret may hold (kube's `MaxSecretSize`, 1 MiB): the bytes of
+/// its values, decoded, summed over every key.
+pub(crate) const MAX_DATA_BYTES: usize = 1024 * 1024;
+
 pub(crate) fn validate_configmap(ctx: &Ctx<'_, ConfigMap>, errs: &mut Errs) {
     let cm = ctx.new;
     check_keys(cm.data.iter().flat_map(|d| d.keys()), "data", errs);
@@ -75,6 +79,21 @@ pub(crate) fn validate_configmap(ctx: &Ctx<'_, ConfigMap>, errs: &mut Errs) {
                 "duplicate of key present in binaryData",
             );
         }
+    }
+    let size: usize = cm
+        .data
+        .iter()
+        .flatten()
+        .map(|(_, v)| v.len())
+        .sum::<usize>()
+        + cm.binary_data
+            .iter()
+            .flatten()
+            .map(|(_, v)| v.0.len())
+            .sum::<usize>();
+    if size > MAX_DATA_BYTES {
+        // kube reports it on the path `[]`: the whole object.
+        errs.too_long("[]", MAX_DATA_BYTES);
     }
     if let Some((old, _)) = ctx.old {
         let changed = [
@@ -104,6 +123,23 @@ pub(crate) fn validate_secret(ctx: &Ctx<'_, Secret>, errs: &mut Errs) {
         "stringData",
         errs,
     );
+    // Counted as stored: `stringData` has gone into `data` by now, unless a value of it was
+    // no string (then decoding reports it); a key in both is stored once.
+    let data = s.data.as_ref();
+    let size: usize = data
+        .iter()
+        .flat_map(|d| d.values())
+        .map(|v| v.0.len())
+        .sum::<usize>()
+        + s.string_data
+            .iter()
+            .flatten()
+            .filter(|(k, _)| !data.is_some_and(|d| d.contains_key(*k)))
+            .map(|(_, v)| v.len())
+            .sum::<usize>();
+    if size > MAX_DATA_BYTES {
+        errs.too_long("data", MAX_DATA_BYTES);
+    }
     let keys: BTreeSet<&str> = s
         .data
         .iter()

@@ -173,6 +173,8 @@ pub struct MemberOptions {
     pub watch_history: usize,
     /// Added to every request before it is served: a slow member (zero: none).
     pub latency: Duration,
+    /// Largest object stored, as encoded (larger writes get 413).
+    pub max_object_bytes: usize,
 }
 
 impl MemberOptions {
@@ -192,6 +194,7 @@ impl MemberOptions {
             shared_pki: None,
             watch_history: DEFAULT_WATCH_HISTORY,
             latency: Duration::ZERO,
+            max_object_bytes: flotilla_apiserver::objects::DEFAULT_MAX_OBJECT_BYTES,
         }
     }
 }
@@ -470,8 +473,11 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
         rbac: Some(Arc::new(flotilla_rbac::RbacAuthorizer::new())),
         ..ServerOptions::default()
     };
-    let server =
-        ApiServer::with_options(member_registry(), backend, ServerConfig::default(), options);
+    let config = ServerConfig {
+        max_object_bytes: opts.max_object_bytes,
+        ..ServerConfig::default()
+    };
+    let server = ApiServer::with_options(member_registry(), backend, config, options);
     let started = start_with(opts, pki, token, server.clone()).await;
     if started.is_err() {
         // Background tasks already started hold the storage; stop them so it (and its

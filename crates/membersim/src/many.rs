@@ -39,6 +39,8 @@ pub struct ManyOptions {
     pub parallelism: usize,
     /// Added to every request of every member (see [`crate::MemberOptions::latency`]).
     pub latency: Duration,
+    /// Largest object each member stores, as encoded.
+    pub max_object_bytes: usize,
 }
 
 impl ManyOptions {
@@ -57,6 +59,7 @@ impl ManyOptions {
             watch_history: DEFAULT_WATCH_HISTORY,
             parallelism: 8,
             latency: Duration::ZERO,
+            max_object_bytes: flotilla_apiserver::objects::DEFAULT_MAX_OBJECT_BYTES,
         }
     }
 
@@ -73,6 +76,7 @@ impl ManyOptions {
         opts.ready_delay = self.ready_delay;
         opts.watch_history = self.watch_history;
         opts.latency = self.latency;
+        opts.max_object_bytes = self.max_object_bytes;
         opts.shared_pki = Some(pki.clone());
         opts
     }

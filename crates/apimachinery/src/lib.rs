@@ -6,8 +6,10 @@
 //! - [`selector`]: label and field selectors (equality- and set-based);
 //! - [`names`]: DNS-1123 name rules;
 //! - [`nesting`]: how deeply a request body may nest, measured before the expensive work;
+//! - [`decode`]: request bodies decoded in one pass that notes repeated keys;
 //! - [`duration`]: the `AGE` column's human durations.
 
+pub mod decode;
 pub mod duration;
 pub mod names;
 pub mod nesting;

@@ -122,7 +122,8 @@ fn target_node(binding: &Value, pod: &str) -> Result<String, ApiError> {
 async fn bind(ctx: &RequestContext, body: &bytes::Bytes) -> Result<(), ApiError> {
     let namespace = ctx.path.namespace.as_deref();
     let pod_name = ctx.path.name.as_deref().unwrap_or_default();
-    let binding = crate::handlers::decode_body(ctx, body)?;
+    // Repeated keys are not checked here (the last value wins).
+    let (binding, _) = crate::handlers::decode_body(ctx, body)?;
     let node = target_node(&binding, pod_name)?;
     let objects: Objects<'_> = ctx.objects();
     let stored = objects.get(namespace, pod_name).await?;

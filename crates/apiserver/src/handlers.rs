@@ -8,6 +8,7 @@ use std::sync::Arc;
 use axum::response::Response;
 use base64::Engine;
 use bytes::Bytes;
+use flotilla_apimachinery::decode;
 use flotilla_apimachinery::nesting::{self, MAX_NESTING_DEPTH};
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_storage::StoredObject;
@@ -17,11 +18,14 @@ use serde_json::{Value, json};
 use crate::auth::UserInfo;
 use crate::filter::Selection;
 use crate::objects::{self, DeleteOptions, Objects, Patch, WriteOptions, Written};
-use crate::request::{ListOptions, RequestInfo, ResourcePath, ResourceVersion, WriteQuery};
+use crate::request::{
+    FieldValidation, ListOptions, RequestInfo, ResourcePath, ResourceVersion, WriteQuery,
+};
 use crate::response::{
     Format, add_warnings, error_response, json_bytes, json_list, json_value, negotiate,
 };
 use crate::server::ApiServer;
+use crate::strict::Duplicates;
 use crate::table::{self, IncludeObject};
 
 /// The most operations one JSON patch may hold (kube-apiserver's limit; more get 413).
@@ -192,8 +196,11 @@ pub async fn post_to_subresource(
 }
 
 /// Decodes a create/update body (JSON, YAML or protobuf), refusing one nested deeper than
-/// [`MAX_NESTING_DEPTH`] before anything else looks at it.
-pub(crate) fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, ApiError> {
+/// [`MAX_NESTING_DEPTH`] before anything else looks at it; also returns the keys it repeats.
+pub(crate) fn decode_body(
+    ctx: &RequestContext,
+    body: &Bytes,
+) -> Result<(Value, Duplicates), ApiError> {
     match ctx.content_type().as_str() {
         "application/json" | "" => decode_json(body),
         "application/yaml" => decode_yaml(body),
@@ -206,7 +213,7 @@ pub(crate) fn decode_body(ctx: &RequestContext, body: &Bytes) -> Result<Value, A
             })?;
             // Embedded JSON (RawExtension, FieldsV1) can nest below the message's own fields.
             check_value_depth(&v, "protobuf")?;
-            Ok(v)
+            Ok((v, Duplicates::None))
         }
         other => Err(ApiError::unsupported_media_type(format!(
             "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {other})"
@@ -235,39 +242,40 @@ fn check_value_depth(v: &Value, format: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Parses a JSON body of any shape, depth checked first.
-fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+/// Parses a JSON body of any shape, depth checked first, noting the keys it repeats.
+fn parse_json(body: &[u8]) -> Result<decode::Decoded, ApiError> {
     check_json_depth(body)?;
-    serde_json::from_slice(body).map_err(|e| {
+    decode::json_from_slice(body).map_err(|e| {
         ApiError::bad_request(format!(
             "the body of the request could not be decoded as JSON: {e}"
         ))
     })
 }
 
-fn decode_json(body: &Bytes) -> Result<Value, ApiError> {
-    let v = parse_json(body)?;
-    if !v.is_object() {
+fn decode_json(body: &Bytes) -> Result<(Value, Duplicates), ApiError> {
+    let decoded = parse_json(body)?;
+    if !decoded.value.is_object() {
         return Err(ApiError::bad_request(
             "the body of the request must be a JSON object",
         ));
     }
-    Ok(v)
+    Ok((decoded.value, Duplicates::json(decoded.duplicates)))
 }
 
-fn decode_yaml(body: &Bytes) -> Result<Value, ApiError> {
+fn decode_yaml(body: &Bytes) -> Result<(Value, Duplicates), ApiError> {
     // The YAML parser stops at 128 levels itself; the limit is checked on what it built,
     // before anything walks it. (YAML text is not byte-scanned: brackets in plain scalars
     // would count.)
-    let v: Value = serde_norway::from_slice(body)
+    let decoded = decode::decode(serde_norway::Deserializer::from_slice(body))
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-    check_value_depth(&v, "YAML")?;
-    if !v.is_object() {
+    check_value_depth(&decoded.value, "YAML")?;
+    if !decoded.value.is_object() {
         return Err(ApiError::bad_request(
             "the body of the request must be a YAML or JSON object",
         ));
     }
-    Ok(v)
+    let duplicates = Duplicates::yaml(body, decoded.duplicates);
+    Ok((decoded.value, duplicates))
 }
 
 fn object_response(def: &ResourceDef, status: StatusCode, obj: &StoredObject) -> Response {
@@ -522,26 +530,30 @@ pub async fn create(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiE
             "POST is only allowed on collections",
         ));
     }
-    let obj = decode_body(ctx, body)?;
+    let (obj, duplicates) = decode_body(ctx, body)?;
     if ctx.def.create_only {
         return crate::reviews::create(ctx, obj).await;
     }
     let opts = ctx.write_options(false)?;
     check_namespace(ctx).await?;
-    let w = ctx.objects().create(ctx.namespace(), obj, &opts).await?;
+    let w = ctx
+        .objects()
+        .with_duplicates(duplicates)
+        .create(ctx.namespace(), obj, &opts)
+        .await?;
     written_response(ctx, &w, StatusCode::CREATED)
 }
 
 pub async fn update(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-    let obj = decode_body(ctx, body)?;
+    let (obj, duplicates) = decode_body(ctx, body)?;
     let opts = ctx.write_options(false)?;
+    let objects = ctx.objects().with_duplicates(duplicates);
     if ctx.subresource() == Some("scale") {
-        let old = ctx.objects().get(ctx.namespace(), ctx.name()).await?;
-        let w = ctx.objects().write_scale(&old, &obj, &opts).await?;
+        let old = objects.get(ctx.namespace(), ctx.name()).await?;
+        let w = objects.write_scale(&old, &obj, &opts).await?;
         return written_response(ctx, &w, StatusCode::OK);
     }
-    let w = ctx
-        .objects()
+    let w = objects
         .update(ctx.namespace(), ctx.name(), obj, ctx.subresource(), &opts)
         .await?;
     written_response(ctx, &w, StatusCode::OK)
@@ -549,9 +561,10 @@ pub async fn update(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiE
 
 pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
     let content_type = ctx.content_type();
-    let patch = match content_type.as_str() {
+    let (patch, duplicates) = match content_type.as_str() {
         "application/json-patch+json" => {
-            let v = parse_json(body)?;
+            let decoded = parse_json(body)?;
+            let v = decoded.value;
             let Some(ops) = v.as_array() else {
                 return Err(ApiError::bad_request(
                     "a JSON patch must be an array of operations",
@@ -564,9 +577,12 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
                     ops.len()
                 )));
             }
-            Patch::Json(v)
+            (Patch::Json(v), Duplicates::json_patch(decoded.duplicates))
         }
-        "application/merge-patch+json" => Patch::Merge(decode_json(body)?),
+        "application/merge-patch+json" => {
+            let (v, duplicates) = decode_json(body)?;
+            (Patch::Merge(v), duplicates)
+        }
         "application/strategic-merge-patch+json" => {
             if !ctx.def.strategic_merge {
                 return Err(ApiError::unsupported_media_type(format!(
@@ -577,12 +593,28 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
                     )
                 )));
             }
-            Patch::Strategic(decode_json(body)?)
+            let (v, duplicates) = decode_json(body)?;
+            (Patch::Strategic(v), duplicates)
         }
-        "application/apply-patch+yaml" => Patch::Apply {
-            body: decode_yaml(body)?,
-            force: ctx.write_query()?.force,
-        },
+        "application/apply-patch+yaml" => {
+            let (v, duplicates) = decode_yaml(body)?;
+            let query = ctx.write_query()?;
+            // kube-apiserver checks an apply patch on its own, in the YAML decoder's words.
+            if query.field_validation == FieldValidation::Strict {
+                if let Some(e) = duplicates.yaml_decoder_error() {
+                    return Err(ApiError::bad_request(format!(
+                        "error strict decoding YAML: error converting YAML to JSON: {e}"
+                    )));
+                }
+            }
+            (
+                Patch::Apply {
+                    body: v,
+                    force: query.force,
+                },
+                duplicates,
+            )
+        }
         other => {
             return Err(ApiError::unsupported_media_type(format!(
                 "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {other:?})"
@@ -591,14 +623,15 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
     };
     let is_apply = matches!(patch, Patch::Apply { .. });
     let opts = ctx.write_options(is_apply)?;
+    let objects = ctx.objects().with_duplicates(duplicates);
     if ctx.subresource() == Some("scale") {
         // Re-applied to the newer object when another writer (a status update, say) won the
         // race, unless the patch carries a resourceVersion: as for the object itself.
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let old = ctx.objects().get(ctx.namespace(), ctx.name()).await?;
-            let scale = ctx.objects().scale_of(&old)?;
+            let old = objects.get(ctx.namespace(), ctx.name()).await?;
+            let scale = objects.scale_of(&old)?;
             let patched = match &patch {
                 Patch::Json(ops) => {
                     let ops: json_patch::Patch = serde_json::from_value(ops.clone())
@@ -619,7 +652,7 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
                     s
                 }
             };
-            match ctx.objects().write_scale(&old, &patched, &opts).await {
+            match objects.write_scale(&old, &patched, &opts).await {
                 Err(e)
                     if e.code == 409
                         && e.reason == "Conflict"
@@ -639,8 +672,7 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
             check_namespace(ctx).await?;
         }
     }
-    let w = ctx
-        .objects()
+    let w = objects
         .patch(
             ctx.namespace(),
             ctx.name(),

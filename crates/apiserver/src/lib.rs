@@ -38,6 +38,7 @@ pub mod reviews;
 pub mod serve;
 pub mod server;
 pub mod serviceaccount;
+pub mod strict;
 pub mod table;
 pub mod watch;
 

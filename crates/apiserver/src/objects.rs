@@ -20,6 +20,7 @@ use crate::admission::Admission;
 use crate::auth::UserInfo;
 use crate::builtin_admission::{self, PluginRequest, Plugins};
 use crate::request::{FieldValidation, ResourceVersion};
+use crate::strict::Duplicates;
 
 /// How many times a patch without a precondition is re-applied after losing a write race.
 pub(crate) const PATCH_ATTEMPTS: u32 = 128;
@@ -287,75 +288,61 @@ fn prune_and_default(def: &ResourceDef, obj: &mut Value) -> Vec<String> {
     pruned
 }
 
-/// Validates a pruned and defaulted object; `pruned` are the undeclared fields dropped.
-/// Returns warnings (unknown fields under `fieldValidation=Warn`).
+/// Validates a pruned and defaulted object; `pruned` are the undeclared fields dropped and
+/// `duplicates` the keys the body repeated. Returns warnings (both kinds of problem under
+/// `fieldValidation=Warn`); under `Strict` they are one 400 listing them all, repeated keys
+/// first, as kube's strict decoding error lists what its decoder met.
 fn validate_defaulted(
     def: &ResourceDef,
     obj: &mut Value,
     old: Option<&Value>,
-    mut pruned: Vec<String>,
+    pruned: Vec<String>,
+    duplicates: &Duplicates,
     validation: FieldValidation,
 ) -> Result<Vec<String>, ApiError> {
-    let mut warnings = Vec::new();
     let name = meta_str(obj, "name").unwrap_or_default().to_string();
-    if let Some(validate) = &def.validate {
-        let mut v = validate(obj, old);
-        for field in pruned.drain(..) {
-            if !v.unknown_fields.contains(&field) {
-                v.unknown_fields.push(field);
-            }
-        }
-        if let Some(err) = v.decode_error {
-            return Err(ApiError::bad_request(format!(
-                "{} in version \"{}\" cannot be handled as a {}: {err}",
-                def.kind, def.version, def.kind
-            )));
-        }
-        if !v.unknown_fields.is_empty() {
-            match validation {
-                FieldValidation::Strict => {
-                    let list = v
-                        .unknown_fields
-                        .iter()
-                        .map(|f| format!("unknown field \"{f}\""))
-                        .collect::<Vec<_>>();
-                    let msg = if list.len() == 1 {
-                        format!("strict decoding error: {}", list[0])
-                    } else {
-                        format!("strict decoding error: {}", list.join(", "))
-                    };
-                    return Err(ApiError::bad_request(msg));
-                }
-                FieldValidation::Warn => {
-                    warnings.extend(
-                        v.unknown_fields
-                            .iter()
-                            .map(|f| format!("unknown field \"{f}\"")),
-                    );
-                }
-                FieldValidation::Ignore => {}
-            }
-        }
-        if !v.causes.is_empty() {
-            return Err(ApiError::invalid(&def.group, &def.kind, &name, v.causes));
-        }
-    } else if !pruned.is_empty() {
-        match validation {
-            FieldValidation::Strict => {
-                let list = pruned
-                    .iter()
-                    .map(|f| format!("unknown field \"{f}\""))
-                    .collect::<Vec<_>>();
+    let (mut unknown, causes) = match &def.validate {
+        Some(validate) => {
+            let v = validate(obj, old);
+            if let Some(err) = v.decode_error {
                 return Err(ApiError::bad_request(format!(
-                    "strict decoding error: {}",
-                    list.join(", ")
+                    "{} in version \"{}\" cannot be handled as a {}: {err}",
+                    def.kind, def.version, def.kind
                 )));
             }
-            FieldValidation::Warn => {
-                warnings.extend(pruned.iter().map(|f| format!("unknown field \"{f}\"")))
-            }
-            FieldValidation::Ignore => {}
+            (v.unknown_fields, v.causes)
         }
+        None => (Vec::new(), Vec::new()),
+    };
+    for field in pruned {
+        if !unknown.contains(&field) {
+            unknown.push(field);
+        }
+    }
+    let unknown = unknown.iter().map(|f| format!("unknown field \"{f}\""));
+    let mut warnings = Vec::new();
+    match validation {
+        FieldValidation::Strict => {
+            let problems: Vec<String> = duplicates
+                .strict_items()
+                .into_iter()
+                .chain(unknown)
+                .collect();
+            if !problems.is_empty() {
+                return Err(ApiError::bad_request(format!(
+                    "strict decoding error: {}",
+                    problems.join(", ")
+                )));
+            }
+        }
+        FieldValidation::Warn => {
+            warnings.extend(duplicates.warnings());
+            warnings.extend(unknown);
+        }
+        FieldValidation::Ignore => {}
+    }
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(&def.group, &def.kind, &name, causes));
     }
     Ok(warnings)
 }
@@ -502,6 +489,8 @@ pub struct Objects<'a> {
     pub max_object_bytes: usize,
     /// The random part of `generateName` names.
     pub names: NameGenerator,
+    /// Keys the request body repeated: strict field validation reports them.
+    pub duplicates: Duplicates,
 }
 
 impl<'a> Objects<'a> {
@@ -515,7 +504,14 @@ impl<'a> Objects<'a> {
             requester: None,
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             names: NameGenerator::default(),
+            duplicates: Duplicates::None,
         }
+    }
+
+    /// The keys the written body repeated, for strict field validation.
+    pub fn with_duplicates(mut self, duplicates: Duplicates) -> Self {
+        self.duplicates = duplicates;
+        self
     }
 
     /// Writes objects up to `max_object_bytes` (encoded) and names generated ones with
@@ -875,6 +871,7 @@ impl<'a> Objects<'a> {
             &mut obj,
             None,
             pruned,
+            &self.duplicates,
             opts.field_validation,
         )?);
         merge::track_update(
@@ -1083,6 +1080,7 @@ impl<'a> Objects<'a> {
             &mut new,
             Some(old_value),
             pruned,
+            &self.duplicates,
             opts.field_validation,
         )?);
         if spec_part(&new) != spec_part(old_value) {
@@ -1367,6 +1365,7 @@ impl<'a> Objects<'a> {
             &mut obj,
             None,
             pruned,
+            &self.duplicates,
             opts.field_validation,
         )?);
         fill_status(def, &mut obj);

@@ -1469,6 +1469,56 @@ async fn protobuf_with_embedded_json_nested_past_the_limit_is_400() {
     t.host.stop().await;
 }
 
+/// The `Warning` headers of a reply, as sent (`299 - "..."`).
+fn warnings(reply: &Reply) -> Vec<String> {
+    reply
+        .headers
+        .get_all(header::WARNING)
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_string))
+        .collect()
+}
+
+/// `text` as a `Warning` header carries it.
+fn warning_of(text: &str) -> String {
+    format!("299 - \"{}\"", text.replace('"', "\\\""))
+}
+
+#[tokio::test]
+async fn a_get_with_a_non_numeric_resource_version_is_400_in_kubes_words() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let kube_message = "invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax";
+
+    let r = get(&t.client, &format!("{WEB}?resourceVersion=abc")).await;
+    assert_eq!(failure(&r, 400, "BadRequest"), kube_message);
+    // The same answer as a LIST and a WATCH get, and on a subresource.
+    let r = get(&t.client, &format!("{DEPLOYMENTS}?resourceVersion=abc")).await;
+    assert_eq!(failure(&r, 400, "BadRequest"), kube_message);
+    let r = get(&t.client, &format!("{WEB}/scale?resourceVersion=abc")).await;
+    assert_eq!(failure(&r, 400, "BadRequest"), kube_message);
+    let r = get(
+        &t.client,
+        &format!("{DEPLOYMENTS}?resourceVersion=99999999999999999999"),
+    )
+    .await;
+    assert!(
+        failure(&r, 400, "BadRequest").ends_with("value out of range"),
+        "{}",
+        r.text
+    );
+
+    // A version this storage issues is served.
+    let rv = before.list_revision.clone();
+    for version in ["0", rv.as_str()] {
+        let r = get(&t.client, &format!("{WEB}?resourceVersion={version}")).await;
+        assert_eq!(r.code, 200, "{version}: {}", r.text);
+        assert_eq!(r.body["metadata"]["name"], "web");
+    }
+    assert_eq!(snapshot(&t).await, before);
+    t.host.stop().await;
+}
+
 /// kube's messages for bad label selectors, with `unable to parse requirement` said once and
 /// only where kube says it.
 const BAD_SELECTORS: &[(&str, &str)] = &[
@@ -1519,41 +1569,6 @@ async fn label_selector_errors_are_kubes_messages() {
             ),
             "{selector}"
         );
-    }
-    assert_eq!(snapshot(&t).await, before);
-    t.host.stop().await;
-}
-
-#[tokio::test]
-async fn a_get_with_a_non_numeric_resource_version_is_400_in_kubes_words() {
-    let t = host_with_web().await;
-    let before = snapshot(&t).await;
-    let kube_message = "invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax";
-
-    let r = get(&t.client, &format!("{WEB}?resourceVersion=abc")).await;
-    assert_eq!(failure(&r, 400, "BadRequest"), kube_message);
-    // The same answer as a LIST and a WATCH get, and on a subresource.
-    let r = get(&t.client, &format!("{DEPLOYMENTS}?resourceVersion=abc")).await;
-    assert_eq!(failure(&r, 400, "BadRequest"), kube_message);
-    let r = get(&t.client, &format!("{WEB}/scale?resourceVersion=abc")).await;
-    assert_eq!(failure(&r, 400, "BadRequest"), kube_message);
-    let r = get(
-        &t.client,
-        &format!("{DEPLOYMENTS}?resourceVersion=99999999999999999999"),
-    )
-    .await;
-    assert!(
-        failure(&r, 400, "BadRequest").ends_with("value out of range"),
-        "{}",
-        r.text
-    );
-
-    // A version this storage issues is served.
-    let rv = before.list_revision.clone();
-    for version in ["0", rv.as_str()] {
-        let r = get(&t.client, &format!("{WEB}?resourceVersion={version}")).await;
-        assert_eq!(r.code, 200, "{version}: {}", r.text);
-        assert_eq!(r.body["metadata"]["name"], "web");
     }
     assert_eq!(snapshot(&t).await, before);
     t.host.stop().await;
@@ -1883,5 +1898,177 @@ async fn the_object_limit_is_the_servers_setting() {
     const LIMIT: usize = 64 * 1024;
     let t = with_web(common::start_with(|opts| opts.server.max_object_bytes = LIMIT).await).await;
     objects_over_the_limit_are_413(&t, LIMIT).await;
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn repeated_keys_in_json_are_400_under_strict_and_warnings_under_warn() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let strict = format!("{CONFIGMAPS}?fieldValidation=Strict");
+    let dup = r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dup"}, "data": {"a": "1", "a": "2"}}"#;
+
+    let r = send(&t.client, Method::POST, &strict, Some(JSON), dup).await;
+    assert_eq!(
+        failure(&r, 400, "BadRequest"),
+        r#"strict decoding error: duplicate field "data.a""#
+    );
+    // Listed with the unknown fields, in one error.
+    let both = r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dup", "name": "dup"}, "bogus": true, "data": {"a": "1"}}"#;
+    let r = send(&t.client, Method::POST, &strict, Some(JSON), both).await;
+    assert_eq!(
+        failure(&r, 400, "BadRequest"),
+        r#"strict decoding error: duplicate field "metadata.name", unknown field "bogus""#
+    );
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{CONFIGMAPS}/dup")).await;
+
+    // Warn (the default): stored, the last value winning, and a warning naming the field.
+    let r = send(&t.client, Method::POST, CONFIGMAPS, Some(JSON), dup).await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    assert_eq!(r.body["data"]["a"], "2");
+    assert_eq!(warnings(&r), [warning_of(r#"duplicate field "data.a""#)]);
+    let dup_uri = format!("{CONFIGMAPS}/dup");
+    let stored = get(&t.client, &dup_uri).await;
+
+    // Every write of the object: update and each patch type.
+    let strict_uri = format!("{dup_uri}?fieldValidation=Strict");
+    // Without a resourceVersion, so each PUT below applies to whatever is stored.
+    let mut unversioned = stored.body.clone();
+    unversioned["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    let unversioned = serde_json::to_string(&unversioned).unwrap();
+    let put = unversioned.replacen(r#""a":"2""#, r#""a":"3","a":"4""#, 1);
+    assert_ne!(put, unversioned);
+    let cases: &[(Method, &str, String, &str)] = &[
+        (Method::PUT, JSON, put, r#"duplicate field "data.a""#),
+        (
+            Method::PATCH,
+            MERGE,
+            r#"{"data": {"b": "1", "b": "2"}}"#.into(),
+            r#"duplicate field "data.b""#,
+        ),
+        (
+            Method::PATCH,
+            "application/strategic-merge-patch+json",
+            r#"{"data": {"b": "1", "b": "2"}}"#.into(),
+            r#"duplicate field "data.b""#,
+        ),
+        (
+            Method::PATCH,
+            JSON_PATCH,
+            r#"[{"op": "add", "path": "/data/b", "op": "add", "value": "1"}]"#.into(),
+            r#"json patch duplicate field "[0].op""#,
+        ),
+    ];
+    for (method, content_type, body, problem) in cases {
+        let r = send(
+            &t.client,
+            method.clone(),
+            &strict_uri,
+            Some(content_type),
+            body.clone(),
+        )
+        .await;
+        assert_eq!(
+            failure(&r, 400, "BadRequest"),
+            format!("strict decoding error: {problem}"),
+            "{method} {content_type}"
+        );
+        assert_eq!(get(&t.client, &dup_uri).await.text, stored.text);
+    }
+    for (method, content_type, body, problem) in cases {
+        let r = send(
+            &t.client,
+            method.clone(),
+            &dup_uri,
+            Some(content_type),
+            body.clone(),
+        )
+        .await;
+        assert_eq!(r.code, 200, "{method} {content_type}: {}", r.text);
+        assert_eq!(
+            warnings(&r),
+            [warning_of(problem)],
+            "{method} {content_type}"
+        );
+        // Ignore: written, nothing said.
+        let r = send(
+            &t.client,
+            method.clone(),
+            &format!("{dup_uri}?fieldValidation=Ignore"),
+            Some(content_type),
+            body.replace("\"4\"", "\"5\"").replace("\"2\"", "\"6\""),
+        )
+        .await;
+        assert!(r.code == 200, "{method} {content_type}: {}", r.text);
+        assert!(warnings(&r).is_empty(), "{:?}", warnings(&r));
+    }
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn repeated_keys_in_yaml_are_reported_with_their_lines() {
+    let t = host_with_web().await;
+    let before = snapshot(&t).await;
+    let yaml =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  a: \"1\"\n  a: \"2\"\n";
+    let line = r#"line 7: key "a" already set in map"#;
+
+    let r = send(
+        &t.client,
+        Method::POST,
+        &format!("{CONFIGMAPS}?fieldValidation=Strict"),
+        Some("application/yaml"),
+        yaml,
+    )
+    .await;
+    assert_eq!(
+        failure(&r, 400, "BadRequest"),
+        format!("strict decoding error: yaml: unmarshal errors:\n  {line}")
+    );
+    // An apply patch (kubectl sends JSON, which is YAML) gets kube's apply wording.
+    let apply = r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dup"}, "data": {"a": "1", "a": "2"}}"#;
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{CONFIGMAPS}/dup?fieldManager=tester&fieldValidation=Strict"),
+        Some(APPLY),
+        apply,
+    )
+    .await;
+    assert_eq!(
+        failure(&r, 400, "BadRequest"),
+        "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  line 1: key \"a\" already set in map"
+    );
+    assert_eq!(snapshot(&t).await, before);
+    assert_absent(&t, &format!("{CONFIGMAPS}/dup")).await;
+
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some("application/yaml"),
+        yaml,
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    assert_eq!(r.body["data"]["a"], "2");
+    assert_eq!(warnings(&r), [warning_of(line)]);
+    let r = send(
+        &t.client,
+        Method::PATCH,
+        &format!("{CONFIGMAPS}/dup?fieldManager=tester"),
+        Some(APPLY),
+        apply,
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.text);
+    assert_eq!(
+        warnings(&r),
+        [warning_of(r#"line 1: key "a" already set in map"#)]
+    );
     t.host.stop().await;
 }

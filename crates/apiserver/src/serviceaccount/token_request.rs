@@ -81,7 +81,8 @@ impl TokenRequestHandler {
         else {
             return Err(ApiError::bad_request("namespace is required"));
         };
-        let mut req = crate::handlers::decode_body(ctx, body)?;
+        // Repeated keys are not checked here (the last value wins).
+        let (mut req, _) = crate::handlers::decode_body(ctx, body)?;
         let kind = req.get("kind").and_then(Value::as_str).unwrap_or(KIND);
         let api_version = req
             .get("apiVersion")

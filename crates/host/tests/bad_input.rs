@@ -2072,3 +2072,55 @@ async fn repeated_keys_in_yaml_are_reported_with_their_lines() {
     );
     t.host.stop().await;
 }
+
+/// A ConfigMap of `keys` one-byte values: its managedFields name every key, so they are
+/// about as large as the data.
+fn many_keys(name: &str, keys: usize) -> Value {
+    let data: serde_json::Map<String, Value> = (0..keys)
+        .map(|i| (format!("k{i:05}"), json!("x")))
+        .collect();
+    config_map(name, Value::Object(data))
+}
+
+#[tokio::test]
+async fn managed_fields_are_dropped_when_only_they_break_the_object_limit() {
+    const LIMIT: usize = 32 * 1024;
+    let t = common::start_with(|opts| opts.server.max_object_bytes = LIMIT).await;
+    // About 26 KB of data, and as much again of managedFields: stored without the latter.
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&many_keys("fits", 2000)),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    assert!(r.text.len() <= LIMIT, "{} bytes", r.text.len());
+    let stored = get(&t.client, &format!("{CONFIGMAPS}/fits")).await;
+    assert_eq!(stored.body["data"].as_object().unwrap().len(), 2000);
+    assert_eq!(stored.body["metadata"].get("managedFields"), None);
+    // A small object keeps them.
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&many_keys("small", 2)),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.text);
+    assert!(r.body["metadata"]["managedFields"].is_array(), "{}", r.text);
+    // Too large even without them: 413.
+    let r = send(
+        &t.client,
+        Method::POST,
+        CONFIGMAPS,
+        Some(JSON),
+        bytes(&many_keys("over", 3000)),
+    )
+    .await;
+    failure(&r, 413, "RequestEntityTooLarge");
+    assert_absent(&t, &format!("{CONFIGMAPS}/over")).await;
+    t.host.stop().await;
+}

@@ -81,3 +81,23 @@ fn controller_manager_without_a_cluster_says_what_is_missing() {
     assert!(stderr.contains("/nonexistent/kubeconfig"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn every_server_command_takes_the_object_size_limit() {
+    for command in ["apiserver", "local-up", "member-sim"] {
+        let out = flotilla(&[command, "--help"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let help = text(&out.stdout);
+        assert!(
+            help.contains("--max-object-bytes") && help.contains("[default: 1572864]"),
+            "{command} --help:\n{help}"
+        );
+        let out = flotilla(&[command, "--max-object-bytes", "big"]);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(
+            text(&out.stderr).contains("--max-object-bytes"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -144,16 +144,38 @@ impl RequestContext {
     }
 }
 
-/// Reads a request body up to the server's limit (kube-apiserver: 3 MiB).
-pub async fn read_body(server: &ApiServer, body: axum::body::Body) -> Result<Bytes, ApiError> {
-    axum::body::to_bytes(body, server.config.max_body_bytes)
-        .await
-        .map_err(|_| {
-            ApiError::too_large(format!(
-                "the request body is larger than the limit of {} bytes",
-                server.config.max_body_bytes
-            ))
-        })
+/// Reads a request body up to the server's limit (kube-apiserver: 3 MiB). A body over it is
+/// answered 413 as kube-apiserver words it, without being read when its declared length is
+/// already too long; the connection reads the rest on in the background and then closes
+/// (see [`crate::serve`]), so a client still writing its body gets the answer.
+pub async fn read_body(
+    server: &ApiServer,
+    headers: &HeaderMap,
+    body: axum::body::Body,
+) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    let limit = server.config.max_body_bytes;
+    let too_large = || ApiError::too_large(format!("Request entity too large: limit is {limit}"));
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = body;
+    let mut buf = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                return Err(too_large());
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.freeze())
 }
 
 /// A POST to a create-only subresource served by a custom handler (`pods/binding`,
@@ -183,7 +205,7 @@ pub async fn post_to_subresource(
             &parts.headers,
         )),
     };
-    let body = read_body(server, body).await?;
+    let body = read_body(server, &parts.headers, body).await?;
     let ctx = RequestContext {
         server: server.clone(),
         def: def.clone(),

@@ -12,10 +12,21 @@
 //! kube-scheduler in a level users cannot starve, a load of user requests must not stop
 //! propagation, scheduling or the aggregated server's authorization checks. A limit of 0 turns
 //! that limit off.
+//!
+//! A request keeps its place until its response body has been handed to the connection, not
+//! only until the response is built: a LIST streams its items out in pieces
+//! ([`crate::list_body`]), and a slow reader of a large list is as much load as a slow
+//! handler (kube-apiserver's filter returns once the handler has written the whole body).
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
 use flotilla_apimachinery::ApiError;
+use http_body::{Frame, SizeHint};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -96,8 +107,57 @@ pub struct InFlightLimits {
 
 /// A request's place within its limit; released when dropped.
 pub struct InFlight {
-    _permit: Option<OwnedSemaphorePermit>,
+    permit: Option<OwnedSemaphorePermit>,
     gauge: Option<Gauge>,
+}
+
+impl InFlight {
+    /// `resp` with this place held until its body has been handed to the connection (or the
+    /// response is dropped, as when the client goes away).
+    pub fn hold_until_sent(self, resp: Response) -> Response {
+        if self.permit.is_none() && self.gauge.is_none() {
+            return resp;
+        }
+        resp.map(|inner| {
+            Body::new(HeldBody {
+                inner,
+                place: Some(self),
+            })
+        })
+    }
+}
+
+/// A response body that holds its request's place until its last frame is out.
+struct HeldBody {
+    inner: Body,
+    place: Option<InFlight>,
+}
+
+impl http_body::Body for HeldBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(None | Some(Err(_))) => this.place = None,
+            Poll::Ready(Some(Ok(_))) if this.inner.is_end_stream() => this.place = None,
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 impl Drop for InFlight {
@@ -149,10 +209,7 @@ impl InFlightLimits {
             g.inc();
             g
         });
-        Ok(InFlight {
-            _permit: permit,
-            gauge,
-        })
+        Ok(InFlight { permit, gauge })
     }
 }
 

@@ -2,16 +2,34 @@
 //! client certificate's identity once per connection, and serves HTTP/1.1 and HTTP/2 (with
 //! upgrades) on it. Shuts down gracefully: stops accepting, lets requests in flight finish
 //! for a grace period, then closes whatever connections remain (open watches included).
+//!
+//! A request answered without its body having been read (refused with 429, 401 or 403, or a
+//! body over the limit answered 413) is answered once the rest of its body has been read and
+//! thrown away, up to [`DRAIN_BYTES`] and [`DRAIN_TIME`]. Answered at once, HTTP/1.1 closed
+//! the connection with unread bytes, which the kernel turns into a reset: a client that
+//! writes its whole body before reading (Python's http.client, curl without `Expect`) saw the
+//! reset and not the answer. On HTTP/2 the stream was reset (`RST_STREAM`) while the client
+//! still sent; curl reports that as a stream error although the answer had arrived, and when
+//! curl instead cut its upload short, each such stream was a protocol error whose reset
+//! counted towards h2's limit of 1,024 per connection, past which the whole connection went
+//! away (GOAWAY `ENHANCE_YOUR_CALM`) with every other stream on it. Go's server reads 256 KiB
+//! on and then lingers half a second before it closes; reading costs only bandwidth here, so
+//! the bound is larger.
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+use bytes::Bytes;
+use http_body::{Body as _, Frame, SizeHint};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
@@ -20,6 +38,12 @@ use crate::auth::{PeerIdentity, UserInfo};
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// The most of an unread request body read (and discarded) before its answer: ten times
+/// kube-apiserver's 3 MiB body limit, so that a client's oversized manifest still gets its
+/// 413, while an endless body does not hold the connection.
+pub const DRAIN_BYTES: u64 = 32 * 1024 * 1024;
+/// How long the rest of an unread request body is read before giving up on it.
+pub const DRAIN_TIME: Duration = Duration::from_secs(10);
 
 /// Which CAs a client certificate must chain to for what. Without it, every certificate the
 /// listener accepted authenticates its CN/O.
@@ -165,18 +189,112 @@ async fn serve_connection<I>(
 ) where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    let service = router.map_request(move |req: http::Request<hyper::body::Incoming>| {
-        let mut req = req.map(axum::body::Body::new);
+    let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+        let expects_continue = req
+            .headers()
+            .get(http::header::EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        let unread = Arc::new(parking_lot::Mutex::new(None));
+        let mut req = req.map(|body| {
+            axum::body::Body::new(RequestBody {
+                inner: Some(body),
+                polled: false,
+                expects_continue,
+                unread: unread.clone(),
+            })
+        });
         req.extensions_mut().insert(identity.clone());
         req.extensions_mut()
             .insert(axum::extract::ConnectInfo(remote));
-        req
+        let router = router.clone();
+        async move {
+            let resp = router.oneshot(req).await;
+            // The answer waits for the body the handler left unread.
+            let left = unread.lock().take();
+            if let Some(body) = left {
+                drain(body).await;
+            }
+            resp
+        }
     });
-    let hyper_service = TowerToHyperService::new(service);
     let builder = auto::Builder::new(TokioExecutor::new());
-    let conn = builder.serve_connection_with_upgrades(io, hyper_service);
+    let conn = builder.serve_connection_with_upgrades(io, service);
     if let Err(e) = watcher.watch(conn.into_owned()).await {
         tracing::debug!(%remote, error = %e, "connection ended with an error");
+    }
+}
+
+/// A request body that, dropped before its end, leaves the rest to be read before the
+/// answer goes out (see the module's documentation), unless that cannot help: the client
+/// waits for `100 Continue` before sending it, or it declares more than [`DRAIN_BYTES`].
+struct RequestBody {
+    inner: Option<Incoming>,
+    polled: bool,
+    expects_continue: bool,
+    /// Where a body dropped before its end is left for the connection to read.
+    unread: Arc<parking_lot::Mutex<Option<Incoming>>>,
+}
+
+impl http_body::Body for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = self.get_mut();
+        this.polled = true;
+        match this.inner.as_mut() {
+            Some(body) => Pin::new(body).poll_frame(cx),
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.as_ref().is_none_or(|b| b.is_end_stream())
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), |b| b.size_hint())
+    }
+}
+
+impl Drop for RequestBody {
+    fn drop(&mut self) {
+        let Some(body) = self.inner.take() else {
+            return;
+        };
+        // Asking for the body now would send `100 Continue` after the final answer.
+        let waits_for_continue = self.expects_continue && !self.polled;
+        if body.is_end_stream() || waits_for_continue || body.size_hint().lower() > DRAIN_BYTES {
+            return;
+        }
+        *self.unread.lock() = Some(body);
+    }
+}
+
+/// Reads `body` to its end, up to [`DRAIN_BYTES`] and [`DRAIN_TIME`], discarding it.
+async fn drain(mut body: Incoming) {
+    let read = async {
+        let mut read = 0u64;
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Ok(data) = frame.into_data() {
+                read += data.len() as u64;
+                if read > DRAIN_BYTES {
+                    tracing::debug!(
+                        read,
+                        "request body longer than the drain bound; left unread"
+                    );
+                    return;
+                }
+            }
+        }
+    };
+    if tokio::time::timeout(DRAIN_TIME, read).await.is_err() {
+        tracing::debug!("request body not finished within the drain time; left unread");
     }
 }
 

@@ -271,7 +271,8 @@ async fn entry(State(server): State<Arc<ApiServer>>, mut req: Request) -> Respon
     req.extensions_mut().insert(info.clone());
     let span = tracing::debug_span!("request", method = %info.method, path = %info.path, user = tracing::field::Empty);
     let mut caller = Caller::default();
-    let resp = async {
+    let version = req.version();
+    let mut resp = async {
         let public = auth::is_public_path(&info.path);
         let peer = req.extensions().get::<PeerIdentity>().cloned();
         let user =
@@ -299,8 +300,8 @@ async fn entry(State(server): State<Arc<ApiServer>>, mut req: Request) -> Respon
             None => None,
         };
         caller.user = user.clone();
-        // Held until the response is built (a watch or proxy is exempt: it may last hours).
-        let _inflight = match server
+        // Held until the response body is sent (a watch or proxy is exempt: it may last hours).
+        let inflight = match server
             .inflight
             .admit(crate::inflight::classify(&info, user.as_ref()))
         {
@@ -318,10 +319,16 @@ async fn entry(State(server): State<Arc<ApiServer>>, mut req: Request) -> Respon
                 }
             }
         }
-        route(&server, req, &info, user).await
+        inflight.hold_until_sent(route(&server, req, &info, user).await)
     }
     .instrument(span.clone())
     .await;
+    // After a body over the limit the client is told to reconnect, as Go's server does: part
+    // of that body may be left unread (past the drain bound of `serve`).
+    if resp.status() == StatusCode::PAYLOAD_TOO_LARGE && version < http::Version::HTTP_2 {
+        resp.headers_mut()
+            .insert(header::CONNECTION, http::HeaderValue::from_static("close"));
+    }
     let code = resp.status().as_u16();
     let elapsed = start.elapsed();
     let verb = info.verb.as_str();
@@ -511,7 +518,7 @@ impl ResourceRequest<'_> {
         }
         let (parts, body) = req.into_parts();
         let body = if verb.has_body() {
-            handlers::read_body(self.server, body).await?
+            handlers::read_body(self.server, &parts.headers, body).await?
         } else {
             Bytes::new()
         };

@@ -675,6 +675,11 @@ pub struct MergedReadServerFlags {
     /// The per-cluster caches hold at most this many objects in all.
     #[arg(long, default_value_t = 1_000_000)]
     pub member_cache_max_objects: usize,
+    /// Merged GETs and LISTs fanned out to the member clusters at once; past it they are
+    /// answered 429 with Retry-After (0: no bound). Watches, `system:masters` and Flotilla's
+    /// components are not counted, as with --max-requests-inflight. Default: 8 per CPU.
+    #[arg(long, default_value_t = flotilla_aggregated::search::default_max_merged_reads_inflight())]
+    pub max_merged_reads_inflight: usize,
 }
 
 impl MergedReadFlags {
@@ -716,6 +721,7 @@ impl MergedReadFlags {
                 member_timeout: server.member_timeout,
                 cache: server.member_cache,
                 cache_max_objects: server.member_cache_max_objects,
+                max_inflight: server.max_merged_reads_inflight,
             }),
         )
     }

@@ -11,7 +11,9 @@
 //! `system:masters`): as kube's priority-and-fairness keeps kube-controller-manager and
 //! kube-scheduler in a level users cannot starve, a load of user requests must not stop
 //! propagation, scheduling or the aggregated server's authorization checks. A limit of 0 turns
-//! that limit off.
+//! that limit off. A proxy whose handler says it carries an API request this server answers
+//! itself (Karmada's search proxy: a merged GET or LIST) counts as that request, not as a
+//! proxy: otherwise every merged read through it would escape the read limit.
 //!
 //! A request keeps its place until its response body has been handed to the connection, not
 //! only until the response is built: a LIST streams its items out in pieces
@@ -32,6 +34,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::auth::UserInfo;
+use crate::registry::Registry;
 use crate::request::{RequestInfo, Verb};
 
 /// kube-apiserver's defaults (`--max-requests-inflight`, `--max-mutating-requests-inflight`).
@@ -62,14 +65,33 @@ impl Class {
     }
 }
 
+/// Whether `user`'s requests are never limited: the break-glass identity and Flotilla's own
+/// components.
+pub fn exempt_user(user: &UserInfo) -> bool {
+    user.groups
+        .iter()
+        .any(|g| g == MASTERS_GROUP || g == COMPONENTS_GROUP)
+}
+
+/// Which limit `info` from `user` counts against on a server serving `registry`: a proxy
+/// that carries an API request (see [`SubresourceHandler::carried_request`]) counts as that
+/// request.
+///
+/// [`SubresourceHandler::carried_request`]: crate::rest::SubresourceHandler::carried_request
+pub fn classify_in(registry: &Registry, info: &RequestInfo, user: Option<&UserInfo>) -> Class {
+    let carried = info.resource().and_then(|r| {
+        let sub = r.subresource.as_deref()?;
+        registry
+            .subresource(&r.group, &r.resource, sub)?
+            .carried_request(info)
+    });
+    classify(carried.as_ref().unwrap_or(info), user)
+}
+
 /// Which limit `info` from `user` counts against.
 pub fn classify(info: &RequestInfo, user: Option<&UserInfo>) -> Class {
     if crate::auth::is_public_path(&info.path)
-        || user.is_some_and(|u| {
-            u.groups
-                .iter()
-                .any(|g| g == MASTERS_GROUP || g == COMPONENTS_GROUP)
-        })
+        || user.is_some_and(exempt_user)
         || info.verb == Verb::Watch
     {
         return Class::Exempt;
@@ -213,7 +235,8 @@ impl InFlightLimits {
     }
 }
 
-fn too_many() -> ApiError {
+/// The answer past a limit: 429 with `Retry-After: 1`, as kube-apiserver words it.
+pub fn too_many() -> ApiError {
     let mut e = ApiError::new(
         429,
         "TooManyRequests",
@@ -301,6 +324,66 @@ mod tests {
                 "{groups:?}"
             );
         }
+    }
+
+    /// A proxy whose path is the API request it carries.
+    struct CarryingProxy;
+
+    #[async_trait::async_trait]
+    impl crate::rest::SubresourceHandler for CarryingProxy {
+        async fn handle(
+            &self,
+            _server: &Arc<crate::server::ApiServer>,
+            _def: &Arc<flotilla_apimachinery::ResourceDef>,
+            _path: &crate::request::ResourcePath,
+            _req: axum::extract::Request,
+            _user: &UserInfo,
+        ) -> Response {
+            Response::new(Body::empty())
+        }
+
+        fn carried_request(&self, info: &RequestInfo) -> Option<RequestInfo> {
+            let r = info.resource()?;
+            let query = info
+                .uri
+                .split_once('?')
+                .map_or(String::new(), |(_, q)| format!("?{q}"));
+            let inner = format!("{}{query}", r.sub_path.as_deref()?);
+            Some(self::info(info.method.clone(), &inner))
+        }
+    }
+
+    #[test]
+    fn a_proxy_carrying_an_api_request_counts_as_that_request() {
+        let registry = Registry::new();
+        registry.add_subresource(
+            "search.example.io",
+            "proxying",
+            "proxy",
+            Arc::new(CarryingProxy),
+        );
+        let u = user(&["system:authenticated"]);
+        let proxied = "/apis/search.example.io/v1/proxying/p/proxy/apis/apps/v1/deployments";
+        let cases = [
+            (proxied.to_string(), Class::ReadOnly),
+            (format!("{proxied}/web"), Class::ReadOnly),
+            (format!("{proxied}?watch=true"), Class::Exempt),
+            // Another proxy is long-running, as in kube-apiserver.
+            (
+                "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api/v1/pods".to_string(),
+                Class::Exempt,
+            ),
+        ];
+        for (uri, want) in cases {
+            let got = classify_in(&registry, &info(Method::GET, &uri), Some(&u));
+            assert_eq!(got, want, "{uri}");
+        }
+        // Exempt callers stay exempt through it.
+        let masters = user(&["system:masters"]);
+        assert_eq!(
+            classify_in(&registry, &info(Method::GET, proxied), Some(&masters)),
+            Class::Exempt
+        );
     }
 
     #[test]

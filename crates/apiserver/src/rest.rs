@@ -74,4 +74,14 @@ pub trait SubresourceHandler: Send + Sync {
         req: Request,
         user: &UserInfo,
     ) -> Response;
+
+    /// The API request this subresource carries, when it is a proxy of reads this server
+    /// answers itself (Karmada's search proxy): the in-flight limits count it as that request
+    /// (a read; a watch is exempt) rather than as a proxy, which is exempt however short.
+    fn carried_request(
+        &self,
+        _info: &crate::request::RequestInfo,
+    ) -> Option<crate::request::RequestInfo> {
+        None
+    }
 }

@@ -301,10 +301,11 @@ async fn entry(State(server): State<Arc<ApiServer>>, mut req: Request) -> Respon
         };
         caller.user = user.clone();
         // Held until the response body is sent (a watch or proxy is exempt: it may last hours).
-        let inflight = match server
-            .inflight
-            .admit(crate::inflight::classify(&info, user.as_ref()))
-        {
+        let inflight = match server.inflight.admit(crate::inflight::classify_in(
+            &server.registry,
+            &info,
+            user.as_ref(),
+        )) {
             Ok(place) => place,
             Err(e) => return error_response(&e),
         };

@@ -43,6 +43,32 @@ pub enum TestEnvError {
 
 /// A kube-rs client for `context` (default: the current one) of the kubeconfig at `path`.
 pub async fn client_for(path: &Path, context: Option<&str>) -> Result<kube::Client, TestEnvError> {
+    client_with(path, context, |_| {}).await
+}
+
+/// A kube-rs client of the kubeconfig at `path` (an admin's) impersonating `user` in
+/// `groups`, with kube-rs's retries of 429 and 503 when `retry`: how the tests act as a
+/// user the in-flight limits apply to, which the admin (`system:masters`) is not.
+pub async fn client_as(
+    path: &Path,
+    user: &str,
+    groups: &[&str],
+    retry: bool,
+) -> Result<kube::Client, TestEnvError> {
+    client_with(path, None, |config| {
+        config.auth_info.impersonate = Some(user.to_string());
+        config.auth_info.impersonate_groups = Some(groups.iter().map(|g| g.to_string()).collect());
+        config.default_retry = retry;
+    })
+    .await
+}
+
+/// A client of `context` of the kubeconfig at `path`, its configuration changed by `tweak`.
+async fn client_with(
+    path: &Path,
+    context: Option<&str>,
+    tweak: impl FnOnce(&mut kube::Config),
+) -> Result<kube::Client, TestEnvError> {
     let shown = path.display().to_string();
     let kubeconfig =
         kube::config::Kubeconfig::read_from(path).map_err(|source| TestEnvError::Kubeconfig {
@@ -53,12 +79,13 @@ pub async fn client_for(path: &Path, context: Option<&str>) -> Result<kube::Clie
         context: context.map(str::to_owned),
         ..Default::default()
     };
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .map_err(|source| TestEnvError::Kubeconfig {
             path: shown.clone(),
             source,
         })?;
+    tweak(&mut config);
     kube::Client::try_from(config).map_err(|source| TestEnvError::Client {
         path: shown,
         source,

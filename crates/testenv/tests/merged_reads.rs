@@ -12,7 +12,9 @@
 //! - per-cluster caches answer like the members, follow their changes, go with their
 //!   cluster, and are counted on `/metrics`;
 //! - a member that accepts connections and never answers is left out after the member
-//!   timeout, named in a `Warning`.
+//!   timeout, named in a `Warning`;
+//! - merged reads count against the aggregated server's read limit, by the host's routes and
+//!   by the search path alike, and past `max_inflight` fan-outs a merged read gets 429.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -44,6 +46,16 @@ struct Fleet {
 
 impl Fleet {
     async fn start(count: usize) -> Fleet {
+        Self::start_with(count, |_| {}).await
+    }
+
+    /// A fleet whose merged reads have the options `tweak` makes of the tests' defaults.
+    async fn start_with(count: usize, tweak: impl FnOnce(&mut MergedReadOptions)) -> Fleet {
+        let mut merged = MergedReadOptions {
+            member_timeout: Duration::from_secs(2),
+            ..MergedReadOptions::default()
+        };
+        tweak(&mut merged);
         flotilla_testenv::init_test_logging();
         let dir = tempfile::tempdir().unwrap();
         let mut opts = flotilla_host::HostOptions::new(dir.path().join("host"));
@@ -55,10 +67,7 @@ impl Fleet {
             &components,
             &dir.path().join("host").join("pki"),
             dir.path().join("aggregated"),
-            Some(MergedReadOptions {
-                member_timeout: Duration::from_secs(2),
-                ..MergedReadOptions::default()
-            }),
+            Some(merged),
             flotilla_etcd::StorageChoice::Embedded,
         )
         .await
@@ -615,10 +624,9 @@ async fn cached_lists_follow_the_members_and_are_reported_in_metrics() {
     fleet.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_member_that_never_answers_is_left_out_within_the_timeout_with_a_warning() {
-    let fleet = Fleet::start(1).await;
-    // A "member" that accepts connections and never says a word (not even TLS).
+/// Joins a Ready member `silent` that accepts connections and never says a word (not even
+/// TLS); dropping the handle's task ends it.
+async fn join_silent_member(fleet: &Fleet) -> tokio::task::JoinHandle<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let silent = tokio::spawn(async move {
@@ -627,7 +635,7 @@ async fn a_member_that_never_answers_is_left_out_within_the_timeout_with_a_warni
             held.push(socket);
         }
     });
-    let (_, member, client) = &fleet.members[0];
+    let (_, member, _) = &fleet.members[0];
     let join = flotilla_membership::Member::new(
         "silent",
         format!("https://{addr}"),
@@ -637,6 +645,14 @@ async fn a_member_that_never_answers_is_left_out_within_the_timeout_with_a_warni
         .await
         .unwrap();
     mark_ready(&fleet.components, "silent").await;
+    silent
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_never_answers_is_left_out_within_the_timeout_with_a_warning() {
+    let fleet = Fleet::start(1).await;
+    let silent = join_silent_member(&fleet).await;
+    let (_, _, client) = &fleet.members[0];
     let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
     api.create(&PostParams::default(), &deployment("here", 1))
         .await
@@ -677,5 +693,107 @@ async fn a_member_that_never_answers_is_left_out_within_the_timeout_with_a_warni
         .collect();
     assert_eq!(names, ["here"], "the other member's items are there");
     silent.abort();
+    fleet.stop().await;
+}
+
+/// A client of the host acting as `alice` (the admin impersonating her, with cluster-admin
+/// rights), without kube-rs's retries of 429: the admin's own group is never limited.
+async fn as_alice(fleet: &Fleet) -> kube::Client {
+    let crb = json!({
+        "metadata": {"name": "alice-admin"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}]
+    });
+    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(fleet.admin.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(crb).unwrap(),
+        )
+        .await
+        .unwrap();
+    flotilla_testenv::client_as(&fleet.host.kubeconfig, "alice", &["developers"], false)
+        .await
+        .unwrap()
+}
+
+/// A merged list of deployments through `path` as `client`: its status and Retry-After.
+async fn merged_list(client: &kube::Client, path: &str) -> (u16, Option<String>) {
+    let req = http::Request::get(path).body(Vec::new()).unwrap();
+    let resp = tokio::time::timeout(
+        Duration::from_secs(60),
+        client.send(req.map(kube::client::Body::from)),
+    )
+    .await
+    .expect("a merged list hung")
+    .unwrap();
+    let retry_after = resp
+        .headers()
+        .get(http::header::RETRY_AFTER)
+        .map(|v| v.to_str().unwrap().to_string());
+    (resp.status().as_u16(), retry_after)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn merged_reads_count_against_the_read_limit_and_past_the_fan_out_bound_get_429() {
+    const FAN_OUTS: usize = 2;
+    // Reads held by the silent member until this timeout: long enough for the test's steps.
+    let fleet = Fleet::start_with(1, |o| {
+        o.max_inflight = FAN_OUTS;
+        o.member_timeout = Duration::from_secs(15);
+    })
+    .await;
+    let alice = as_alice(&fleet).await;
+    let routed = "/apis/apps/v1/namespaces/default/deployments";
+    let search = format!(
+        "{}{routed}",
+        flotilla_core::merged_reads::SEARCH_PROXY_PREFIX
+    );
+    assert_eq!(merged_list(&alice, routed).await.0, 200);
+    assert_eq!(merged_list(&alice, &search).await.0, 200);
+
+    // Every read place of the aggregated server taken: a merged read is refused, whether
+    // the host routes it there or the client asks the search path.
+    let aggregated = fleet.aggregated.server.clone();
+    let held: Vec<_> = (0..aggregated.config.max_requests_inflight)
+        .map(|_| {
+            aggregated
+                .inflight
+                .admit(flotilla_apiserver::inflight::Class::ReadOnly)
+                .unwrap()
+        })
+        .collect();
+    for path in [routed, search.as_str()] {
+        let (code, retry_after) = merged_list(&alice, path).await;
+        assert_eq!((code, retry_after.as_deref()), (429, Some("1")), "{path}");
+    }
+    drop(held);
+
+    // FAN_OUTS reads wait for a member that never answers; the next one is refused at once.
+    let silent = join_silent_member(&fleet).await;
+    let slow: Vec<_> = (0..FAN_OUTS)
+        .map(|_| {
+            let alice = alice.clone();
+            tokio::spawn(async move { merged_list(&alice, routed).await })
+        })
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while gauge(&metrics(&fleet).await, "flotilla_merged_reads_inflight") != Some(FAN_OUTS as i64) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the slow reads never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for path in [routed, search.as_str()] {
+        let (code, retry_after) = merged_list(&alice, path).await;
+        assert_eq!((code, retry_after.as_deref()), (429, Some("1")), "{path}");
+    }
+    // The silent member goes away: the slow ones are answered without it, and the places
+    // are free again.
+    silent.abort();
+    for read in slow {
+        assert_eq!(read.await.unwrap().0, 200);
+    }
+    assert_eq!(merged_list(&alice, routed).await.0, 200);
     fleet.stop().await;
 }

@@ -39,14 +39,9 @@ async fn bind_alice(cp: &flotilla_testenv::ControlPlane) {
 /// The admin's kubeconfig impersonating `alice` (group `developers`); `retry`: kube-rs's
 /// default retries of 429 and 503 (backing off up to 15 times).
 async fn as_alice(cp: &flotilla_testenv::ControlPlane, retry: bool) -> kube::Client {
-    let kubeconfig = kube::config::Kubeconfig::read_from(&cp.host.kubeconfig).unwrap();
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+    flotilla_testenv::client_as(&cp.host.kubeconfig, "alice", &["developers"], retry)
         .await
-        .unwrap();
-    config.auth_info.impersonate = Some("alice".into());
-    config.auth_info.impersonate_groups = Some(vec!["developers".into()]);
-    config.default_retry = retry;
-    kube::Client::try_from(config).unwrap()
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

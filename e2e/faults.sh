@@ -7,7 +7,10 @@
 # Prints the fault table: fault | load during it | writes acknowledged | writes found after |
 # time to converge, and the figures of 200 concurrent clients. The etcd rows
 # (e2e/tests/etcd_faults.rs) give the write stall when the etcd leader is killed (target:
-# writes resume within 2 s of the election) and the answers while etcd has no quorum.
+# writes resume within 2 s of the election) and the answers while etcd has no quorum; the
+# overload rows (e2e/tests/overload.rs): slow LISTs past the read limit, curl's HTTP/2
+# transfers refused with 429, and 200 merged LISTs at once against local-up (429s, p50/p99
+# of the rest).
 #
 # Usage: bash e2e/faults.sh            the short versions (the ones `cargo test` runs in CI)
 #        bash e2e/faults.sh --long     the short ones and the long ones (#[ignore]d in CI);
@@ -53,6 +56,8 @@ cargo test --release --locked -p flotilla-e2e --test faults -- "${test_args[@]}"
 cargo test --release --locked -p flotilla-e2e --test replicas -- "${test_args[@]}" || status=$?
 # etcd's own faults: its leader killed under a steady writer, its quorum lost.
 cargo test --release --locked -p flotilla-e2e --test etcd_faults -- "${test_args[@]}" || status=$?
+# Overload of the HTTP layer and of merged reads.
+cargo test --release --locked -p flotilla-e2e --test overload -- "${test_args[@]}" || status=$?
 
 echo
 echo "| fault | load during it | writes acknowledged | writes found after | time to converge |"

@@ -23,6 +23,7 @@
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -134,16 +135,31 @@ pub struct InFlight {
 }
 
 impl InFlight {
-    /// `resp` with this place held until its body has been handed to the connection (or the
-    /// response is dropped, as when the client goes away).
-    pub fn hold_until_sent(self, resp: Response) -> Response {
+    /// `resp` with this place held until its body has been handed to the connection, the
+    /// response is dropped (the client went away), or `at_most` has passed: a client that
+    /// stops reading does not keep the place for longer than a request may last
+    /// (kube-apiserver's timeout filter ends such a request).
+    pub fn hold_until_sent(self, resp: Response, at_most: Duration) -> Response {
         if self.permit.is_none() && self.gauge.is_none() {
             return resp;
         }
+        let place = Arc::new(parking_lot::Mutex::new(Some(self)));
+        let (sent, sending) = tokio::sync::oneshot::channel::<std::convert::Infallible>();
+        let expiring = place.clone();
+        tokio::spawn(async move {
+            if tokio::time::timeout(at_most, sending).await.is_err()
+                && expiring.lock().take().is_some()
+            {
+                tracing::debug!(
+                    "a response still being sent at the request timeout leaves its in-flight place"
+                );
+            }
+        });
         resp.map(|inner| {
             Body::new(HeldBody {
                 inner,
-                place: Some(self),
+                place,
+                _sent: sent,
             })
         })
     }
@@ -152,7 +168,16 @@ impl InFlight {
 /// A response body that holds its request's place until its last frame is out.
 struct HeldBody {
     inner: Body,
-    place: Option<InFlight>,
+    /// Shared with the task that frees it at the request timeout.
+    place: Arc<parking_lot::Mutex<Option<InFlight>>>,
+    /// Dropped with the body: ends that task.
+    _sent: tokio::sync::oneshot::Sender<std::convert::Infallible>,
+}
+
+impl Drop for HeldBody {
+    fn drop(&mut self) {
+        self.place.lock().take();
+    }
 }
 
 impl http_body::Body for HeldBody {
@@ -165,10 +190,13 @@ impl http_body::Body for HeldBody {
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
-        match &polled {
-            Poll::Ready(None | Some(Err(_))) => this.place = None,
-            Poll::Ready(Some(Ok(_))) if this.inner.is_end_stream() => this.place = None,
-            _ => {}
+        let done = match &polled {
+            Poll::Ready(None | Some(Err(_))) => true,
+            Poll::Ready(Some(Ok(_))) => this.inner.is_end_stream(),
+            Poll::Pending => false,
+        };
+        if done {
+            this.place.lock().take();
         }
         polled
     }

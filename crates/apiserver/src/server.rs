@@ -320,7 +320,12 @@ async fn entry(State(server): State<Arc<ApiServer>>, mut req: Request) -> Respon
                 }
             }
         }
-        inflight.hold_until_sent(route(&server, req, &info, user).await)
+        let resp = route(&server, req, &info, user).await;
+        let left = server
+            .config
+            .request_timeout
+            .saturating_sub(start.elapsed());
+        inflight.hold_until_sent(resp, left)
     }
     .instrument(span.clone())
     .await;

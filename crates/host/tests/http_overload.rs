@@ -6,7 +6,8 @@
 //! - many HTTP/2 streams on one connection, most refused with 429 while their bodies are
 //!   still coming, each end with a complete answer and none is reset;
 //! - a LIST keeps its read place while its body goes out to a slow reader, so readers past
-//!   the limit get 429.
+//!   the limit get 429; a reader that stops reading gives the place up at the request
+//!   timeout (and still gets its whole list).
 //!
 //! The limited caller is `alice` (the admin impersonating her): the admin's own group,
 //! `system:masters`, is never limited.
@@ -383,79 +384,125 @@ async fn http2_streams_refused_with_429_while_sending_their_bodies_end_with_thei
     t.host.stop().await;
 }
 
-#[tokio::test]
-async fn a_list_keeps_its_read_place_until_a_slow_reader_has_its_body() {
-    const LIMIT: usize = 2;
-    const ITEMS: usize = 16;
-    let t = common::start_with(|o| o.server.max_requests_inflight = LIMIT).await;
-    bind_alice(&t).await;
-    // 8 MB: more than the connection buffers while its reader does not read.
-    let ns = "big";
+/// A namespace `big` of 16 ConfigMaps of 500 KB: a list of 8 MB, more than the connection
+/// buffers hold while its reader does not read. Its path.
+async fn big_collection(t: &TestHost) -> String {
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(t.client.clone());
     namespaces
         .create(
             &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
+            &serde_json::from_value(json!({"metadata": {"name": "big"}})).unwrap(),
         )
         .await
         .unwrap();
-    let cms: Api<ConfigMap> = Api::namespaced(t.client.clone(), ns);
-    for i in 0..ITEMS {
+    let cms: Api<ConfigMap> = Api::namespaced(t.client.clone(), "big");
+    for i in 0..BIG_ITEMS {
         let cm =
             json!({"metadata": {"name": format!("cm-{i}")}, "data": {"blob": "y".repeat(500_000)}});
         cms.create(&PostParams::default(), &serde_json::from_value(cm).unwrap())
             .await
             .unwrap();
     }
+    "/api/v1/namespaces/big/configmaps".to_string()
+}
 
-    // LIMIT readers read the answer's head and then nothing for now.
-    let path = format!("/api/v1/namespaces/{ns}/configmaps");
-    let mut readers = Vec::new();
-    for _ in 0..LIMIT {
-        let mut conn = connect(&t, b"http/1.1").await;
-        conn.write_all(&head("GET", &path, &AS_ALICE))
+const BIG_ITEMS: usize = 16;
+
+/// A reader of `path` as alice that has the answer's head and reads nothing more for now.
+struct SlowReader {
+    conn: TlsStream<TcpStream>,
+    head: ResponseHead,
+    read: Vec<u8>,
+}
+
+impl SlowReader {
+    async fn start(t: &TestHost, path: &str) -> SlowReader {
+        let mut conn = connect(t, b"http/1.1").await;
+        conn.write_all(&head("GET", path, &AS_ALICE)).await.unwrap();
+        let (head, read) = tokio::time::timeout(HANG, read_head(&mut conn))
             .await
             .unwrap();
-        let (answer, read) = tokio::time::timeout(HANG, read_head(&mut conn))
-            .await
-            .unwrap();
-        assert_eq!(answer.status, 200);
-        readers.push((conn, answer, read));
-    }
-    let reading = metric_sum(
-        &t,
-        "apiserver_current_inflight_requests",
-        "request_kind=\"readOnly\"",
-    )
-    .await;
-    assert_eq!(reading, LIMIT, "the lists being sent hold their places");
-    // Another read is refused while they are.
-    let small: Api<ConfigMap> = Api::namespaced(alice(&t).await, "default");
-    match small.list(&ListParams::default()).await {
-        Err(kube::Error::Api(s)) => {
-            assert_eq!((s.code, s.reason.as_str()), (429, "TooManyRequests"))
-        }
-        other => panic!("expected 429 while the lists are being sent, got {other:?}"),
+        assert_eq!(head.status, 200);
+        SlowReader { conn, head, read }
     }
 
-    // Once the readers have their bodies, the places are free.
-    for (mut conn, answer, read) in readers {
-        let body = tokio::time::timeout(HANG, read_body(&mut conn, &answer, read))
+    /// Reads the rest of the list: every item is there.
+    async fn finish(mut self) {
+        let body = tokio::time::timeout(HANG, read_body(&mut self.conn, &self.head, self.read))
             .await
             .unwrap();
         let list: Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(list["items"].as_array().unwrap().len(), ITEMS);
+        assert_eq!(list["items"].as_array().unwrap().len(), BIG_ITEMS);
     }
-    until("the places freed", || async {
-        metric_sum(
-            &t,
-            "apiserver_current_inflight_requests",
-            "request_kind=\"readOnly\"",
-        )
-        .await
-            == 0
+}
+
+/// The read-only places taken, from the host's gauge.
+async fn reading(t: &TestHost) -> usize {
+    metric_sum(
+        t,
+        "apiserver_current_inflight_requests",
+        "request_kind=\"readOnly\"",
+    )
+    .await
+}
+
+/// A list as alice: its status code.
+async fn list_as_alice(t: &TestHost) -> u16 {
+    let small: Api<ConfigMap> = Api::namespaced(alice(t).await, "default");
+    match small.list(&ListParams::default()).await {
+        Ok(_) => 200,
+        Err(kube::Error::Api(s)) => {
+            assert!(s.code != 429 || s.reason == "TooManyRequests", "{s:?}");
+            s.code
+        }
+        Err(e) => panic!("listing as alice: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn a_list_keeps_its_read_place_until_a_slow_reader_has_its_body() {
+    const LIMIT: usize = 2;
+    let t = common::start_with(|o| o.server.max_requests_inflight = LIMIT).await;
+    bind_alice(&t).await;
+    let path = big_collection(&t).await;
+    let mut readers = Vec::new();
+    for _ in 0..LIMIT {
+        readers.push(SlowReader::start(&t, &path).await);
+    }
+    assert_eq!(
+        reading(&t).await,
+        LIMIT,
+        "the lists being sent hold their places"
+    );
+    assert_eq!(list_as_alice(&t).await, 429, "another read while they are");
+    // Once the readers have their bodies, the places are free.
+    for reader in readers {
+        reader.finish().await;
+    }
+    until("the places freed", || async { reading(&t).await == 0 }).await;
+    assert_eq!(list_as_alice(&t).await, 200);
+    t.host.stop().await;
+}
+
+#[tokio::test]
+async fn a_reader_that_stops_reading_leaves_its_place_at_the_request_timeout() {
+    const LIMIT: usize = 1;
+    let t = common::start_with(|o| {
+        o.server.max_requests_inflight = LIMIT;
+        o.server.request_timeout = Duration::from_secs(2);
     })
     .await;
-    small.list(&ListParams::default()).await.unwrap();
+    bind_alice(&t).await;
+    let path = big_collection(&t).await;
+    let reader = SlowReader::start(&t, &path).await;
+    assert_eq!(list_as_alice(&t).await, 429);
+    // Past the request timeout the place is free although the reader has not read on.
+    until("the place freed at the request timeout", || async {
+        reading(&t).await == 0
+    })
+    .await;
+    assert_eq!(list_as_alice(&t).await, 200);
+    // The slow reader still gets its whole list.
+    reader.finish().await;
     t.host.stop().await;
 }

@@ -146,8 +146,8 @@ impl RequestContext {
 
 /// Reads a request body up to the server's limit (kube-apiserver: 3 MiB). A body over it is
 /// answered 413 as kube-apiserver words it, without being read when its declared length is
-/// already too long; the connection reads the rest on in the background and then closes
-/// (see [`crate::serve`]), so a client still writing its body gets the answer.
+/// already too long; the connection reads the rest before the answer goes out and then
+/// closes (see [`crate::serve`]), so a client still writing its body gets the answer.
 pub async fn read_body(
     server: &ApiServer,
     headers: &HeaderMap,

@@ -18,7 +18,8 @@
 //! A request keeps its place until its response body has been handed to the connection, not
 //! only until the response is built: a LIST streams its items out in pieces
 //! ([`crate::list_body`]), and a slow reader of a large list is as much load as a slow
-//! handler (kube-apiserver's filter returns once the handler has written the whole body).
+//! handler (kube-apiserver's filter returns once the handler has written the whole body). A
+//! reader that stops reading gives the place up at the request timeout.
 
 use std::pin::Pin;
 use std::sync::Arc;

@@ -9,12 +9,12 @@
 //! the connection with unread bytes, which the kernel turns into a reset: a client that
 //! writes its whole body before reading (Python's http.client, curl without `Expect`) saw the
 //! reset and not the answer. On HTTP/2 the stream was reset (`RST_STREAM`) while the client
-//! still sent; curl reports that as a stream error although the answer had arrived, and when
-//! curl instead cut its upload short, each such stream was a protocol error whose reset
-//! counted towards h2's limit of 1,024 per connection, past which the whole connection went
-//! away (GOAWAY `ENHANCE_YOUR_CALM`) with every other stream on it. Go's server reads 256 KiB
-//! on and then lingers half a second before it closes; reading costs only bandwidth here, so
-//! the bound is larger.
+//! still sent, which curl reports as a stream error although the answer had arrived. Reading
+//! the rest only after answering is not enough there: curl, once it has the answer, cuts its
+//! upload short, which h2 takes for a protocol error whose reset counts towards its limit of
+//! 1,024 per connection, past which the whole connection goes (GOAWAY `ENHANCE_YOUR_CALM`)
+//! with every other stream on it. Go's server reads 256 KiB on and then lingers half a second
+//! before it closes; reading costs only bandwidth here, so the bound is larger.
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -201,7 +201,7 @@ async fn a_cluster_writer_cannot_send_a_secret_it_may_not_read() {
     grant_bob(&env.plane.client).await;
     let trap = Trap::start().await.unwrap();
     let trapped = format!("https://127.0.0.1:{}", trap.port);
-    let bob = flotilla_testenv::client_as(&env.plane.host, "bob", &[])
+    let bob = flotilla_testenv::client_as(&env.plane.host.kubeconfig, "bob", &[], true)
         .await
         .unwrap();
     let bobs_clusters: Api<Cluster> = Api::all(bob.clone());
@@ -328,9 +328,11 @@ async fn a_stored_cluster_with_credentials_over_plain_http_is_never_contacted() 
         "{message}"
     );
     // The proxy refuses it too (asked once: kube-rs would retry a 503 for minutes).
-    let once = flotilla_testenv::host_client(&env.plane.host, |c| c.default_retry = false)
-        .await
-        .unwrap();
+    let once = flotilla_testenv::client_with(&env.plane.host.kubeconfig, None, |c| {
+        c.default_retry = false
+    })
+    .await
+    .unwrap();
     let status = proxy_get(&once, "plain", "/api").await;
     assert_eq!(status.code, 503, "{}", status.message);
     assert!(status.message.contains("plain HTTP"), "{}", status.message);

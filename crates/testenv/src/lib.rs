@@ -63,8 +63,9 @@ pub async fn client_as(
     .await
 }
 
-/// A client of `context` of the kubeconfig at `path`, its configuration changed by `tweak`.
-async fn client_with(
+/// A client of `context` of the kubeconfig at `path`, its configuration changed by `tweak`
+/// (impersonation, no retries, ...).
+pub async fn client_with(
     path: &Path,
     context: Option<&str>,
     tweak: impl FnOnce(&mut kube::Config),
@@ -120,46 +121,6 @@ where
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-}
-
-/// A kube-rs client for the host with the admin's credentials, its configuration adjusted by
-/// `adjust` (impersonation, no retries, ...).
-pub async fn host_client(
-    host: &RunningHost,
-    adjust: impl FnOnce(&mut kube::Config),
-) -> Result<kube::Client, TestEnvError> {
-    let shown = host.kubeconfig.display().to_string();
-    let kubeconfig = kube::config::Kubeconfig::read_from(&host.kubeconfig).map_err(|source| {
-        TestEnvError::Kubeconfig {
-            path: shown.clone(),
-            source,
-        }
-    })?;
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .map_err(|source| TestEnvError::Kubeconfig {
-            path: shown.clone(),
-            source,
-        })?;
-    adjust(&mut config);
-    kube::Client::try_from(config).map_err(|source| TestEnvError::Client {
-        path: shown,
-        source,
-    })
-}
-
-/// A kube-rs client for the host as `user` in `groups`: the admin's credentials with
-/// impersonation headers, so the host's RBAC decides for `user`.
-pub async fn client_as(
-    host: &RunningHost,
-    user: &str,
-    groups: &[&str],
-) -> Result<kube::Client, TestEnvError> {
-    host_client(host, |config| {
-        config.auth_info.impersonate = Some(user.to_string());
-        config.auth_info.impersonate_groups = Some(groups.iter().map(|g| g.to_string()).collect());
-    })
-    .await
 }
 
 /// An axum router served over TLS on a loopback port, with a certificate from a CA of its

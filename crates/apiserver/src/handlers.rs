@@ -353,12 +353,17 @@ async fn check_namespace(ctx: &RequestContext) -> Result<(), ApiError> {
 }
 
 pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
-    // Every read here is consistent, so any valid resourceVersion is satisfied; one this
-    // storage could not have issued is refused, as LIST and WATCH refuse it.
-    if let Some(rv) = &ctx.info.options()?.get.resource_version {
-        objects::revision_of(rv)?;
-    }
-    let obj = ctx.objects().get(ctx.namespace(), ctx.name()).await?;
+    // `resourceVersion=0` is kube's "any version": the cache answers. Otherwise the read is
+    // consistent, so any valid resourceVersion is satisfied; one this storage could not have
+    // issued is refused, as LIST and WATCH refuse it.
+    let any_version = match &ctx.info.options()?.get.resource_version {
+        Some(rv) => objects::revision_of(rv)? == 0,
+        None => false,
+    };
+    let obj = ctx
+        .objects()
+        .read(ctx.namespace(), ctx.name(), any_version)
+        .await?;
     if ctx.subresource() == Some("scale") {
         return Ok(json_value(StatusCode::OK, &ctx.objects().scale_of(&obj)?));
     }
@@ -430,32 +435,36 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
         _ => None,
     };
     let prefix = objects::collection_prefix(&ctx.def, ctx.namespace());
-    let listed = ctx
-        .server
-        .storage
-        .list(
-            &prefix,
-            &flotilla_storage::ListOptions {
-                revision: snapshot,
-                start_after,
-                limit: storage_limit,
-            },
-        )
-        .await
-        .map_err(|e| match e {
-            flotilla_storage::StorageError::Expired { .. } if options.continue_token.is_some() => {
-                continue_expired()
-            }
-            flotilla_storage::StorageError::Expired { requested, oldest } => {
-                ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
-            }
-            flotilla_storage::StorageError::FutureRevision { requested, current } => {
-                ApiError::timeout(format!(
-                    "Too large resource version: {requested}, current: {current}"
-                ))
-            }
-            e => objects::storage_failure(e),
-        })?;
+    let storage_options = flotilla_storage::ListOptions {
+        revision: snapshot,
+        start_after,
+        limit: storage_limit,
+    };
+    // `resourceVersion=0` (not Exact) is kube's "any version": the cache answers as it is,
+    // without asking a shared store for its latest revision first.
+    let any_version = requested == Some(0)
+        && options.continue_token.is_none()
+        && options.resource_version_match.as_deref() != Some("Exact");
+    let listed = if any_version {
+        ctx.server
+            .storage
+            .list_cached(&prefix, &storage_options)
+            .await
+    } else {
+        ctx.server.storage.list(&prefix, &storage_options).await
+    };
+    let listed = listed.map_err(|e| match e {
+        flotilla_storage::StorageError::Expired { .. } if options.continue_token.is_some() => {
+            continue_expired()
+        }
+        flotilla_storage::StorageError::Expired { requested, oldest } => {
+            ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
+        }
+        flotilla_storage::StorageError::FutureRevision { requested, current } => ApiError::timeout(
+            format!("Too large resource version: {requested}, current: {current}"),
+        ),
+        e => objects::storage_failure(e),
+    })?;
     let mut items: Vec<&Arc<StoredObject>> = Vec::new();
     let mut remaining = listed.remaining;
     for obj in listed.items.iter() {

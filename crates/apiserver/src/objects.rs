@@ -737,8 +737,25 @@ impl<'a> Objects<'a> {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Arc<StoredObject>, ApiError> {
+        self.read(namespace, name, false).await
+    }
+
+    /// [`Objects::get`] with `any_version`: the object as this server's cache holds it now,
+    /// without waiting for a shared store's latest writes (kube's `resourceVersion=0`,
+    /// "any": served from the watch cache, so it answers while etcd is out of reach).
+    pub async fn read(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        any_version: bool,
+    ) -> Result<Arc<StoredObject>, ApiError> {
         let key = object_key(self.def, namespace, name);
-        match self.storage.get(&key).await {
+        let found = if any_version {
+            self.storage.get_cached(&key).await
+        } else {
+            self.storage.get(&key).await
+        };
+        match found {
             Ok(Some(o)) => Ok(o),
             Ok(None) => Err(ApiError::not_found(&self.def.group, &self.def.plural, name)),
             Err(e) => Err(storage_error(self.def, name, e)),

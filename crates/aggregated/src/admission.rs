@@ -201,6 +201,7 @@ impl ValidatingPlugin for ClusterCredentialsAdmission {
 mod tests {
     use super::*;
     use flotilla_apimachinery::ResourceDef;
+    use flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
     use parking_lot::Mutex;
     use serde_json::json;
 
@@ -240,7 +241,7 @@ mod tests {
     fn joined() -> Value {
         cluster(
             json!({"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:6443",
-            "secretRef": {"namespace": "karmada-cluster", "name": "edge"}}),
+            "secretRef": {"namespace": NS, "name": "edge"}}),
         )
     }
 
@@ -291,13 +292,7 @@ mod tests {
             err.message
         );
         assert_eq!(asked, ["bob get secrets karmada-cluster/edge"]);
-        let (result, _) = check(
-            vec![("karmada-cluster", "edge")],
-            Operation::Create,
-            None,
-            &joined(),
-            None,
-        );
+        let (result, _) = check(vec![(NS, "edge")], Operation::Create, None, &joined(), None);
         assert!(result.is_ok());
     }
 
@@ -305,13 +300,7 @@ mod tests {
     fn every_reference_is_checked_the_impersonator_one_too() {
         let mut both = joined();
         both["spec"]["impersonatorSecretRef"] = json!({"namespace": "tenant", "name": "sa-token"});
-        let (result, asked) = check(
-            vec![("karmada-cluster", "edge")],
-            Operation::Create,
-            None,
-            &both,
-            None,
-        );
+        let (result, asked) = check(vec![(NS, "edge")], Operation::Create, None, &both, None);
         let err = result.unwrap_err();
         assert!(
             err.message
@@ -337,13 +326,10 @@ mod tests {
             ("apiEndpoint", json!("https://127.0.0.9:1")),
             ("proxyURL", json!("http://127.0.0.9:3128")),
             ("insecureSkipTLSVerification", json!(true)),
-            (
-                "secretRef",
-                json!({"namespace": "karmada-cluster", "name": "other"}),
-            ),
+            ("secretRef", json!({"namespace": NS, "name": "other"})),
             (
                 "impersonatorSecretRef",
-                json!({"namespace": "karmada-cluster", "name": "edge"}),
+                json!({"namespace": NS, "name": "edge"}),
             ),
         ] {
             let mut new = old.clone();

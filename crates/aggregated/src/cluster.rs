@@ -298,6 +298,7 @@ pub fn cluster_resource() -> ResourceDef {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
 
     #[test]
     fn validation_catches_what_users_get_wrong() {
@@ -325,7 +326,7 @@ mod tests {
         for reference in ["secretRef", "impersonatorSecretRef"] {
             let plain = json!({"metadata": {"name": "m1"}, "spec": {"syncMode": "Push",
                 "apiEndpoint": "HTTP://127.0.0.1:8080",
-                reference: {"namespace": "karmada-cluster", "name": "m1"}}});
+                reference: {"namespace": NS, "name": "m1"}}});
             assert!(validate(&plain).is_empty());
             let causes = validate_transport(&plain, None);
             assert_eq!(causes.len(), 1, "{causes:?}");
@@ -344,7 +345,7 @@ mod tests {
         // Stored before the check: its other writes go on until its connection changes.
         let stored = json!({"metadata": {"name": "m1"}, "spec": {"syncMode": "Push",
             "apiEndpoint": "http://127.0.0.1:8080",
-            "secretRef": {"namespace": "karmada-cluster", "name": "m1"}}});
+            "secretRef": {"namespace": NS, "name": "m1"}}});
         let mut tainted = stored.clone();
         tainted["spec"]["taints"] = json!([{"key": "k", "effect": "NoSchedule"}]);
         assert!(validate_transport(&tainted, Some(&stored)).is_empty());

@@ -224,6 +224,7 @@ const MEMBER_READ_BUFFER: usize = 8 * 1024;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
     use serde_json::json;
 
     fn cluster(spec: serde_json::Value) -> Cluster {
@@ -309,7 +310,7 @@ mod tests {
     async fn credentials_are_never_read_for_a_plain_http_endpoint() {
         let target = MemberTarget::of(&cluster(json!({"syncMode": "Push",
             "apiEndpoint": "http://127.0.0.1:1",
-            "secretRef": {"namespace": "karmada-cluster", "name": "m1"}})));
+            "secretRef": {"namespace": NS, "name": "m1"}})));
         // A host nothing listens on: reading the Secret would fail differently.
         let host =
             kube::Client::try_from(kube::Config::new("https://127.0.0.1:1".parse().unwrap()))

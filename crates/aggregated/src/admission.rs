@@ -28,69 +28,8 @@ use flotilla_apimachinery::{ApiError, Requester};
 use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::authz::{Authorizer, RequestAttributes};
 use flotilla_apiserver::builtin_admission::{Operation, PluginRequest, ValidatingPlugin};
-use serde_json::Value;
 
-use crate::cluster::GROUP;
-
-/// The fields of a Cluster's spec that decide where its credentials go.
-const CONNECTION_FIELDS: [&str; 5] = [
-    "apiEndpoint",
-    "proxyURL",
-    "insecureSkipTLSVerification",
-    "secretRef",
-    "impersonatorSecretRef",
-];
-
-/// The spec fields that name credentials Secrets.
-const SECRET_REFERENCES: [&str; 2] = ["secretRef", "impersonatorSecretRef"];
-
-/// A Secret a Cluster names: the field naming it, its namespace and name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SecretReference {
-    pub field: &'static str,
-    pub namespace: String,
-    pub name: String,
-}
-
-/// The Secrets `cluster` names, in field order (a reference without a name names nothing:
-/// validation refuses it).
-pub fn secret_references(cluster: &Value) -> Vec<SecretReference> {
-    SECRET_REFERENCES
-        .iter()
-        .filter_map(|field| {
-            let reference = cluster.get("spec")?.get(*field)?;
-            let part = |key: &str| {
-                reference
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            let name = part("name");
-            (!name.is_empty()).then(|| SecretReference {
-                field,
-                namespace: part("namespace"),
-                name,
-            })
-        })
-        .collect()
-}
-
-/// A connection field as compared across an update: absent, `null`, `""` and `false` are
-/// all "not set".
-fn connection_field<'a>(cluster: &'a Value, field: &str) -> Option<&'a Value> {
-    cluster
-        .get("spec")
-        .and_then(|spec| spec.get(field))
-        .filter(|v| !matches!(v, Value::Null | Value::Bool(false)) && v.as_str() != Some(""))
-}
-
-/// Whether an update changes where or how the Cluster's credentials are sent.
-pub fn connection_changed(old: &Value, new: &Value) -> bool {
-    CONNECTION_FIELDS
-        .iter()
-        .any(|field| connection_field(old, field) != connection_field(new, field))
-}
+use crate::cluster::{GROUP, SecretReference, connection_changed, secret_references};
 
 /// The Secrets the writer of `request` must be allowed to `get` (see the module docs).
 pub fn secrets_to_check(request: &PluginRequest<'_>) -> Vec<SecretReference> {
@@ -203,7 +142,7 @@ mod tests {
     use flotilla_apimachinery::ResourceDef;
     use flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
     use parking_lot::Mutex;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     /// Allows `get` on the Secrets listed, denies the rest, and records what it was asked.
     struct Secrets {

@@ -23,6 +23,66 @@ fn invalid(field: &str, value: &Value, detail: &str) -> Cause {
     )
 }
 
+/// The fields of a Cluster's spec that decide where its credentials go.
+const CONNECTION_FIELDS: [&str; 5] = [
+    "apiEndpoint",
+    "proxyURL",
+    "insecureSkipTLSVerification",
+    "secretRef",
+    "impersonatorSecretRef",
+];
+
+/// The spec fields that name credentials Secrets.
+const SECRET_REFERENCES: [&str; 2] = ["secretRef", "impersonatorSecretRef"];
+
+/// A Secret a Cluster names: the field naming it, its namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretReference {
+    pub field: &'static str,
+    pub namespace: String,
+    pub name: String,
+}
+
+/// The Secrets `cluster` names, in field order (a reference without a name names nothing:
+/// validation refuses it).
+pub fn secret_references(cluster: &Value) -> Vec<SecretReference> {
+    SECRET_REFERENCES
+        .iter()
+        .filter_map(|field| {
+            let reference = cluster.get("spec")?.get(*field)?;
+            let part = |key: &str| {
+                reference
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let name = part("name");
+            (!name.is_empty()).then(|| SecretReference {
+                field,
+                namespace: part("namespace"),
+                name,
+            })
+        })
+        .collect()
+}
+
+/// A connection field as compared across an update: absent, `null`, `""` and `false` are
+/// all "not set".
+fn connection_field<'a>(cluster: &'a Value, field: &str) -> Option<&'a Value> {
+    cluster
+        .get("spec")
+        .and_then(|spec| spec.get(field))
+        .filter(|v| !matches!(v, Value::Null | Value::Bool(false)) && v.as_str() != Some(""))
+}
+
+/// Whether an update changes where or how the Cluster's credentials are sent.
+pub fn connection_changed(old: &Value, new: &Value) -> bool {
+    CONNECTION_FIELDS
+        .iter()
+        .any(|field| connection_field(old, field) != connection_field(new, field))
+}
+
 /// The checks kube-apiserver-style validation makes on a Cluster.
 pub fn validate(obj: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
@@ -148,7 +208,7 @@ pub fn validate(obj: &Value) -> Vec<Cause> {
 /// finalizers and taints) until its connection changes, as kube ratchets new validation, and
 /// is never contacted meanwhile (`flotilla_membership::is_plain_http`).
 pub fn validate_transport(obj: &Value, old: Option<&Value>) -> Vec<Cause> {
-    if old.is_some_and(|old| !crate::admission::connection_changed(old, obj)) {
+    if old.is_some_and(|old| !connection_changed(old, obj)) {
         return Vec::new();
     }
     let Some(endpoint) = obj
@@ -158,7 +218,7 @@ pub fn validate_transport(obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     else {
         return Vec::new();
     };
-    crate::admission::secret_references(obj)
+    secret_references(obj)
         .first()
         .map(|reference| {
             invalid(

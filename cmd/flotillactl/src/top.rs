@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand};
-use flotilla_core::quantity::Round;
+use flotilla_apimachinery::quantity::Round;
 use flotilla_core::{ResourceName, Resources};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::ListParams;

@@ -30,7 +30,6 @@ pub mod lease;
 pub mod metrics;
 pub mod modeling;
 pub mod monitor;
-pub mod quantity;
 pub mod readiness;
 pub mod resources;
 pub mod status;

@@ -15,8 +15,8 @@
 
 use flotilla_api::cluster::{AllocatableModeling, ResourceModel};
 
-use crate::quantity::{self, Round};
 use crate::resources::{ResourceName, Resources};
+use flotilla_apimachinery::quantity::Round;
 
 /// Why a Cluster's `spec.resourceModels` cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -80,13 +80,13 @@ impl Grades {
                         first: models[0].grade,
                     })?;
                 // Up: a fractional min is only reached by the next whole unit.
-                let min = quantity::parse(name, &range.min.0, Round::Up).ok_or_else(|| {
-                    ModelError::InvalidMin {
+                let min = name
+                    .parse_quantity(&range.min.0, Round::Up)
+                    .ok_or_else(|| ModelError::InvalidMin {
                         grade: model.grade,
                         resource: range.name.clone(),
                         min: range.min.0.clone(),
-                    }
-                })?;
+                    })?;
                 row.push(min);
             }
             grades.push(model.grade);

@@ -18,7 +18,7 @@ use flotilla_api::NodeCapacityGroup;
 use flotilla_api::cluster::NodeSummary;
 use k8s_openapi::api::core::v1::{Node, Pod};
 
-use crate::quantity::Round;
+use flotilla_apimachinery::quantity::Round;
 
 pub use flotilla_core::{ResourceName, Resources};
 
@@ -252,7 +252,6 @@ pub fn group_capacities(free: &[Resources], rounding: &CapacityRounding) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quantity;
     use flotilla_api::ResourceList;
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
     use serde_json::json;
@@ -462,7 +461,7 @@ mod tests {
         let max_cpu = groups
             .iter()
             .filter_map(|g| g.available.get("cpu"))
-            .filter_map(|q| quantity::parse(&ResourceName::Cpu, &q.0, Round::Up))
+            .filter_map(|q| ResourceName::Cpu.parse_quantity(&q.0, Round::Up))
             .max()
             .unwrap();
         assert!(max_cpu <= 100 * 999 + 37);
@@ -472,7 +471,7 @@ mod tests {
                 i64::from(g.count)
                     * g.available
                         .get("cpu")
-                        .and_then(|q| quantity::parse(&ResourceName::Cpu, &q.0, Round::Up))
+                        .and_then(|q| ResourceName::Cpu.parse_quantity(&q.0, Round::Up))
                         .unwrap_or(0)
             })
             .sum();

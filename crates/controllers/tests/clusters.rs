@@ -28,7 +28,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use flotilla_api::Cluster;
-use flotilla_controllers::quantity::{self, Round};
+use flotilla_apimachinery::quantity::Round;
 use flotilla_controllers::resources::ResourceName;
 use flotilla_controllers::{ControllerManager, ControllerManagerOptions};
 use flotilla_core::karmada;
@@ -231,7 +231,7 @@ fn numbers(
     list.iter()
         .map(|(k, v)| {
             let name = ResourceName::new(k);
-            (k.clone(), quantity::parse(&name, &v.0, Round::Up).unwrap())
+            (k.clone(), name.parse_quantity(&v.0, Round::Up).unwrap())
         })
         .collect()
 }
@@ -421,7 +421,7 @@ async fn expected_modelings(
                 models.iter().rposition(|m| {
                     let r = m.ranges.iter().find(|r| r.name == range.name).unwrap();
                     let name = ResourceName::new(&r.name);
-                    quantity::parse(&name, &r.min.0, Round::Up).unwrap() <= have
+                    name.parse_quantity(&r.min.0, Round::Up).unwrap() <= have
                 })
             })
             .min()

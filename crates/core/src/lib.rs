@@ -4,8 +4,8 @@
 //!   karmada   labels, annotations, finalizers and names (Works, bindings, execution
 //!             namespaces) exactly as Karmada spells them
 //!   merged_reads where merged reads are served and how a client reads templates instead
-//!   quantity  Kubernetes quantities <-> integers in a resource's natural unit
-//!   resources ResourceName, Resources and a pod's effective request
+//!   resources ResourceName (with its quantities <-> integers in the resource's natural
+//!             unit), Resources and a pod's effective request
 //!             (pod_spec_requests / pod_spec_value_requests)
 //! ```
 //!
@@ -15,7 +15,6 @@
 
 pub mod karmada;
 pub mod merged_reads;
-pub mod quantity;
 pub mod resources;
 
 pub use merged_reads::{TEMPLATE_READ_HEADER, TEMPLATE_READ_VALUE};

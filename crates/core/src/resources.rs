@@ -21,7 +21,7 @@ use k8s_openapi::api::core::v1::{Container, PodSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use serde_json::Value;
 
-use crate::quantity::{self, Round};
+use flotilla_apimachinery::quantity::Round;
 
 // === impl ResourceName ===
 
@@ -68,11 +68,47 @@ impl ResourceName {
             _ => false,
         }
     }
+
+    /// Parses a Kubernetes quantity (`500m`, `2`, `1.5Gi`, `1e3`, `100M`) into this
+    /// resource's integer unit (millicores for CPU, whole units otherwise), saturating at the
+    /// i64 range; `None` when it is not a quantity.
+    pub fn parse_quantity(&self, text: &str, round: Round) -> Option<i64> {
+        flotilla_apimachinery::quantity::parse(text, self.is_cpu(), round)
+    }
+
+    /// Prints a value of this resource back as a canonical quantity: CPU as whole cores or
+    /// millicores, byte-sized resources with the largest binary suffix that divides them
+    /// exactly, other resources as plain integers.
+    pub fn format_quantity(&self, value: i64) -> String {
+        if self.is_cpu() {
+            return if value % 1000 == 0 {
+                (value / 1000).to_string()
+            } else {
+                format!("{value}m")
+            };
+        }
+        if self.is_bytes() && value != 0 {
+            for (suffix, shift) in [
+                ("Ei", 60),
+                ("Pi", 50),
+                ("Ti", 40),
+                ("Gi", 30),
+                ("Mi", 20),
+                ("Ki", 10),
+            ] {
+                let unit = 1i64 << shift;
+                if value % unit == 0 {
+                    return format!("{}{suffix}", value / unit);
+                }
+            }
+        }
+        value.to_string()
+    }
 }
 
 // === impl Resources ===
 
-/// A small map resource -> amount (see [`quantity`] for units), kept sorted by name. Pods
+/// A small map resource -> amount (in the units of [`ResourceName::parse_quantity`]), kept sorted by name. Pods
 /// name two or three resources, so a sorted vector beats a map in size and speed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Resources(Vec<(ResourceName, i64)>);
@@ -83,7 +119,7 @@ impl Resources {
         let mut out = Self::default();
         for (name, q) in list {
             let name = ResourceName::new(name);
-            if let Some(v) = quantity::parse(&name, &q.0, round) {
+            if let Some(v) = name.parse_quantity(&q.0, round) {
                 out.add(&name, v);
             }
         }
@@ -145,7 +181,7 @@ impl Resources {
     pub fn to_list(&self) -> BTreeMap<String, Quantity> {
         self.0
             .iter()
-            .map(|(n, v)| (n.as_str().to_string(), Quantity(quantity::format(n, *v))))
+            .map(|(n, v)| (n.as_str().to_string(), Quantity(n.format_quantity(*v))))
             .collect()
     }
 
@@ -170,7 +206,7 @@ fn container_request<'a>(
     for (name, text) in requests {
         requested.push(name);
         let name = ResourceName::new(name);
-        if let Some(v) = quantity::parse(&name, &text, Round::Up) {
+        if let Some(v) = name.parse_quantity(&text, Round::Up) {
             out.add(&name, v);
         }
     }
@@ -179,7 +215,7 @@ fn container_request<'a>(
             continue;
         }
         let name = ResourceName::new(name);
-        if let Some(v) = quantity::parse(&name, &text, Round::Up) {
+        if let Some(v) = name.parse_quantity(&text, Round::Up) {
             out.add(&name, v);
         }
     }
@@ -288,7 +324,7 @@ pub fn pod_spec_value_requests(spec: &Value) -> Resources {
     let mut overhead = Resources::default();
     for (name, text) in value_entries(spec.get("overhead")) {
         let name = ResourceName::new(name);
-        if let Some(v) = quantity::parse(&name, &text, Round::Up) {
+        if let Some(v) = name.parse_quantity(&text, Round::Up) {
             overhead.add(&name, v);
         }
     }
@@ -309,6 +345,68 @@ pub fn pod_spec_value_requests(spec: &Value) -> Resources {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn cpu(s: &str, r: Round) -> Option<i64> {
+        ResourceName::Cpu.parse_quantity(s, r)
+    }
+
+    fn mem(s: &str, r: Round) -> Option<i64> {
+        ResourceName::Memory.parse_quantity(s, r)
+    }
+
+    #[test]
+    fn cpu_in_millicores() {
+        assert_eq!(cpu("500m", Round::Up), Some(500));
+        assert_eq!(cpu("2", Round::Up), Some(2000));
+        assert_eq!(cpu("0.25", Round::Up), Some(250));
+        assert_eq!(cpu("1.0005", Round::Up), Some(1001));
+        assert_eq!(cpu("1.0005", Round::Down), Some(1000));
+        assert_eq!(cpu("1e3", Round::Up), Some(1_000_000));
+        assert_eq!(cpu("100u", Round::Up), Some(1));
+    }
+
+    #[test]
+    fn memory_in_bytes_rounded_as_asked() {
+        assert_eq!(mem("128Mi", Round::Up), Some(128 << 20));
+        assert_eq!(mem("1G", Round::Up), Some(1_000_000_000));
+        assert_eq!(mem("1.5Ki", Round::Up), Some(1536));
+        assert_eq!(mem("500m", Round::Up), Some(1));
+        assert_eq!(mem("500m", Round::Down), Some(0));
+        assert_eq!(mem("-1.5", Round::Up), Some(-1));
+        assert_eq!(mem("-1.5", Round::Down), Some(-2));
+        assert_eq!(mem("", Round::Up), None);
+        assert_eq!(mem(".", Round::Up), None);
+        assert_eq!(mem("1.2.3", Round::Up), None);
+        assert_eq!(mem("12Zi", Round::Up), None);
+        assert_eq!(
+            mem("99999999999Ei", Round::Up),
+            Some(i64::MAX),
+            "absurd values saturate"
+        );
+    }
+
+    #[test]
+    fn canonical_output() {
+        assert_eq!(ResourceName::Cpu.format_quantity(8000), "8");
+        assert_eq!(ResourceName::Cpu.format_quantity(1500), "1500m");
+        assert_eq!(ResourceName::Cpu.format_quantity(0), "0");
+        assert_eq!(ResourceName::Memory.format_quantity(32 << 30), "32Gi");
+        assert_eq!(ResourceName::Memory.format_quantity(1536), "1536");
+        assert_eq!(ResourceName::Memory.format_quantity(3 << 10), "3Ki");
+        assert_eq!(
+            ResourceName::Memory.format_quantity(1_000_000_000),
+            "1000000000"
+        );
+        assert_eq!(ResourceName::Pods.format_quantity(110), "110");
+        assert_eq!(
+            ResourceName::EphemeralStorage.format_quantity(100 << 30),
+            "100Gi"
+        );
+        for v in [0, 1, 999, 1 << 20, (5 << 30) + 7] {
+            let text = ResourceName::Memory.format_quantity(v);
+            assert_eq!(mem(&text, Round::Up), Some(v), "{text}");
+        }
+    }
 
     fn typed(spec: &Value) -> Resources {
         let spec: PodSpec = serde_json::from_value(spec.clone()).unwrap();

@@ -15,6 +15,7 @@ use rcgen::{
 use crate::der;
 use crate::error::{PkiError, Result};
 use crate::fsutil;
+use crate::pem::pem_encode;
 
 /// Validity of a newly generated CA.
 const CA_VALIDITY_DAYS: i64 = 3650;
@@ -357,23 +358,9 @@ fn set_validity(params: &mut CertificateParams, days: i64) {
     params.not_after = ymd(end);
 }
 
-/// PEM-encodes DER bytes with 64-character lines.
-pub(crate) fn pem_encode(label: &str, der: &[u8]) -> String {
-    use base64::Engine;
-    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
-    let mut out = format!("-----BEGIN {label}-----\n");
-    for chunk in b64.as_bytes().chunks(64) {
-        // base64 output is ASCII, so every chunk is valid UTF-8.
-        out.push_str(&String::from_utf8_lossy(chunk));
-        out.push('\n');
-    }
-    out.push_str(&format!("-----END {label}-----\n"));
-    out
-}
-
 /// The DER of the first certificate in `pem`.
 pub(crate) fn first_cert_der(pem: &str, what: &str) -> Result<Vec<u8>> {
-    crate::tls::parse_certificates_named(pem, what)?
+    crate::pem::parse_certificates_named(pem, what)?
         .into_iter()
         .next()
         .map(|c| c.to_vec())

@@ -15,8 +15,9 @@ use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::extensions::{GeneralName, ParsedExtension};
 use x509_parser::prelude::FromDer;
 
-use crate::ca::{CertificateAuthority, pem_encode};
+use crate::ca::CertificateAuthority;
 use crate::der;
+use crate::pem::pem_encode;
 
 /// Why a request could not be read or signed. The messages are what a `422` names after
 /// `spec.request: Invalid value: ...:` and what a signer's `Failed` condition says.
@@ -332,7 +333,7 @@ mod tests {
     }
 
     fn parse_cert(pem: &str) -> Vec<u8> {
-        crate::tls::parse_certificates(pem).unwrap()[0].to_vec()
+        crate::pem::parse_certificates(pem).unwrap()[0].to_vec()
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod error;
 mod fsutil;
 mod identity;
 mod kubeconfig;
+mod pem;
 mod server_pki;
 mod service_account;
 mod tls;
@@ -41,6 +42,7 @@ pub use identity::{ClientIdentity, identity_from_cert, peer_identity};
 pub use kubeconfig::{
     Cluster, Context, Kubeconfig, NamedCluster, NamedContext, NamedUser, ResolvedContext, User,
 };
+pub use pem::parse_certificates;
 pub use server_pki::{
     ADMIN_GROUP, ADMIN_USER, AGGREGATED_APISERVER, APISERVER_COMMON_NAME, CA_COMMON_NAME,
     COMPONENT_IDENTITIES, COMPONENTS_GROUP, COMPONENTS_USER, CONTROLLER_MANAGER, ComponentIdentity,
@@ -52,6 +54,5 @@ pub use service_account::{
     service_account_key_paths,
 };
 pub use tls::{
-    ALPN_PROTOCOLS, ChainVerifier, chain_root_pem, client_config, parse_certificates,
-    parse_private_key, server_config,
+    ALPN_PROTOCOLS, ChainVerifier, chain_root_pem, client_config, parse_private_key, server_config,
 };

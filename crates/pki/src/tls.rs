@@ -11,6 +11,7 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, SignatureScheme};
 
 use crate::error::{PkiError, Result};
+use crate::pem::{parse_certificates_named, pem_encode};
 
 /// ALPN protocols offered by servers and clients, most preferred first.
 pub const ALPN_PROTOCOLS: [&[u8]; 2] = [b"h2", b"http/1.1"];
@@ -21,23 +22,6 @@ fn provider() -> Arc<CryptoProvider> {
 
 const PROTOCOL_VERSIONS: [&rustls::SupportedProtocolVersion; 2] =
     [&rustls::version::TLS13, &rustls::version::TLS12];
-
-/// Parses every CERTIFICATE block in `pem` (other blocks are skipped).
-pub fn parse_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>> {
-    parse_certificates_named(pem, "the PEM text")
-}
-
-pub(crate) fn parse_certificates_named(
-    pem: &str,
-    what: &str,
-) -> Result<Vec<CertificateDer<'static>>> {
-    rustls_pemfile::certs(&mut pem.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| PkiError::ParseCertificate {
-            what: what.to_string(),
-            reason: e.to_string(),
-        })
-}
 
 /// The self-signed CA certificate (PEM) a certificate file's chain ends in: clients of a
 /// server given `chain_pem` (leaf first, its issuers after it) trust this one. An error when
@@ -66,7 +50,7 @@ pub fn chain_root_pem(chain_pem: &str) -> Result<String> {
             ),
         });
     }
-    Ok(crate::ca::pem_encode("CERTIFICATE", last.as_ref()))
+    Ok(pem_encode("CERTIFICATE", last.as_ref()))
 }
 
 /// Parses the first private key (PKCS#8, PKCS#1 or SEC1) in `pem`.

@@ -29,22 +29,27 @@ fn catalogue() -> &'static Catalogue {
     CATALOGUE.get_or_init(build)
 }
 
-pub(crate) fn lookup(group: &str, kind: &str) -> Option<&'static Schema> {
-    let group = match group {
-        "core" | "v1" => "",
-        g => g,
-    };
-    catalogue().0.get(group)?.get(kind)
-}
+impl Schema {
+    /// The schema of a built-in kind, e.g. `("apps", "Deployment")` or `("", "Pod")`
+    /// (the core group may also be spelt `"core"` or `"v1"`). `None` for unknown kinds.
+    pub fn builtin(group: &str, kind: &str) -> Option<&'static Schema> {
+        let group = match group {
+            "core" | "v1" => "",
+            g => g,
+        };
+        catalogue().0.get(group)?.get(kind)
+    }
 
-pub(crate) fn kinds() -> Vec<(&'static str, &'static str)> {
-    let mut v: Vec<_> = catalogue()
-        .0
-        .iter()
-        .flat_map(|(g, kinds)| kinds.keys().map(move |k| (*g, *k)))
-        .collect();
-    v.sort_unstable();
-    v
+    /// The group/kind pairs [`Schema::builtin`] knows.
+    pub fn builtin_kinds() -> Vec<(&'static str, &'static str)> {
+        let mut v: Vec<_> = catalogue()
+            .0
+            .iter()
+            .flat_map(|(g, kinds)| kinds.keys().map(move |k| (*g, *k)))
+            .collect();
+        v.sort_unstable();
+        v
+    }
 }
 
 fn replace_set() -> Node {

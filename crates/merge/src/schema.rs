@@ -1,6 +1,6 @@
 //! Merge schemas: the tree of type nodes that tells the merge algorithms how each list merges
 //! (strategic merge strategy and server-side-apply list type), which maps are atomic and which
-//! maps honour `$retainKeys`. Built from the built-in catalogue (`builtin.rs`), from a CRD's
+//! maps honour `$retainKeys`. Built from the built-in catalogue (`builtin.rs`, which adds [`Schema::builtin`]), from a CRD's
 //! OpenAPI v3 schema, or fully generic.
 
 use std::collections::HashMap;
@@ -122,17 +122,6 @@ pub struct Schema {
 static GENERIC: Schema = Schema { root: Node::Any };
 
 impl Schema {
-    /// The schema of a built-in kind, e.g. `("apps", "Deployment")` or `("", "Pod")`
-    /// (the core group may also be spelt `"core"` or `"v1"`). `None` for unknown kinds.
-    pub fn builtin(group: &str, kind: &str) -> Option<&'static Schema> {
-        crate::builtin::lookup(group, kind)
-    }
-
-    /// The group/kind pairs [`Schema::builtin`] knows.
-    pub fn builtin_kinds() -> Vec<(&'static str, &'static str)> {
-        crate::builtin::kinds()
-    }
-
     /// Fully generic: maps merge recursively, every list atomic (replaced whole).
     pub fn generic() -> &'static Schema {
         &GENERIC

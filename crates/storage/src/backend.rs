@@ -3,28 +3,26 @@
 //! that number their writes themselves.
 //!
 //! A backend performs writes durably and reports every committed change to the cache through
-//! its [`Feed`], in revision order. Revisions must increase but may have gaps (etcd's mod
+//! its [`Feed`](crate::Feed), in revision order. Revisions must increase but may have gaps (etcd's mod
 //! revisions do). A write is acknowledged to the caller only once the cache has applied it
 //! (the cache waits for that), so a client reads its own writes.
 //!
 //! Backends that validate against the cache's current objects (redb, memory: the cache holds
 //! the exact committed state because they feed it before acknowledging) use
-//! [`prepare_batch`]; a backend with its own transactions (etcd) validates there instead.
+//! [`prepare_batch`](crate::prepare_batch); a backend with its own transactions (etcd) validates there instead.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::cache::Cache;
-use crate::{EventType, Revision, StorageError, StoredObject, WatchEvent};
+use crate::{Revision, StorageError, StoredObject, WatchEvent};
 
 /// A durable store under the cache.
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {
     /// Performs `op` durably and returns the object as written (for a delete: the last state
-    /// stamped with the deletion's revision). The change must reach the [`Feed`] in revision
+    /// stamped with the deletion's revision). The change must reach the [`Feed`](crate::Feed) in revision
     /// order, before or after this returns.
     async fn write(&self, op: WriteOp) -> Result<Arc<StoredObject>, StorageError>;
 
@@ -95,75 +93,6 @@ pub struct Snapshot {
     pub history: Vec<WatchEvent>,
 }
 
-/// A backend's handle on the cache above it: where committed changes go, and (for backends
-/// that validate against it) the current objects.
-#[derive(Clone)]
-pub struct Feed(pub(crate) Arc<Cache>);
-
-impl Feed {
-    /// Applies committed events, in revision order (each newer than the cache's revision),
-    /// and wakes the watchers.
-    pub fn apply(&self, events: Vec<WatchEvent>) {
-        self.0.apply(events);
-    }
-
-    /// The current object at `key` as the cache holds it.
-    pub fn current(&self, key: &str) -> Option<Arc<StoredObject>> {
-        self.0.get(key)
-    }
-
-    /// The revision of the last applied event.
-    pub fn revision(&self) -> Revision {
-        self.0.revision()
-    }
-
-    /// Moves the cache's revision to `revision` with no change to its objects: the store
-    /// counted writes outside the cache's keys.
-    pub fn advance(&self, revision: Revision) {
-        self.0.advance(revision);
-    }
-
-    /// Replaces the cache's state with `snapshot` after the backend lost events (they were
-    /// compacted before it could read them); every watch is ended with `Expired`.
-    pub fn reset(&self, snapshot: Snapshot) {
-        self.0.reset(snapshot);
-    }
-
-    /// The cache's compaction point (it trims its history by count and size on its own).
-    pub fn compacted(&self) -> Revision {
-        self.0.compacted()
-    }
-}
-
-/// Validates `ops` against the cache's objects plus the earlier ops of the same batch, and
-/// stamps the successful ones with consecutive revisions after the cache's current one.
-///
-/// Nothing is changed; the caller must serialise batches (one writer at a time), make the
-/// successful events durable and then hand them to [`Feed::apply`] in order.
-pub fn prepare_batch(feed: &Feed, ops: Vec<WriteOp>) -> Vec<Result<WatchEvent, StorageError>> {
-    let mut next = feed.revision() + 1;
-    // Keys touched earlier in this batch and what they will hold after it.
-    let mut overlay: HashMap<String, Option<Arc<StoredObject>>> = HashMap::new();
-    let mut results = Vec::with_capacity(ops.len());
-    for op in ops {
-        let current = match overlay.get(op.key()) {
-            Some(entry) => entry.clone(),
-            None => feed.current(op.key()),
-        };
-        let result = prepare_one(op, current, next);
-        if let Ok(event) = &result {
-            next += 1;
-            let after = match event.event_type {
-                EventType::Deleted => None,
-                EventType::Added | EventType::Modified => Some(Arc::clone(&event.object)),
-            };
-            overlay.insert(event.object.key.clone(), after);
-        }
-        results.push(result);
-    }
-    results
-}
-
 /// Checks that `value` can be stamped: a JSON object whose `metadata`, if present, is an
 /// object.
 pub fn check_object(value: &Value) -> Result<(), StorageError> {
@@ -206,133 +135,11 @@ pub(crate) fn from_bytes(
     )?))
 }
 
-fn check_expected(
-    key: &str,
-    current: &StoredObject,
-    expected: Option<Revision>,
-) -> Result<(), StorageError> {
-    match expected {
-        Some(expected) if expected != current.revision => Err(StorageError::Conflict {
-            key: key.to_owned(),
-            expected,
-            actual: current.revision,
-        }),
-        _ => Ok(()),
-    }
-}
-
-fn prepare_one(
-    op: WriteOp,
-    current: Option<Arc<StoredObject>>,
-    revision: Revision,
-) -> Result<WatchEvent, StorageError> {
-    match op {
-        WriteOp::Create { key, value } => {
-            check_object(&value)?;
-            if current.is_some() {
-                return Err(StorageError::AlreadyExists(key));
-            }
-            Ok(WatchEvent {
-                event_type: EventType::Added,
-                object: stamp(&key, value, revision)?,
-                prev: None,
-            })
-        }
-        WriteOp::Update {
-            key,
-            value,
-            expected,
-        } => {
-            check_object(&value)?;
-            let current = current.ok_or_else(|| StorageError::NotFound(key.clone()))?;
-            check_expected(&key, &current, expected)?;
-            Ok(WatchEvent {
-                event_type: EventType::Modified,
-                object: stamp(&key, value, revision)?,
-                prev: Some(current),
-            })
-        }
-        WriteOp::Delete { key, expected } => {
-            let current = current.ok_or_else(|| StorageError::NotFound(key.clone()))?;
-            check_expected(&key, &current, expected)?;
-            let last = Value::clone(&current.value());
-            Ok(WatchEvent {
-                event_type: EventType::Deleted,
-                object: stamp(&key, last, revision)?,
-                prev: Some(current),
-            })
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::HistoryLimits;
-
-    fn create(key: &str) -> WriteOp {
-        WriteOp::Create {
-            key: key.to_owned(),
-            value: json!({"metadata": {"name": key}}),
-        }
-    }
-
-    #[test]
-    fn a_batch_is_validated_against_its_own_earlier_writes() {
-        let cache = Arc::new(Cache::new(Snapshot::default(), HistoryLimits::default()));
-        let feed = Feed(Arc::clone(&cache));
-        let results = prepare_batch(
-            &feed,
-            vec![
-                create("/a"),
-                create("/a"),
-                WriteOp::Update {
-                    key: "/a".into(),
-                    value: json!({"v": 1}),
-                    expected: Some(1),
-                },
-                WriteOp::Update {
-                    key: "/b".into(),
-                    value: json!({}),
-                    expected: None,
-                },
-                WriteOp::Delete {
-                    key: "/a".into(),
-                    expected: Some(2),
-                },
-                create("/a"),
-            ],
-        );
-        let summary: Vec<Result<(EventType, Revision), String>> = results
-            .iter()
-            .map(|r| match r {
-                Ok(e) => Ok((e.event_type, e.object.revision)),
-                Err(e) => Err(e.to_string()),
-            })
-            .collect();
-        assert_eq!(
-            summary,
-            [
-                Ok((EventType::Added, 1)),
-                Err("key /a already exists".to_owned()),
-                Ok((EventType::Modified, 2)),
-                Err("key /b not found".to_owned()),
-                Ok((EventType::Deleted, 3)),
-                Ok((EventType::Added, 4)),
-            ]
-        );
-        // The update's `prev` is the create from the same batch.
-        let update = results[2].as_ref().unwrap();
-        assert_eq!(update.prev.as_ref().unwrap().revision, 1);
-        // Preparing changed nothing; applying does.
-        assert_eq!(feed.revision(), 0);
-        feed.apply(results.into_iter().filter_map(Result::ok).collect());
-        assert_eq!(feed.revision(), 4);
-        assert_eq!(feed.current("/a").unwrap().revision, 4);
-        assert_eq!(cache.history_len(), 4);
-    }
 
     #[test]
     fn stamping_sets_the_resource_version_in_value_and_bytes() {

@@ -30,7 +30,7 @@ use parking_lot::RwLock;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::backend::{Backend, Feed, Snapshot, WriteOp};
+use crate::backend::{Backend, Snapshot, WriteOp};
 use crate::{
     EventType, ListOptions, ListResult, Revision, Storage, StorageError, StoredObject, WatchEvent,
     WatchStream,
@@ -673,6 +673,46 @@ impl<B: Backend> Storage for Cached<B> {
         // Memory first (watchers see it at once), then the backend's durable history.
         self.cache.compact(revision);
         self.backend.compact(self.cache.compacted());
+    }
+}
+
+/// A backend's handle on the cache above it: where committed changes go, and (for backends
+/// that validate against it) the current objects.
+#[derive(Clone)]
+pub struct Feed(pub(crate) Arc<Cache>);
+
+impl Feed {
+    /// Applies committed events, in revision order (each newer than the cache's revision),
+    /// and wakes the watchers.
+    pub fn apply(&self, events: Vec<WatchEvent>) {
+        self.0.apply(events);
+    }
+
+    /// The current object at `key` as the cache holds it.
+    pub fn current(&self, key: &str) -> Option<Arc<StoredObject>> {
+        self.0.get(key)
+    }
+
+    /// The revision of the last applied event.
+    pub fn revision(&self) -> Revision {
+        self.0.revision()
+    }
+
+    /// Moves the cache's revision to `revision` with no change to its objects: the store
+    /// counted writes outside the cache's keys.
+    pub fn advance(&self, revision: Revision) {
+        self.0.advance(revision);
+    }
+
+    /// Replaces the cache's state with `snapshot` after the backend lost events (they were
+    /// compacted before it could read them); every watch is ended with `Expired`.
+    pub fn reset(&self, snapshot: Snapshot) {
+        self.0.reset(snapshot);
+    }
+
+    /// The cache's compaction point (it trims its history by count and size on its own).
+    pub fn compacted(&self) -> Revision {
+        self.0.compacted()
     }
 }
 

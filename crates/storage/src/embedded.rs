@@ -28,7 +28,9 @@ use parking_lot::{Mutex, RwLock};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use tokio::sync::oneshot;
 
-use crate::backend::{self, Backend, Feed, Snapshot, WriteOp, prepare_batch};
+use crate::backend::{self, Backend, Snapshot, WriteOp};
+use crate::batch::prepare_batch;
+use crate::cache::Feed;
 use crate::cache::{Cached, HistoryLimits};
 use crate::{EventType, Revision, StorageError, StoredObject, WatchEvent};
 

@@ -14,6 +14,7 @@
 //!      └─ Cached<B>     cache.rs: current objects + bounded watch history + watchers; serves
 //!           │           every read, list (also as of an older revision) and watch
 //!           └─ B: Backend   backend.rs: durable writes; feeds its events into the cache
+//!                │          through its Feed (cache.rs); batch.rs checks a batch against it
 //!                ├─ RedbBackend   (embedded.rs, [`EmbeddedStorage`] = Cached<RedbBackend>)
 //!                ├─ MemoryBackend (memory.rs, [`MemoryStorage`] = Cached<MemoryBackend>)
 //!                └─ EtcdBackend   (crate flotilla-etcd: etcd's KV API, the cache fed by one
@@ -37,6 +38,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 mod backend;
+mod batch;
 mod cache;
 #[cfg(any(test, feature = "test-support"))]
 pub mod conformance;
@@ -45,8 +47,9 @@ mod memory;
 #[cfg(test)]
 mod tests;
 
-pub use backend::{Backend, Feed, Snapshot, WriteOp, check_object, prepare_batch, stamp};
-pub use cache::{Cached, HistoryLimits};
+pub use backend::{Backend, Snapshot, WriteOp, check_object, stamp};
+pub use batch::prepare_batch;
+pub use cache::{Cached, Feed, HistoryLimits};
 pub use embedded::{EmbeddedOptions, EmbeddedStorage, RedbBackend, WriterStats};
 pub use memory::{MemoryBackend, MemoryStorage};
 

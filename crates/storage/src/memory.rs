@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::backend::{Backend, Feed, Snapshot, WriteOp, prepare_batch};
+use crate::backend::{Backend, Snapshot, WriteOp};
+use crate::batch::prepare_batch;
+use crate::cache::Feed;
 use crate::cache::{Cache, Cached, HistoryLimits};
 use crate::{Revision, StorageError, StoredObject};
 

@@ -11,6 +11,7 @@
 //!
 //! The request path is: prune, then default, then validate.
 
+mod defaults;
 mod format;
 mod mutate;
 mod schema;

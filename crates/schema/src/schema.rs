@@ -9,8 +9,6 @@ use flotilla_apimachinery::Cause;
 use regex::Regex;
 use serde_json::{Map, Number, Value};
 
-use crate::mutate;
-use crate::validate;
 use crate::value::{
     field, forbidden, index, invalid, not_supported, prop_path, quote, render, required,
 };
@@ -189,12 +187,12 @@ pub(crate) struct Parser {
     pub errors: Vec<Cause>,
 }
 
-fn obj_path(path: &str, key: &str) -> String {
+pub(crate) fn obj_path(path: &str, key: &str) -> String {
     field(path, key)
 }
 
 impl Parser {
-    fn push(&mut self, c: Cause) {
+    pub(crate) fn push(&mut self, c: Cause) {
         self.errors.push(c);
     }
 
@@ -923,41 +921,6 @@ impl Parser {
                     ));
                 }
             }
-        }
-    }
-
-    /// Defaults must be pruned already and valid against their own schema (with the defaults
-    /// nested inside them applied, as they would be when defaulting an object).
-    pub(crate) fn check_defaults(&mut self, node: &Node, path: &str, level: Level) {
-        if let Some(d) = &node.default {
-            let default_path = obj_path(path, "default");
-            let mut copy = d.clone();
-            let root = level == Level::Root;
-            let mut removed = Vec::new();
-            mutate::prune_node(node, &mut copy, "", root, &mut removed);
-            if removed.is_empty() {
-                mutate::default_node(node, &mut copy, root);
-                validate::validate_node(node, &copy, &default_path, root, &mut self.errors);
-            } else {
-                self.push(invalid(
-                    &default_path,
-                    &render(d),
-                    "must not have unknown fields",
-                ));
-            }
-        }
-        for (name, p) in &node.properties {
-            // Root metadata defaults are rejected by `root_rules`.
-            if level == Level::Root && name == "metadata" {
-                continue;
-            }
-            self.check_defaults(p, &prop_path(path, name), Level::Field);
-        }
-        if let Additional::Schema(a) = &node.additional {
-            self.check_defaults(a, &obj_path(path, "additionalProperties"), Level::Field);
-        }
-        if let Some(items) = &node.items {
-            self.check_defaults(items, &obj_path(path, "items"), Level::Item);
         }
     }
 }

@@ -264,7 +264,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
                 member.url()
             );
             println!("export KUBECONFIG={}", kubeconfig.display());
-            until_shutdown(files, &[&member]).await;
+            crate::process::until_shutdown(files, &[&member]).await;
             eprintln!("shutting down");
             member.stop().await;
             Ok(())
@@ -300,7 +300,7 @@ async fn run_member_sims(args: MemberSimArgs) -> anyhow::Result<()> {
         println!("member-sim {} ready at {}", member.name, member.url());
     }
     let all: Vec<_> = members.iter().collect();
-    until_shutdown(files, &all).await;
+    crate::process::until_shutdown(files, &all).await;
     eprintln!("shutting down");
     members.stop_all().await;
     Ok(())
@@ -311,17 +311,6 @@ fn failure_files(args: &MemberSimArgs) -> flotilla_membersim::FailureFiles {
     flotilla_membersim::FailureFiles {
         unreachable: args.unreachable_file.clone(),
         unhealthy: args.unhealthy_file.clone(),
-    }
-}
-
-/// Waits for SIGINT/SIGTERM, meanwhile following the failure files given (if any).
-pub(crate) async fn until_shutdown(
-    files: flotilla_membersim::FailureFiles,
-    members: &[&flotilla_membersim::RunningMember],
-) {
-    tokio::select! {
-        _ = crate::process::shutdown_signal() => {}
-        _ = flotilla_membersim::follow_failure_files(&files, members) => {}
     }
 }
 

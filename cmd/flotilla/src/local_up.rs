@@ -244,7 +244,7 @@ async fn serve_local_up(
     );
     println!("export KUBECONFIG={}", kubeconfig.display());
     let member_refs: Vec<&flotilla_membersim::RunningMember> = members.iter().collect();
-    crate::cli::until_shutdown(failures, &member_refs).await;
+    crate::process::until_shutdown(failures, &member_refs).await;
     eprintln!("shutting down");
     scheduler.stop().await;
     controllers.stop().await;

@@ -1,5 +1,6 @@
-//! Process plumbing shared by the subcommands: logging, the shutdown signal, the host client
-//! and reading files named on the command line. It imports nothing from the other modules.
+//! Process plumbing shared by the subcommands: logging, the shutdown signal (and the wait for it
+//! while member-sims follow their failure files), the host client and reading files named on
+//! the command line. It imports nothing from the other modules.
 
 use anyhow::Context;
 
@@ -103,5 +104,16 @@ pub(crate) async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Waits for SIGINT/SIGTERM, meanwhile following the failure files given (if any).
+pub(crate) async fn until_shutdown(
+    files: flotilla_membersim::FailureFiles,
+    members: &[&flotilla_membersim::RunningMember],
+) {
+    tokio::select! {
+        _ = shutdown_signal() => {}
+        _ = flotilla_membersim::follow_failure_files(&files, members) => {}
     }
 }

@@ -31,11 +31,12 @@ use tokio::sync::mpsc;
 use tracing::{Instrument, debug, info_span};
 
 use crate::aggregate::{self, ClusterWork};
-use crate::detector::involved;
+use crate::binding_key::BindingKey;
 use crate::overrides::{ChangeTracker, OverrideChange, OverridePolicies};
 use crate::render::{Rendering, binding_id_label};
 use crate::runner::dynamic_api;
 use crate::runner::{AbortOnDrop, Next, spawn_workers, wait_ready};
+use crate::templates::{Templates, cached_template, involved};
 use crate::{BINDING_MANAGER, Context, Error, Shared, host_err, is_not_found};
 use flotilla_scheduler::ClusterSnapshot;
 
@@ -47,31 +48,6 @@ const APPLIED_OVERRIDE_ANNOTATIONS: [&str; 2] = [
 ];
 /// Work writes of one binding in flight at once.
 const WORK_WRITES_IN_FLIGHT: usize = 16;
-
-/// A ResourceBinding (with a namespace) or ClusterResourceBinding (without).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BindingKey {
-    pub namespace: Option<String>,
-    pub name: String,
-}
-
-/// The binding a Work belongs to, from its annotations.
-pub fn binding_of_work(work: &Work) -> Option<BindingKey> {
-    let a = work.annotations();
-    if let Some(name) = a.get(karmada::RESOURCE_BINDING_NAME_ANNOTATION) {
-        return Some(BindingKey {
-            namespace: a
-                .get(karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION)
-                .cloned(),
-            name: name.clone(),
-        });
-    }
-    a.get(karmada::CLUSTER_RESOURCE_BINDING_ANNOTATION)
-        .map(|name| BindingKey {
-            namespace: None,
-            name: name.clone(),
-        })
-}
 
 /// One binding of either kind, as the controller reads it.
 struct Binding {
@@ -89,7 +65,7 @@ struct BindingController {
     bindings: Store<ResourceBinding>,
     cluster_bindings: Store<ClusterResourceBinding>,
     works: Store<Work>,
-    templates: crate::detector::Templates,
+    templates: Templates,
     overrides: OverridePolicies,
     clusters: Store<flotilla_api::Cluster>,
 }
@@ -321,7 +297,7 @@ impl BindingController {
         // does not hold (not listed yet in a new term, or deleted), are read from the host:
         // a binding dropped here would keep a stale status until something else changed it.
         let gvk = crate::registry::gvk_of(&resource.api_version, &resource.kind);
-        let cached = crate::detector::cached_template(
+        let cached = cached_template(
             &self.templates,
             &gvk,
             resource.namespace.as_deref(),
@@ -682,38 +658,5 @@ mod tests {
             cluster_list(&refs),
             "clusters m1, m2, m3, m4, m5, m6, m7, m8, m9, m10 and 2 more"
         );
-    }
-
-    #[test]
-    fn works_name_their_binding() {
-        let w: Work = serde_json::from_value(json!({
-            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-            "metadata": {"name": "w", "namespace": karmada::execution_namespace("m1"), "annotations": {
-                karmada::RESOURCE_BINDING_NAME_ANNOTATION: "web-deployment",
-                karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION: "demo"}},
-            "spec": {}
-        }))
-        .unwrap();
-        assert_eq!(
-            binding_of_work(&w),
-            Some(BindingKey {
-                namespace: Some("demo".into()),
-                name: "web-deployment".into()
-            })
-        );
-        let c: Work = serde_json::from_value(json!({
-            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-            "metadata": {"name": "w", "namespace": karmada::execution_namespace("m1"), "annotations": {
-                karmada::CLUSTER_RESOURCE_BINDING_ANNOTATION: "view-clusterrole"}},
-            "spec": {}
-        }))
-        .unwrap();
-        assert_eq!(binding_of_work(&c).unwrap().namespace, None);
-        let none: Work = serde_json::from_value(json!({
-            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-            "metadata": {"name": "w", "namespace": karmada::execution_namespace("m1")}, "spec": {}
-        }))
-        .unwrap();
-        assert_eq!(binding_of_work(&none), None);
     }
 }

@@ -33,8 +33,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tracing::{Instrument, debug, info_span};
 
-use crate::binding::BindingKey;
+use crate::binding_key::BindingKey;
 use crate::runner::{AbortOnDrop, Next, spawn_workers, wait_ready};
+use crate::templates::{Templates, cached_template};
 use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
 
 const CONTROLLER: &str = "dependencies";
@@ -208,7 +209,7 @@ struct Distributor {
     ctx: Arc<Context>,
     graph: parking_lot::Mutex<DependencyGraph>,
     bindings: Store<ResourceBinding>,
-    templates: crate::detector::Templates,
+    templates: Templates,
 }
 
 /// Runs the dependencies distributor; `events` says which bindings and objects changed.
@@ -284,7 +285,7 @@ impl Distributor {
         name: &str,
     ) -> Option<Option<Arc<DynamicObject>>> {
         let gvk = crate::registry::gvk_of(api_version, kind);
-        crate::detector::cached_template(&self.templates, &gvk, Some(ns), name)
+        cached_template(&self.templates, &gvk, Some(ns), name)
     }
 
     async fn reconcile(&self, signal: &Signal) -> Result<Next, Error> {

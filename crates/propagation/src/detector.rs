@@ -23,7 +23,6 @@
 //! ([`crate::unimplemented`]) gets a `FeatureNotImplemented` Warning Event naming them, once
 //! per policy generation; the policy works as if those fields were absent.
 
-use futures::FutureExt;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -51,6 +50,7 @@ use crate::registry::{ResourceInfo, api_version_of};
 use crate::runner::{
     AbortOnDrop, Next, dynamic_api, reflect, reflect_kept, spawn_workers, wait_ready,
 };
+use crate::templates::{TemplateWatch, Templates, cached, cached_template, involved};
 use crate::unimplemented::{self, unimplemented_fields};
 use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
 
@@ -88,59 +88,12 @@ pub fn propagatable(gvk: &GroupVersionKind) -> bool {
     !(gvk.group.is_empty() && SKIPPED_CORE_KINDS.contains(&gvk.kind.as_str()))
 }
 
-/// Whether templates in this namespace are left alone (Kubernetes' `kube-*` and Karmada's own
-/// `karmada-*` namespaces); the namespace sync does not propagate them either.
-pub fn skipped_namespace(namespace: &str) -> bool {
-    namespace.starts_with("kube-") || namespace.starts_with("karmada-")
-}
-
-/// Whether the detector caches `obj`: not in a skipped namespace, where nothing is a
-/// template (and each member has a credentials Secret in `karmada-cluster`).
-fn cached(obj: &DynamicObject) -> bool {
-    !obj.metadata
-        .namespace
-        .as_deref()
-        .is_some_and(skipped_namespace)
-}
-
 /// A template: its kind and where it is.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TemplateKey {
     pub gvk: GroupVersionKind,
     pub namespace: Option<String>,
     pub name: String,
-}
-
-pub(crate) struct TemplateWatch {
-    info: ResourceInfo,
-    store: Store<DynamicObject>,
-    _task: AbortOnDrop,
-}
-
-/// The template watches by kind: written by the detector, read by the binding controller.
-pub(crate) type Templates = Arc<DashMap<GroupVersionKind, TemplateWatch>>;
-
-/// The cached template of a kind, when the detector watches that kind and its cache has
-/// listed (`None` otherwise: the cache cannot tell; read it from the host, or look again).
-/// `Some(None)`: the template does not exist.
-pub(crate) fn cached_template(
-    templates: &Templates,
-    gvk: &GroupVersionKind,
-    namespace: Option<&str>,
-    name: &str,
-) -> Option<Option<Arc<DynamicObject>>> {
-    if namespace.is_some_and(skipped_namespace) {
-        // Not cached (see `cached`): the cache cannot tell.
-        return None;
-    }
-    let w = templates.get(gvk)?;
-    // Until its first list ends the store is empty, which is not "absent".
-    w.store.wait_until_ready().now_or_never()?.ok()?;
-    let mut r = ObjectRef::new_with(name, w.info.resource.clone());
-    if let Some(ns) = namespace {
-        r = r.within(ns);
-    }
-    Some(w.store.get(&r))
 }
 
 /// The (uid, generation) of each policy last warned about unimplemented fields.
@@ -1103,27 +1056,10 @@ fn owner_reference(template: &Value) -> Value {
     })
 }
 
-/// The template as an event's involved object.
-pub(crate) fn involved(template: &Value) -> ObjectReference {
-    let s = |p: &str| {
-        template
-            .pointer(p)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    ObjectReference {
-        api_version: s("/apiVersion"),
-        kind: s("/kind"),
-        namespace: s("/metadata/namespace"),
-        name: s("/metadata/name"),
-        uid: s("/metadata/uid"),
-        ..Default::default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::templates::skipped_namespace;
 
     #[test]
     fn objects_in_skipped_namespaces_are_not_cached() {

@@ -32,6 +32,7 @@
 
 pub mod aggregate;
 pub mod binding;
+pub mod binding_key;
 pub mod dependencies;
 pub mod detector;
 pub mod execution;
@@ -43,6 +44,7 @@ pub mod policy;
 pub mod registry;
 pub mod render;
 mod runner;
+pub mod templates;
 pub mod unimplemented;
 
 pub use flotilla_runtime::error_chain;
@@ -203,7 +205,7 @@ pub(crate) struct Shared {
     pub cluster_bindings: Store<ClusterResourceBinding>,
     pub clusters: Store<Cluster>,
     /// The detector's template watches, read by the binding controller too.
-    pub templates: detector::Templates,
+    pub templates: templates::Templates,
     /// OverridePolicies and ClusterOverridePolicies.
     pub overrides: overrides::OverridePolicies,
     /// To the dependencies distributor: bindings and dependency objects that changed.
@@ -260,7 +262,7 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
             watcher::Config::default(),
             (),
             move |w: &Work, _| {
-                if let Some(key) = binding::binding_of_work(w) {
+                if let Some(key) = binding_key::binding_of_work(w) {
                     let _ = binding_tx.send(key);
                 }
                 if let Some(signal) = execution::signal_of(w) {
@@ -281,7 +283,7 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
             watcher::Config::default(),
             (),
             move |b: &ResourceBinding, _| {
-                let key = binding::BindingKey {
+                let key = binding_key::BindingKey {
                     namespace: b.metadata.namespace.clone(),
                     name: b.metadata.name.clone().unwrap_or_default(),
                 };
@@ -296,7 +298,7 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
         watcher::Config::default(),
         (),
         move |b: &ClusterResourceBinding, _| {
-            let _ = binding_tx.send(binding::BindingKey {
+            let _ = binding_tx.send(binding_key::BindingKey {
                 namespace: None,
                 name: b.metadata.name.clone().unwrap_or_default(),
             });

@@ -47,7 +47,7 @@ pub fn propagated(
 /// with a skipped prefix.
 fn never_propagated(name: &str, skipped_prefixes: &[String]) -> bool {
     name == "default"
-        || crate::detector::skipped_namespace(name)
+        || crate::templates::skipped_namespace(name)
         || skipped_prefixes
             .iter()
             .any(|p| name.starts_with(p.as_str()))

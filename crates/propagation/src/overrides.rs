@@ -17,8 +17,9 @@ use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
 use serde_json::{Map, Value};
 
-use crate::binding::BindingKey;
+use crate::binding_key::BindingKey;
 use crate::policy::{CompiledSelector, ImplicitPriority, TemplateView};
+use crate::templates::{Templates, cached_template};
 
 /// A policy (either kind) held for one rendering.
 #[derive(Clone)]
@@ -203,7 +204,7 @@ pub(crate) struct ChangeTracker {
     bindings: Store<ResourceBinding>,
     cluster_bindings: Store<ClusterResourceBinding>,
     clusters: Store<Cluster>,
-    templates: crate::detector::Templates,
+    templates: Templates,
     selectors: HashMap<(Option<String>, String), Vec<ResourceSelector>>,
     facts: HashMap<String, ClusterFacts>,
 }
@@ -214,7 +215,7 @@ impl ChangeTracker {
         bindings: Store<ResourceBinding>,
         cluster_bindings: Store<ClusterResourceBinding>,
         clusters: Store<Cluster>,
-        templates: crate::detector::Templates,
+        templates: Templates,
     ) -> Self {
         Self {
             policies,
@@ -318,12 +319,7 @@ impl ChangeTracker {
         r: &flotilla_api::binding::ObjectReference,
     ) -> Option<Map<String, Value>> {
         let gvk = crate::registry::gvk_of(&r.api_version, &r.kind);
-        let t = crate::detector::cached_template(
-            &self.templates,
-            &gvk,
-            r.namespace.as_deref(),
-            &r.name,
-        )??;
+        let t = cached_template(&self.templates, &gvk, r.namespace.as_deref(), &r.name)??;
         Some(
             t.labels()
                 .iter()

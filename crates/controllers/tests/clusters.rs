@@ -22,8 +22,8 @@
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use flotilla_testenv::eventually;
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,9 @@ use kube::api::{
     PatchParams, PostParams,
 };
 use serde_json::json;
+
+/// How long a test waits for what it expects.
+const WAIT: Duration = Duration::from_secs(30);
 
 const THRESHOLD: Duration = Duration::from_secs(2);
 
@@ -81,7 +84,7 @@ impl Env {
             client,
         } = flotilla_testenv::ControlPlane::start().await.unwrap();
         let clusters: Api<Cluster> = Api::all(client.clone());
-        eventually("clusters served through the host", || async {
+        eventually("clusters served through the host", WAIT, || async {
             clusters.list(&ListParams::default()).await.is_ok()
         })
         .await;
@@ -149,19 +152,6 @@ impl Env {
     }
 }
 
-/// Polls `check` until it holds (30 s at most).
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Whether `c`'s published discovery has `group_version`.
 fn serves(c: &Cluster, group_version: &str) -> bool {
     c.status.as_ref().is_some_and(|s| {
@@ -208,7 +198,7 @@ fn left_ready(c: &Cluster, reason: &str) -> bool {
 
 /// Waits for both not-ready taints (NoSchedule and NoExecute) on `name`.
 async fn wait_not_ready_taints(clusters: &Api<Cluster>, name: &str) {
-    eventually(&format!("{name} tainted not-ready"), || async {
+    eventually(&format!("{name} tainted not-ready"), WAIT, || async {
         let t = taints(&clusters.get(name).await.unwrap());
         t.contains(&(karmada::TAINT_CLUSTER_NOT_READY.into(), "NoSchedule".into()))
             && t.contains(&(karmada::TAINT_CLUSTER_NOT_READY.into(), "NoExecute".into()))
@@ -440,6 +430,7 @@ async fn status_reports_health_discovery_and_exact_resource_summaries() {
     for (name, nodes, _, _) in MEMBERS {
         eventually(
             &format!("{name} ready with version and API enablements"),
+            WAIT,
             || async {
                 let Ok(c) = clusters.get(name).await else {
                     return false;
@@ -508,7 +499,7 @@ async fn status_reports_health_discovery_and_exact_resource_summaries() {
     deploy(&member, "web", 4, "1500m", "1Gi").await;
     deploy(&member, "huge", 1, "64", "1Gi").await;
     let pods: Api<Pod> = Api::namespaced(member.clone(), "default");
-    eventually("member1 pods bound and pending", || async {
+    eventually("member1 pods bound and pending", WAIT, || async {
         let pods = pods.list(&ListParams::default()).await.unwrap().items;
         let bound = pods
             .iter()
@@ -525,6 +516,7 @@ async fn status_reports_health_discovery_and_exact_resource_summaries() {
     assert_eq!(expected.allocating["pods"], 1);
     eventually(
         "member1 resource summary matching its nodes and pods",
+        WAIT,
         || async { matches_expected(&clusters.get("member1").await.unwrap(), &expected) },
     )
     .await;
@@ -547,7 +539,7 @@ async fn status_reports_health_discovery_and_exact_resource_summaries() {
     }))
     .unwrap();
     crds.create(&PostParams::default(), &crd).await.unwrap();
-    eventually("member1's discovery with example.com/v1", || async {
+    eventually("member1's discovery with example.com/v1", WAIT, || async {
         let c = clusters.get("member1").await.unwrap();
         serves(&c, "example.com/v1")
             && serves(&c, "apps/v1")
@@ -610,7 +602,7 @@ async fn status_reports_health_discovery_and_exact_resource_summaries() {
             hand[*g as usize].1 = *n;
         }
         assert_eq!(expected, hand, "{name}: the test's own computation");
-        eventually(&format!("{name} allocatableModelings"), || async {
+        eventually(&format!("{name} allocatableModelings"), WAIT, || async {
             let c = clusters.get(name).await.unwrap();
             modelings(&c) == expected
         })
@@ -652,6 +644,7 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
     for name in MEMBERS.iter().map(|m| m.0).chain(["agent1"]) {
         eventually(
             &format!("{name} finalizer and execution namespace"),
+            WAIT,
             || async {
                 let c = clusters.get(name).await.unwrap();
                 let finalized = c
@@ -672,7 +665,7 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
     }
 
     for (name, ..) in MEMBERS {
-        eventually(&format!("{name} ready"), || async {
+        eventually(&format!("{name} ready"), WAIT, || async {
             ready_status(&clusters.get(name).await.unwrap()).is_some()
         })
         .await;
@@ -706,7 +699,7 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
         .delete("member2", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("the Work marked for deletion", || async {
+    eventually("the Work marked for deletion", WAIT, || async {
         works
             .get("web-5d8f")
             .await
@@ -742,7 +735,7 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
         .await
         .unwrap();
     let order = std::sync::Mutex::new(Vec::new());
-    eventually("member2 fully removed", || async {
+    eventually("member2 fully removed", WAIT, || async {
         let work_gone = works.get_opt("web-5d8f").await.unwrap().is_none();
         let ns_gone = namespaces.get_opt(&ns).await.unwrap().is_none();
         let cluster_gone = clusters.get_opt("member2").await.unwrap().is_none();
@@ -788,7 +781,7 @@ async fn unreachable_then_recovers(keep_member_connections: bool) {
     let mut env = Env::start_with(|o| o.keep_member_connections = keep_member_connections).await;
     let clusters = env.clusters();
     for (name, ..) in MEMBERS {
-        eventually(&format!("{name} ready"), || async {
+        eventually(&format!("{name} ready"), WAIT, || async {
             let c = clusters.get(name).await.unwrap();
             ready_status(&c) == Some(("True".into(), "ClusterReady".into()))
                 && c.status
@@ -807,7 +800,7 @@ async fn unreachable_then_recovers(keep_member_connections: bool) {
     running.take().unwrap().stop().await;
 
     // Ready holds through the threshold, then flips with the not-ready taints.
-    eventually("member1 not reachable", || async {
+    eventually("member1 not reachable", WAIT, || async {
         left_ready(
             &clusters.get("member1").await.unwrap(),
             "ClusterNotReachable",
@@ -829,6 +822,7 @@ async fn unreachable_then_recovers(keep_member_connections: bool) {
     deploy(&member2, "api", 2, "300m", "128Mi").await;
     eventually(
         "member2 allocation followed while member1 is down",
+        WAIT,
         || async {
             let c = clusters.get("member2").await.unwrap();
             c.status.and_then(|s| s.resource_summary).is_some_and(|rs| {
@@ -849,7 +843,7 @@ async fn unreachable_then_recovers(keep_member_connections: bool) {
     let member = flotilla_membersim::start(opts.clone()).await.unwrap();
     assert_eq!(member.addr.port(), opts.secure_port);
     env.members.get_mut("member1").unwrap().1 = Some(member);
-    eventually("member1 ready again and untainted", || async {
+    eventually("member1 ready again and untainted", WAIT, || async {
         let c = clusters.get("member1").await.unwrap();
         ready_status(&c) == Some(("True".into(), "ClusterReady".into())) && taints(&c).is_empty()
     })
@@ -865,7 +859,7 @@ async fn a_changed_endpoint_is_followed_on_a_new_connection() {
         ready_status(&clusters.get("member3").await.unwrap())
             == Some(("True".into(), "ClusterReady".into()))
     };
-    eventually("member3 ready", ready).await;
+    eventually("member3 ready", WAIT, ready).await;
     let endpoint = clusters
         .get("member3")
         .await
@@ -894,7 +888,7 @@ async fn a_changed_endpoint_is_followed_on_a_new_connection() {
         }
     };
     set_endpoint(format!("https://127.0.0.1:{unused}")).await;
-    eventually("member3 unreachable at its new endpoint", || async {
+    eventually("member3 unreachable at its new endpoint", WAIT, || async {
         left_ready(
             &clusters.get("member3").await.unwrap(),
             "ClusterNotReachable",
@@ -902,7 +896,7 @@ async fn a_changed_endpoint_is_followed_on_a_new_connection() {
     })
     .await;
     set_endpoint(endpoint).await;
-    eventually("member3 ready at its endpoint again", ready).await;
+    eventually("member3 ready at its endpoint again", WAIT, ready).await;
     env.stop().await;
 }
 
@@ -911,7 +905,7 @@ async fn unhealthy_member_is_not_ready_and_tainted_then_recovers() {
     let env = Env::start().await;
     let clusters = env.clusters();
     for (name, ..) in MEMBERS {
-        eventually(&format!("{name} ready"), || async {
+        eventually(&format!("{name} ready"), WAIT, || async {
             let c = clusters.get(name).await.unwrap();
             ready_status(&c) == Some(("True".into(), "ClusterReady".into()))
         })
@@ -923,7 +917,7 @@ async fn unhealthy_member_is_not_ready_and_tainted_then_recovers() {
     // threshold; the other members stay Ready throughout.
     let unhealthy = Instant::now();
     member1.set_healthy(false);
-    eventually("member1 not ready", || async {
+    eventually("member1 not ready", WAIT, || async {
         for other in ["member2", "member3"] {
             let c = clusters.get(other).await.unwrap();
             assert_eq!(
@@ -948,7 +942,7 @@ async fn unhealthy_member_is_not_ready_and_tainted_then_recovers() {
 
     member1.set_healthy(true);
     let healthy = Instant::now();
-    eventually("member1 ready again and untainted", || async {
+    eventually("member1 ready again and untainted", WAIT, || async {
         let c = clusters.get("member1").await.unwrap();
         ready_status(&c) == Some(("True".into(), "ClusterReady".into())) && taints(&c).is_empty()
     })
@@ -1063,7 +1057,7 @@ async fn push_clusters_stay_ready_without_leases_and_silent_pull_clusters_go_unk
 
     // Push clusters: Ready, and no Lease (as in Karmada, only Pull agents keep one).
     for (name, ..) in MEMBERS {
-        eventually(&format!("{name} ready"), || async {
+        eventually(&format!("{name} ready"), WAIT, || async {
             let c = clusters.get(name).await.unwrap();
             ready_status(&c) == Some(("True".into(), "ClusterReady".into()))
         })
@@ -1104,7 +1098,7 @@ async fn push_clusters_stay_ready_without_leases_and_silent_pull_clusters_go_unk
     }
 
     // agent1 has been silent since its creation.
-    eventually("agent1 Unknown and unreachable-tainted", || async {
+    eventually("agent1 Unknown and unreachable-tainted", WAIT, || async {
         let c = clusters.get("agent1").await.unwrap();
         ready_status(&c) == Some(("Unknown".into(), "ClusterStatusNeverUpdated".into()))
             && unreachable_tainted(&c)
@@ -1131,7 +1125,7 @@ async fn push_clusters_stay_ready_without_leases_and_silent_pull_clusters_go_unk
     agent.abort();
     let _ = agent.await;
     let silent = Instant::now();
-    eventually("agent2 Unknown and unreachable-tainted", || async {
+    eventually("agent2 Unknown and unreachable-tainted", WAIT, || async {
         let c = clusters.get("agent2").await.unwrap();
         ready_status(&c) == Some(("Unknown".into(), "ClusterStatusUnknown".into()))
             && unreachable_tainted(&c)
@@ -1164,7 +1158,7 @@ async fn push_clusters_stay_ready_without_leases_and_silent_pull_clusters_go_unk
         .delete("agent2", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("agent2 and its Lease gone", || async {
+    eventually("agent2 and its Lease gone", WAIT, || async {
         clusters.get_opt("agent2").await.unwrap().is_none()
             && leases.get_opt("agent2").await.unwrap().is_none()
     })

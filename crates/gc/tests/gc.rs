@@ -16,8 +16,8 @@
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::future::Future;
-use std::time::{Duration, Instant};
+use flotilla_testenv::eventually;
+use std::time::Duration;
 
 use flotilla_gc::{GarbageCollector, GcOptions};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -93,30 +93,11 @@ fn delete_with(policy: Option<PropagationPolicy>) -> DeleteParams {
     }
 }
 
-/// Polls `check` until it returns `Some` or the deadline passes.
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out after {DEADLINE:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 async fn gone<K>(api: &Api<K>, name: &str)
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    eventually(&format!("{name} to be deleted"), || async {
+    eventually(&format!("{name} to be deleted"), DEADLINE, || async {
         api.get_opt(name).await.unwrap().is_none().then_some(())
     })
     .await
@@ -163,16 +144,20 @@ async fn background_deletion_collects_dependents_and_keeps_those_with_another_ow
     gone(&api, "dep1").await;
     gone(&api, "dep2").await;
     let other_uid = other.metadata.uid.clone().unwrap();
-    let shared = eventually("the dangling reference of shared to be removed", || async {
-        let cm = api.get("shared").await.unwrap();
-        (owner_uids(&cm) == vec![other_uid.clone()]).then_some(cm)
-    })
+    let shared = eventually(
+        "the dangling reference of shared to be removed",
+        DEADLINE,
+        || async {
+            let cm = api.get("shared").await.unwrap();
+            (owner_uids(&cm) == vec![other_uid.clone()]).then_some(cm)
+        },
+    )
     .await;
     assert!(shared.metadata.deletion_timestamp.is_none());
 
     // The collector counts a write after the server answered it, so the counters may trail
     // what the test saw through the API by a moment: wait for them, then check them exactly.
-    let text = eventually("the collector's counters to catch up", || async {
+    let text = eventually("the collector's counters to catch up", DEADLINE, || async {
         let text = env.gc.metrics_text();
         text.contains("flotilla_gc_dangling_references_removed_total 1")
             .then_some(text)
@@ -209,6 +194,7 @@ async fn foreground_deletion_waits_for_blocking_dependents_only() {
     for name in ["blocker", "free"] {
         eventually(
             &format!("{name} to be deleted by the collector"),
+            DEADLINE,
             || async {
                 let cm = api.get(name).await.unwrap();
                 cm.metadata.deletion_timestamp.is_some().then_some(())
@@ -252,7 +238,7 @@ async fn foreground_deletion_cascades_through_dependents_that_own_things() {
         .await
         .unwrap();
     // mid is deleted in the foreground in turn: it waits for leaf, and top waits for mid.
-    let mid_now = eventually("mid to be deleted in the foreground", || async {
+    let mid_now = eventually("mid to be deleted in the foreground", DEADLINE, || async {
         let cm = api.get("mid").await.unwrap();
         cm.metadata.deletion_timestamp.is_some().then_some(cm)
     })
@@ -267,7 +253,7 @@ async fn foreground_deletion_cascades_through_dependents_that_own_things() {
         "{:?}",
         mid_now.metadata
     );
-    eventually("leaf to be deleted", || async {
+    eventually("leaf to be deleted", DEADLINE, || async {
         let cm = api.get("leaf").await.unwrap();
         cm.metadata.deletion_timestamp.is_some().then_some(())
     })
@@ -358,7 +344,7 @@ async fn custom_resources_of_a_crd_created_later_are_collected() {
         "widgets",
     );
     let widgets: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &ar);
-    eventually("widgets to be served", || async {
+    eventually("widgets to be served", DEADLINE, || async {
         widgets.list(&Default::default()).await.ok().map(|_| ())
     })
     .await;

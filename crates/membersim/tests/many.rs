@@ -4,6 +4,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+use flotilla_testenv::eventually;
 use std::path::Path;
 use std::time::Duration;
 
@@ -12,28 +13,13 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
 
+/// How long a test waits for what it expects.
+const WAIT: Duration = Duration::from_secs(10);
+
 async fn client_for(kubeconfig: &Path, context: Option<&str>) -> kube::Client {
     flotilla_testenv::client_for(kubeconfig, context)
         .await
         .unwrap()
-}
-
-/// Polls `check` until it returns Some or 10s pass.
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
 }
 
 async fn node_count(client: &kube::Client) -> Option<usize> {
@@ -166,7 +152,7 @@ async fn unreachable_member_drops_connections_and_comes_back_on_the_same_url() {
     assert!(u1.is_reachable());
     assert_eq!(u1.url(), url);
     // Same URL, same certificates, same objects; the old client reconnects by itself.
-    let names: Vec<String> = eventually("the member answers again", || {
+    let names: Vec<String> = eventually("the member answers again", WAIT, || {
         let cms = cms.clone();
         async move { cms.list(&ListParams::default()).await.ok() }
     })
@@ -176,7 +162,7 @@ async fn unreachable_member_drops_connections_and_comes_back_on_the_same_url() {
     .map(|c| c.metadata.name.unwrap())
     .collect();
     assert!(names.contains(&"before".to_string()), "{names:?}");
-    eventually("the node NotReady", || {
+    eventually("the node NotReady", WAIT, || {
         let nodes: Api<Node> = Api::all(c1.clone());
         async move {
             let node = nodes.get("u1-node-0").await.ok()?;
@@ -320,7 +306,7 @@ async fn failure_files_switch_health_and_reachability_of_the_members_they_name()
     let follow = flotilla_membersim::follow_failure_files(&files, &all);
     let check = async {
         std::fs::write(dir.path().join("unhealthy"), "# only f2\nf2\n").unwrap();
-        eventually("f2 unhealthy", || async {
+        eventually("f2 unhealthy", WAIT, || async {
             (!f2.is_healthy()).then_some(())
         })
         .await;
@@ -333,13 +319,13 @@ async fn failure_files_switch_health_and_reachability_of_the_members_they_name()
 
         // An empty file names every member.
         std::fs::write(dir.path().join("unreachable"), "").unwrap();
-        eventually("both unreachable", || async {
+        eventually("both unreachable", WAIT, || async {
             (!f1.is_reachable() && !f2.is_reachable()).then_some(())
         })
         .await;
         std::fs::remove_file(dir.path().join("unreachable")).unwrap();
         std::fs::remove_file(dir.path().join("unhealthy")).unwrap();
-        eventually("all back", || async {
+        eventually("all back", WAIT, || async {
             (f1.is_reachable() && f2.is_reachable() && f2.is_healthy()).then_some(())
         })
         .await;

@@ -4,6 +4,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+use flotilla_testenv::eventually;
 use std::path::Path;
 use std::time::Duration;
 
@@ -12,6 +13,9 @@ use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet}
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+
+/// How long a test waits for what it expects.
+const WAIT: Duration = Duration::from_secs(10);
 
 async fn client_for(kubeconfig: &Path, context: Option<&str>) -> kube::Client {
     flotilla_testenv::client_for(kubeconfig, context)
@@ -40,24 +44,6 @@ async fn start(nodes: u32, cpu: &str) -> Member {
         member,
         client,
         _dir: dir,
-    }
-}
-
-/// Polls `check` until it returns Some or 10s pass.
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 
@@ -149,7 +135,7 @@ async fn a_started_member_has_all_its_nodes() {
 async fn nodes_are_ready_with_capacity() {
     let m = start(3, "4").await;
     let nodes: Api<Node> = Api::all(m.client.clone());
-    let list = eventually("3 ready nodes", || {
+    let list = eventually("3 ready nodes", WAIT, || {
         let nodes = nodes.clone();
         async move {
             let l = nodes.list(&ListParams::default()).await.ok()?;
@@ -185,7 +171,7 @@ async fn nodes_are_ready_with_capacity() {
 
     // NotReady, then Ready again.
     m.member.set_node_ready("sim-node-1", false);
-    eventually("node-1 NotReady", || {
+    eventually("node-1 NotReady", WAIT, || {
         let nodes = nodes.clone();
         async move {
             let n = nodes.get("sim-node-1").await.ok()?;
@@ -198,7 +184,7 @@ async fn nodes_are_ready_with_capacity() {
     })
     .await;
     m.member.set_node_ready("sim-node-1", true);
-    eventually("node-1 Ready", || {
+    eventually("node-1 Ready", WAIT, || {
         let nodes = nodes.clone();
         async move {
             let n = nodes.get("sim-node-1").await.ok()?;
@@ -224,7 +210,7 @@ async fn deployment_scheduling_follows_capacity() {
         .await
         .unwrap();
 
-    eventually("6 running, 2 unschedulable", || {
+    eventually("6 running, 2 unschedulable", WAIT, || {
         let pods = pods.clone();
         async move { (pod_counts(&pods, "web").await == (6, 2, 8)).then_some(()) }
     })
@@ -265,7 +251,7 @@ async fn deployment_scheduling_follows_capacity() {
         );
     }
 
-    eventually("deployment status 8/6/2", || {
+    eventually("deployment status 8/6/2", WAIT, || {
         let deploys = deploys.clone();
         async move {
             let s = deploys.get("web").await.ok()?.status?;
@@ -279,7 +265,7 @@ async fn deployment_scheduling_follows_capacity() {
         }
     })
     .await;
-    eventually("replicaset status", || {
+    eventually("replicaset status", WAIT, || {
         let rss = rss.clone();
         let rs_name = rs_name.clone();
         async move {
@@ -299,7 +285,7 @@ async fn deployment_scheduling_follows_capacity() {
         )
         .await
         .unwrap();
-    eventually("4 running, none pending", || {
+    eventually("4 running, none pending", WAIT, || {
         let pods = pods.clone();
         async move { (pod_counts(&pods, "web").await == (4, 0, 4)).then_some(()) }
     })
@@ -313,12 +299,12 @@ async fn deployment_scheduling_follows_capacity() {
         )
         .await
         .unwrap();
-    eventually("6 running", || {
+    eventually("6 running", WAIT, || {
         let pods = pods.clone();
         async move { (pod_counts(&pods, "web").await == (6, 0, 6)).then_some(()) }
     })
     .await;
-    eventually("deployment Available", || {
+    eventually("deployment Available", WAIT, || {
         let deploys = deploys.clone();
         async move {
             let s = deploys.get("web").await.ok()?.status?;
@@ -348,7 +334,7 @@ async fn deployment_scheduling_follows_capacity() {
     pods.delete(&victim, &DeleteParams::default())
         .await
         .unwrap();
-    eventually("pod replaced", || {
+    eventually("pod replaced", WAIT, || {
         let pods = pods.clone();
         let victim = victim.clone();
         async move {
@@ -370,7 +356,7 @@ async fn deployment_scheduling_follows_capacity() {
         .delete("web", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("rs and pods gone", || {
+    eventually("rs and pods gone", WAIT, || {
         let pods = pods.clone();
         let rss = rss.clone();
         async move {
@@ -393,7 +379,7 @@ async fn template_change_rolls_to_a_new_replicaset() {
         .create(&PostParams::default(), &deployment("app", 3, "100m"))
         .await
         .unwrap();
-    eventually("3 running", || {
+    eventually("3 running", WAIT, || {
         let pods = pods.clone();
         async move { (pod_counts(&pods, "app").await == (3, 0, 3)).then_some(()) }
     })
@@ -402,7 +388,7 @@ async fn template_change_rolls_to_a_new_replicaset() {
         .patch("app", &PatchParams::default(), &Patch::Merge(serde_json::json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.28"}]}}}})))
         .await
         .unwrap();
-    eventually("new rs with 3 ready, old at 0", || {
+    eventually("new rs with 3 ready, old at 0", WAIT, || {
         let rss = rss.clone();
         let pods = pods.clone();
         async move {
@@ -477,7 +463,7 @@ async fn pod_logs_answer_plain_text() {
     }))
     .unwrap();
     pods.create(&PostParams::default(), &pod).await.unwrap();
-    eventually("solo running", || {
+    eventually("solo running", WAIT, || {
         let pods = pods.clone();
         async move { (pod_counts(&pods, "solo").await == (1, 0, 1)).then_some(()) }
     })
@@ -488,7 +474,7 @@ async fn pod_logs_answer_plain_text() {
 
     // A NotReady node makes its Pods unready.
     m.member.set_node_ready("sim-node-0", false);
-    eventually("solo unready", || {
+    eventually("solo unready", WAIT, || {
         let pods = pods.clone();
         async move { (pod_counts(&pods, "solo").await == (0, 0, 1)).then_some(()) }
     })
@@ -528,7 +514,7 @@ async fn statefulset_daemonset_and_job() {
     .await
     .unwrap();
 
-    eventually("statefulset ready", || {
+    eventually("statefulset ready", WAIT, || {
         let ss = ss.clone();
         let pods = pods.clone();
         async move {
@@ -547,7 +533,7 @@ async fn statefulset_daemonset_and_job() {
         }
     })
     .await;
-    eventually("daemonset on every node", || {
+    eventually("daemonset on every node", WAIT, || {
         let ds = ds.clone();
         let pods = pods.clone();
         async move {
@@ -569,7 +555,7 @@ async fn statefulset_daemonset_and_job() {
         }
     })
     .await;
-    eventually("job complete", || {
+    eventually("job complete", WAIT, || {
         let jobs = jobs.clone();
         async move {
             let s = jobs.get("batch").await.ok()?.status?;
@@ -597,7 +583,7 @@ async fn statefulset_daemonset_and_job() {
     )
     .await
     .unwrap();
-    eventually("db-0 only", || {
+    eventually("db-0 only", WAIT, || {
         let pods = pods.clone();
         async move {
             let l = pods
@@ -643,7 +629,7 @@ async fn a_settled_cluster_stops_writing() {
         .create(&PostParams::default(), &deployment("idle", 5, "1"))
         .await
         .unwrap();
-    eventually("4 running, 1 pending", || {
+    eventually("4 running, 1 pending", WAIT, || {
         let pods = pods.clone();
         async move { (pod_counts(&pods, "idle").await == (4, 1, 5)).then_some(()) }
     })

@@ -5,9 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use flotilla_testenv::eventually;
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use flotilla_api::{ResourceBinding, Work};
 use flotilla_core::karmada;
@@ -34,23 +34,6 @@ struct Env {
     clusters: Option<flotilla_controllers::ControllerManager>,
     scheduler: Option<flotilla_scheduler_runtime::RunningScheduler>,
     propagation: Option<flotilla_propagation::Propagation>,
-}
-
-async fn eventually<F, Fut, T>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, String>>,
-{
-    let deadline = Instant::now() + WAIT;
-    loop {
-        match check().await {
-            Ok(v) => return v,
-            Err(last) if Instant::now() > deadline => {
-                panic!("timed out waiting for {what}: {last}")
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
 }
 
 impl Env {
@@ -124,7 +107,7 @@ impl Env {
 
     async fn wait_clusters_ready(&self) {
         let clusters: Api<flotilla_api::Cluster> = Api::all(self.client.clone());
-        eventually("three Ready clusters with capacity", || async {
+        eventually("three Ready clusters with capacity", WAIT, || async {
             let list = clusters
                 .list(&ListParams::default())
                 .await
@@ -262,7 +245,7 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
     env.apply("demo", policy("web", "Deployment", "apps/v1", json!({})))
         .await;
     env.apply("demo", deployment("web", 6, "nginx:1.25")).await;
-    eventually("the members run 3/2/1", || async {
+    eventually("the members run 3/2/1", WAIT, || async {
         let r = env.member_replicas("demo", "web").await;
         if r == split(&[("member1", 3), ("member2", 2), ("member3", 1)]) {
             Ok(())
@@ -272,7 +255,7 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
     })
     .await;
     let host: Api<Deployment> = Api::namespaced(env.client.clone(), "demo");
-    eventually("the template reports 6 ready replicas", || async {
+    eventually("the template reports 6 ready replicas", WAIT, || async {
         let d = host.get("web").await.map_err(|e| e.to_string())?;
         let s = d.status.clone().unwrap_or_default();
         if s.ready_replicas == Some(6) && s.available_replicas == Some(6) && s.replicas == Some(6) {
@@ -307,7 +290,7 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
     );
     // Events on the template.
     let events: Api<Event> = Api::namespaced(env.client.clone(), "demo");
-    eventually("sync events on the template", || async {
+    eventually("sync events on the template", WAIT, || async {
         let list = events
             .list(&ListParams::default())
             .await
@@ -334,7 +317,7 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
 
     // Scale up: existing replicas stay where they are, the increment follows free capacity.
     env.apply("demo", deployment("web", 12, "nginx:1.25")).await;
-    eventually("the members run 6/4/2", || async {
+    eventually("the members run 6/4/2", WAIT, || async {
         let r = env.member_replicas("demo", "web").await;
         if r == split(&[("member1", 6), ("member2", 4), ("member3", 2)]) {
             Ok(())
@@ -347,7 +330,7 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
     env.apply("demo", deployment("web", 12, "nginx:1.26")).await;
     for m in ["member1", "member2", "member3"] {
         let api: Api<Deployment> = Api::namespaced(env.member(m).await, "demo");
-        eventually("the new image in the member", || async {
+        eventually("the new image in the member", WAIT, || async {
             let d = api.get("web").await.map_err(|e| e.to_string())?;
             let image = d.spec.unwrap().template.spec.unwrap().containers[0]
                 .image
@@ -364,7 +347,7 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
     host.delete("web", &DeleteParams::background())
         .await
         .unwrap();
-    eventually("the Deployment gone from every member", || async {
+    eventually("the Deployment gone from every member", WAIT, || async {
         let r = env.member_replicas("demo", "web").await;
         let mut exists = Vec::new();
         for m in env.members.keys() {
@@ -385,7 +368,7 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
         }
     })
     .await;
-    eventually("binding and Works gone", || async {
+    eventually("binding and Works gone", WAIT, || async {
         let b = rbs
             .get_opt("web-deployment")
             .await
@@ -424,7 +407,7 @@ async fn namespaces_configmaps_and_conflicts() {
     env.create_namespace("team-x").await;
     for m in ["member1", "member2", "member3"] {
         let api: Api<Namespace> = Api::all(env.member(m).await);
-        eventually("team-x in the member", || async {
+        eventually("team-x in the member", WAIT, || async {
             api.get_opt("team-x")
                 .await
                 .map_err(|e| e.to_string())?
@@ -455,6 +438,7 @@ async fn namespaces_configmaps_and_conflicts() {
     let rbs: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "team-x");
     let failed = eventually(
         "member2 refused under Abort, the others applied",
+        WAIT,
         || async {
             let rb = rbs
                 .get("settings-configmap")
@@ -486,7 +470,7 @@ async fn namespaces_configmaps_and_conflicts() {
     // Overwrite takes it over.
     p["spec"]["conflictResolution"] = json!("Overwrite");
     env.apply("team-x", p).await;
-    eventually("member2 overwritten", || async {
+    eventually("member2 overwritten", WAIT, || async {
         let cm = m2.get("settings").await.map_err(|e| e.to_string())?;
         let owner = cm.data.unwrap_or_default().get("owner").cloned();
         if owner.as_deref() == Some("host") {
@@ -503,7 +487,7 @@ async fn namespaces_configmaps_and_conflicts() {
         .unwrap();
     for m in ["member1", "member3"] {
         let api: Api<Namespace> = Api::all(env.member(m).await);
-        eventually("team-x gone from the member", || async {
+        eventually("team-x gone from the member", WAIT, || async {
             match api.get_opt("team-x").await.map_err(|e| e.to_string())? {
                 None => Ok(()),
                 Some(ns) if ns.metadata.deletion_timestamp.is_some() => Ok(()),
@@ -541,7 +525,7 @@ async fn cluster_scoped_templates_and_late_policies() {
     .await;
     for (m, expected) in [("member1", true), ("member3", true)] {
         let api: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(env.member(m).await);
-        eventually("the ClusterRole in the member", || async {
+        eventually("the ClusterRole in the member", WAIT, || async {
             let found = api
                 .get_opt("viewer")
                 .await
@@ -565,12 +549,16 @@ async fn cluster_scoped_templates_and_late_policies() {
         "member2 is not selected"
     );
     // The fields Flotilla does not implement are named in a Warning on the policy.
-    let warning = eventually("a FeatureNotImplemented warning on the policy", || async {
-        let found = env
-            .not_implemented_warnings("default", "ClusterPropagationPolicy", "roles")
-            .await;
-        found.into_iter().next().ok_or_else(|| "none".to_string())
-    })
+    let warning = eventually(
+        "a FeatureNotImplemented warning on the policy",
+        WAIT,
+        || async {
+            let found = env
+                .not_implemented_warnings("default", "ClusterPropagationPolicy", "roles")
+                .await;
+            found.into_iter().next().ok_or_else(|| "none".to_string())
+        },
+    )
     .await;
     assert_eq!(warning.type_.as_deref(), Some("Warning"));
     let message = warning.message.unwrap_or_default();
@@ -597,7 +585,7 @@ async fn cluster_scoped_templates_and_late_policies() {
     p["spec"]["placement"] = json!({"replicaScheduling": {"replicaSchedulingType": "Duplicated"}});
     env.apply("late", p.clone()).await;
     let member2: Api<ConfigMap> = Api::namespaced(env.member("member2").await, "late");
-    eventually("the ConfigMap in member2", || async {
+    eventually("the ConfigMap in member2", WAIT, || async {
         member2
             .get_opt("cfg")
             .await
@@ -617,7 +605,7 @@ async fn cluster_scoped_templates_and_late_policies() {
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"a": "2"}}),
     )
     .await;
-    eventually("the new data in member2", || async {
+    eventually("the new data in member2", WAIT, || async {
         let cm = member2.get("cfg").await.map_err(|e| e.to_string())?;
         let a = cm.data.unwrap_or_default().get("a").cloned();
         if a.as_deref() == Some("2") {
@@ -628,7 +616,7 @@ async fn cluster_scoped_templates_and_late_policies() {
     })
     .await;
     // One warning for the policy's generation, however many times its templates are seen.
-    let warnings = eventually("a warning on the namespaced policy", || async {
+    let warnings = eventually("a warning on the namespaced policy", WAIT, || async {
         let found = env
             .not_implemented_warnings("late", "PropagationPolicy", "late-cfg")
             .await;
@@ -652,7 +640,7 @@ async fn cluster_scoped_templates_and_late_policies() {
     // A new generation that uses another unimplemented field is warned about again.
     p["spec"]["dependentOverrides"] = json!(["late-override"]);
     env.apply("late", p).await;
-    eventually("a warning for the new generation", || async {
+    eventually("a warning for the new generation", WAIT, || async {
         let found = env
             .not_implemented_warnings("late", "PropagationPolicy", "late-cfg")
             .await;
@@ -672,7 +660,7 @@ async fn cluster_scoped_templates_and_late_policies() {
     pps.delete("late-cfg", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("the template released", || async {
+    eventually("the template released", WAIT, || async {
         let cm = cms.get("cfg").await.map_err(|e| e.to_string())?;
         let a = cm.metadata.annotations.unwrap_or_default();
         if a.contains_key(karmada::PROPAGATION_POLICY_NAME_ANNOTATION) {
@@ -701,7 +689,7 @@ async fn a_stopped_member_does_not_delay_the_others() {
         v
     };
     for api in &members_ns {
-        eventually("spread in the member", || async {
+        eventually("spread in the member", WAIT, || async {
             api.get_opt("spread")
                 .await
                 .map_err(|e| e.to_string())?
@@ -723,8 +711,10 @@ async fn a_stopped_member_does_not_delay_the_others() {
         .await;
     }
     let works: Api<Work> = Api::all(env.client.clone());
-    let applied =
-        eventually("every ConfigMap applied in member1 and member2", || async {
+    let applied = eventually(
+        "every ConfigMap applied in member1 and member2",
+        WAIT,
+        || async {
             let list = works
                 .list(&ListParams::default())
                 .await
@@ -751,8 +741,9 @@ async fn a_stopped_member_does_not_delay_the_others() {
             } else {
                 Err(format!("{applied:?}"))
             }
-        })
-        .await;
+        },
+    )
+    .await;
     assert_eq!(
         applied, 0,
         "member3 is unreachable: nothing can be applied there"
@@ -760,22 +751,26 @@ async fn a_stopped_member_does_not_delay_the_others() {
     // Once member3 answers again, its Works are applied too.
     env.members["member3"].set_reachable(true).await.unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(env.member("member3").await, "spread");
-    eventually("the ConfigMaps in member3 after it came back", || async {
-        let n = cms
-            .list(&ListParams::default())
-            .await
-            .map_err(|e| e.to_string())?
-            .items
-            .iter()
-            .filter(|c| {
-                c.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with('c'))
-            })
-            .count();
-        if n == 5 { Ok(()) } else { Err(format!("{n}")) }
-    })
+    eventually(
+        "the ConfigMaps in member3 after it came back",
+        WAIT,
+        || async {
+            let n = cms
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| e.to_string())?
+                .items
+                .iter()
+                .filter(|c| {
+                    c.metadata
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with('c'))
+                })
+                .count();
+            if n == 5 { Ok(()) } else { Err(format!("{n}")) }
+        },
+    )
     .await;
     env.stop().await;
 }
@@ -856,7 +851,7 @@ async fn ingress_hpa_and_pdb_propagate() {
             let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, plural);
             let api: Api<kube::api::DynamicObject> =
                 Api::namespaced_with(client.clone(), "edge", &ar);
-            let value = eventually(&format!("{plural} in {m}"), || async {
+            let value = eventually(&format!("{plural} in {m}"), WAIT, || async {
                 let obj = api
                     .get_opt("web")
                     .await
@@ -945,7 +940,7 @@ async fn dependencies_follow_their_workloads_and_shared_ones_stay_while_needed()
     let expect = |cm: &'static [&'static str], secret: &'static [&'static str]| {
         let env = &env;
         async move {
-            eventually("dependencies where their workloads are", || async {
+            eventually("dependencies where their workloads are", WAIT, || async {
                 let c = members_with::<ConfigMap>(env, "deps", "shared").await;
                 let s =
                     members_with::<k8s_openapi::api::core::v1::Secret>(env, "deps", "env").await;
@@ -988,7 +983,7 @@ async fn dependencies_follow_their_workloads_and_shared_ones_stay_while_needed()
         .await
         .unwrap();
     expect(&[], &[]).await;
-    eventually("attached bindings deleted", || async {
+    eventually("attached bindings deleted", WAIT, || async {
         let names: Vec<String> = rbs
             .list(&ListParams::default())
             .await
@@ -1098,7 +1093,7 @@ async fn override_policies_shape_each_members_copy() {
     let wait_for = |want: BTreeMap<&'static str, (&'static str, i64, &'static str)>| {
         let env = &env;
         async move {
-            eventually("each member's copy as the overrides say", || async {
+            eventually("each member's copy as the overrides say", WAIT, || async {
                 let got: BTreeMap<String, (String, i64, String)> =
                     member_deployments(env, "ov", "web")
                         .await
@@ -1181,15 +1176,19 @@ async fn override_policies_shape_each_members_copy() {
     )
     .await;
     let rbs: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "ov");
-    let message = eventually("member2's override failure on the binding", || async {
-        let rb = rbs.get("web-deployment").await.map_err(|e| e.to_string())?;
-        let items = rb.status.map(|s| s.aggregated_status).unwrap_or_default();
-        items
-            .iter()
-            .find(|i| i.cluster_name == "member2" && i.applied == Some(false))
-            .and_then(|i| i.applied_message.clone())
-            .ok_or_else(|| format!("{items:?}"))
-    })
+    let message = eventually(
+        "member2's override failure on the binding",
+        WAIT,
+        || async {
+            let rb = rbs.get("web-deployment").await.map_err(|e| e.to_string())?;
+            let items = rb.status.map(|s| s.aggregated_status).unwrap_or_default();
+            items
+                .iter()
+                .find(|i| i.cluster_name == "member2" && i.applied == Some(false))
+                .and_then(|i| i.applied_message.clone())
+                .ok_or_else(|| format!("{items:?}"))
+        },
+    )
     .await;
     assert!(
         message.contains("OverridePolicy ov/broken") && message.contains("/spec/nothere/x"),
@@ -1286,7 +1285,7 @@ async fn suspended_dispatching_holds_works_back_until_resumed() {
     env.apply("sus", web.clone()).await;
     // Every Work says it is held back (the barrier), and no member has the Deployment.
     for m in ["member1", "member2", "member3"] {
-        eventually("the Work held back", || async {
+        eventually("the Work held back", WAIT, || async {
             match dispatching(&env, m, "web").await.as_deref() {
                 Some("False") => Ok(()),
                 other => Err(format!("{other:?}")),
@@ -1303,28 +1302,32 @@ async fn suspended_dispatching_holds_works_back_until_resumed() {
     // Resumed for all but member2.
     p["spec"]["suspension"] = json!({"dispatchingOnClusters": {"clusterNames": ["member2"]}});
     env.apply("sus", p.clone()).await;
-    eventually("member1 and member3 have it, member2 held back", || async {
-        let got: Vec<String> = member_deployments(&env, "sus", "web")
-            .await
-            .into_keys()
-            .collect();
-        let held = dispatching(&env, "member2", "web").await;
-        let resumed = dispatching(&env, "member1", "web").await;
-        if got == ["member1", "member3"]
-            && held.as_deref() == Some("False")
-            && resumed.as_deref() == Some("True")
-        {
-            Ok(())
-        } else {
-            Err(format!("in {got:?}, member2 {held:?}, member1 {resumed:?}"))
-        }
-    })
+    eventually(
+        "member1 and member3 have it, member2 held back",
+        WAIT,
+        || async {
+            let got: Vec<String> = member_deployments(&env, "sus", "web")
+                .await
+                .into_keys()
+                .collect();
+            let held = dispatching(&env, "member2", "web").await;
+            let resumed = dispatching(&env, "member1", "web").await;
+            if got == ["member1", "member3"]
+                && held.as_deref() == Some("False")
+                && resumed.as_deref() == Some("True")
+            {
+                Ok(())
+            } else {
+                Err(format!("in {got:?}, member2 {held:?}, member1 {resumed:?}"))
+            }
+        },
+    )
     .await;
 
     // Resumed everywhere.
     p["spec"]["suspension"] = json!(null);
     env.apply("sus", p).await;
-    eventually("every member has it", || async {
+    eventually("every member has it", WAIT, || async {
         let got: Vec<String> = member_deployments(&env, "sus", "web")
             .await
             .into_keys()
@@ -1387,7 +1390,7 @@ async fn a_new_term_repairs_binding_statuses_left_behind() {
             Err(format!("{done} of {COUNT} bindings FullyApplied"))
         }
     };
-    eventually("every binding FullyApplied", fully_applied).await;
+    eventually("every binding FullyApplied", WAIT, fully_applied).await;
 
     env.propagation.take().unwrap().stop().await;
     for i in 0..COUNT {
@@ -1423,6 +1426,6 @@ async fn a_new_term_repairs_binding_statuses_left_behind() {
             ..Default::default()
         },
     ));
-    eventually("every binding FullyApplied again", fully_applied).await;
+    eventually("every binding FullyApplied again", WAIT, fully_applied).await;
     env.stop().await;
 }

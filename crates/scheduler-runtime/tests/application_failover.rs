@@ -8,8 +8,8 @@
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use flotilla_testenv::eventually;
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::{Duration, Instant};
 
 use flotilla_api::ResourceBinding;
@@ -21,23 +21,6 @@ use serde_json::json;
 const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
 const NODES: u32 = 2;
 const WAIT: Duration = Duration::from_secs(60);
-
-async fn eventually<F, Fut, T>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, String>>,
-{
-    let deadline = Instant::now() + WAIT;
-    loop {
-        match check().await {
-            Ok(v) => return v,
-            Err(last) if Instant::now() > deadline => {
-                panic!("timed out waiting for {what}: {last}")
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
-}
 
 async fn member_ready(member: &RunningMember) -> Option<i32> {
     let client = flotilla_testenv::client_for(&member.kubeconfig, None)
@@ -101,7 +84,7 @@ async fn an_unhealthy_copy_moves_after_the_toleration_and_goes_once_replaced() {
         },
     );
     let cluster_api: Api<flotilla_api::Cluster> = Api::all(client.clone());
-    eventually("three Ready clusters with capacity", || async {
+    eventually("three Ready clusters with capacity", WAIT, || async {
         let list = cluster_api
             .list(&ListParams::default())
             .await
@@ -167,7 +150,7 @@ async fn an_unhealthy_copy_moves_after_the_toleration_and_goes_once_replaced() {
         .unwrap();
 
     let bindings: Api<ResourceBinding> = Api::namespaced(client.clone(), "default");
-    eventually("web 2/2/2, all healthy", || async {
+    eventually("web 2/2/2, all healthy", WAIT, || async {
         let rb = bindings
             .get("web-deployment")
             .await
@@ -194,7 +177,7 @@ async fn an_unhealthy_copy_moves_after_the_toleration_and_goes_once_replaced() {
     }
     let unhealthy_at = Instant::now();
     // The move: member3 leaves with an ApplicationFailure task, its replicas go to the others.
-    let rb = eventually("member3 evicted", || async {
+    let rb = eventually("member3 evicted", WAIT, || async {
         let rb = bindings
             .get("web-deployment")
             .await
@@ -233,7 +216,7 @@ async fn an_unhealthy_copy_moves_after_the_toleration_and_goes_once_replaced() {
 
     // The task ends, and member3's copy goes, only once member1 and member2 run all 6:
     // until then member3 keeps its Deployment.
-    let rb = eventually("the task ended", || async {
+    let rb = eventually("the task ended", WAIT, || async {
         // Read member3 before the binding: a task still seen afterwards was there when
         // member3's copy was read.
         let m3 = member_ready(member3).await;
@@ -279,7 +262,7 @@ async fn an_unhealthy_copy_moves_after_the_toleration_and_goes_once_replaced() {
         6,
         "{ready:?}"
     );
-    eventually("member3's copy removed", || async {
+    eventually("member3's copy removed", WAIT, || async {
         match member_ready(member3).await {
             None => Ok(()),
             Some(n) => Err(format!("{n} ready")),

@@ -103,23 +103,56 @@ pub fn init_test_logging() {
     }
 }
 
-/// Polls `check` every 100 ms until it gives a value, which it returns; panics naming `what`
-/// after `limit` (tests wait on what they can observe, never on a fixed sleep).
-pub async fn eventually<T, F, Fut>(what: &str, limit: std::time::Duration, mut check: F) -> T
+/// What a check given to [`eventually`] answers: done (with a value), or not yet (and, for a
+/// `Result`, why not: the last reason is in the timeout's message).
+pub trait Outcome {
+    type Value;
+    fn into_result(self) -> Result<Self::Value, Option<String>>;
+}
+
+impl<T> Outcome for Option<T> {
+    type Value = T;
+    fn into_result(self) -> Result<T, Option<String>> {
+        self.ok_or(None)
+    }
+}
+
+impl<T> Outcome for Result<T, String> {
+    type Value = T;
+    fn into_result(self) -> Result<T, Option<String>> {
+        self.map_err(Some)
+    }
+}
+
+impl Outcome for bool {
+    type Value = ();
+    fn into_result(self) -> Result<(), Option<String>> {
+        if self { Ok(()) } else { Err(None) }
+    }
+}
+
+/// Polls `check` every 50 ms until it is done (`Some`, `Ok`, `true`), returning its value;
+/// panics naming `what` (and the last reason a `Result` gave) after `limit`. Tests wait on
+/// what they can observe, never on a fixed sleep.
+pub async fn eventually<O, F, Fut>(what: &str, limit: std::time::Duration, mut check: F) -> O::Value
 where
+    O: Outcome,
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
+    Fut: std::future::Future<Output = O>,
 {
     let deadline = tokio::time::Instant::now() + limit;
     loop {
-        if let Some(value) = check().await {
-            return value;
+        let last = match check().await.into_result() {
+            Ok(value) => return value,
+            Err(last) => last,
+        };
+        if tokio::time::Instant::now() >= deadline {
+            match last {
+                Some(reason) => panic!("timed out after {limit:?} waiting for {what}: {reason}"),
+                None => panic!("timed out after {limit:?} waiting for {what}"),
+            }
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
 

@@ -22,7 +22,7 @@
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use flotilla_testenv::eventually;
+use flotilla_testenv::{eventually, stays_for};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -1072,19 +1072,23 @@ async fn push_clusters_stay_ready_without_leases_and_silent_pull_clusters_go_unk
     // Over several grace periods no live cluster (Push, judged by the status controller's
     // progress; or Pull with a renewing agent) ever leaves Ready=True.
     let first_renewal = renew_time(&l2);
-    let watch_until = Instant::now() + MONITOR_GRACE * 3;
-    while Instant::now() < watch_until {
-        for name in MEMBERS.iter().map(|m| m.0).chain(["agent2"]) {
-            let c = clusters.get(name).await.unwrap();
-            assert_eq!(
-                ready_status(&c).map(|r| r.0),
-                Some("True".into()),
-                "{name} left Ready=True"
-            );
-            assert!(!unreachable_tainted(&c), "{name} tainted");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    stays_for(
+        "every live cluster Ready and untainted",
+        MONITOR_GRACE * 3,
+        || async {
+            for name in MEMBERS.iter().map(|m| m.0).chain(["agent2"]) {
+                let c = clusters.get(name).await.unwrap();
+                if ready_status(&c).map(|r| r.0) != Some("True".into()) {
+                    return Err(format!("{name} left Ready=True"));
+                }
+                if unreachable_tainted(&c) {
+                    return Err(format!("{name} tainted"));
+                }
+            }
+            Ok(())
+        },
+    )
+    .await;
     let later = renew_time(&leases.get("agent2").await.unwrap());
     assert!(
         later > first_renewal,

@@ -7,6 +7,7 @@
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use flotilla_testenv::eventually;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -29,15 +30,6 @@ fn ca_pem() -> String {
         .unwrap()
         .cert_pem()
         .to_string()
-}
-
-/// Polls `check` until it holds (`limit` at most).
-async fn until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[derive(Default)]
@@ -87,7 +79,7 @@ async fn probes_in_flight_never_exceed_the_limit() {
     };
     let manager = flotilla_controllers::spawn(plane.client.clone(), options);
     // Every cluster probed about three times: 36 probes of 200 ms through 3 workers.
-    until("36 probes", Duration::from_secs(60), || {
+    eventually("36 probes", Duration::from_secs(60), || async {
         gauge.total.load(Ordering::SeqCst) >= CLUSTERS * 3
     })
     .await;
@@ -206,28 +198,31 @@ async fn cluster_reconciles_in_flight_never_exceed_the_limit() {
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
         kube::Api::all(plane.client.clone());
     let prefix = flotilla_core::karmada::execution_namespace("c");
-    let mut created = 0;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while created < CLUSTERS {
-        assert!(
-            Instant::now() < deadline,
-            "{created} execution namespaces after 60 s"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        created = namespaces
-            .list(&Default::default())
-            .await
-            .unwrap()
-            .items
-            .iter()
-            .filter(|n| {
-                n.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with(&prefix))
-            })
-            .count();
-    }
+    eventually(
+        "every execution namespace",
+        Duration::from_secs(60),
+        || async {
+            let created = namespaces
+                .list(&Default::default())
+                .await
+                .unwrap()
+                .items
+                .iter()
+                .filter(|n| {
+                    n.metadata
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with(&prefix))
+                })
+                .count();
+            if created >= CLUSTERS {
+                Ok(())
+            } else {
+                Err(format!("{created} so far"))
+            }
+        },
+    )
+    .await;
     assert!(gauge.total.load(Ordering::SeqCst) >= CLUSTERS);
     let max = gauge.max.load(Ordering::SeqCst);
     // Sixteen due at once, each holding its worker 200 ms: the workers fill, never more.
@@ -267,7 +262,7 @@ async fn an_unreachable_member_is_probed_at_growing_intervals_up_to_the_cap() {
     };
     let manager = flotilla_controllers::spawn(plane.client.clone(), options);
     // 0.1 + 0.2 + 0.4 + 0.8 + 1.6 + 1.6 + 1.6 s (± 10 % each) after the first probe.
-    until("eight probes", Duration::from_secs(30), || {
+    eventually("eight probes", Duration::from_secs(30), || async {
         probes(&accepts.lock()).len() >= 8
     })
     .await;

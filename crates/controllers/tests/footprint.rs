@@ -12,12 +12,15 @@ use std::time::{Duration, Instant};
 use flotilla_api::Cluster;
 use flotilla_controllers::ControllerManagerOptions;
 use flotilla_membersim::{MemberOptions, MemberPki};
+use flotilla_testenv::eventually;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
 
 const MEMBERS: usize = 30;
 const REPLICAS: i64 = 20;
+/// How long the measurement waits for what it expects.
+const WAIT: Duration = Duration::from_secs(120);
 
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -26,6 +29,15 @@ fn rss_kib() -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Probes of members made so far, whatever their outcome.
+fn probes(metrics: &str) -> u64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("flotilla_cluster_controllers_probe_duration_seconds_count"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
 }
 
 async fn client_for(kubeconfig: &Path) -> kube::Client {
@@ -76,7 +88,16 @@ async fn rss_per_kept_member() {
             .unwrap();
         members.push(member);
     }
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Measured from a settled start: every member runs its pods.
+    for member in &members {
+        let api = Api::<Deployment>::namespaced(client_for(&member.kubeconfig).await, "default");
+        eventually("the member's pods running", WAIT, || async {
+            let d = api.get("w").await.ok()?;
+            let ready = d.status?.ready_replicas?;
+            (i64::from(ready) == REPLICAS).then_some(())
+        })
+        .await;
+    }
     let before = rss_kib();
     let started = Instant::now();
     let manager = flotilla_controllers::spawn(
@@ -86,8 +107,7 @@ async fn rss_per_kept_member() {
             ..Default::default()
         },
     );
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
+    eventually("every member summarized", WAIT, || async {
         let list = clusters.list(&ListParams::default()).await.unwrap();
         let done = list
             .items
@@ -101,13 +121,19 @@ async fn rss_per_kept_member() {
             })
             .count();
         if done == MEMBERS {
-            break;
+            Ok(())
+        } else {
+            Err(format!("only {done} members summarized"))
         }
-        assert!(Instant::now() < deadline, "only {done} members summarized");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
     let converged = started.elapsed();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Measured in the steady state: two more status passes over every member have run.
+    let probed = probes(&manager.metrics_text());
+    eventually("two more status passes", WAIT, || async {
+        probes(&manager.metrics_text()) >= probed + 2 * MEMBERS as u64
+    })
+    .await;
     let after = rss_kib();
     println!(
         "{MEMBERS} members x ({REPLICAS} pods, 2 nodes): all summarized in {converged:?}; \

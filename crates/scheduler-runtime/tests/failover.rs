@@ -36,15 +36,17 @@ fn unhealthy_copies(sched: &RunningScheduler) -> u64 {
 }
 
 async fn wait_unhealthy_copies(sched: &RunningScheduler, want: u64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while unhealthy_copies(sched) != want {
-        assert!(
-            Instant::now() < deadline,
-            "the scheduler counts {} unhealthy copies, not {want}",
-            unhealthy_copies(sched)
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        &format!("{want} unhealthy copies counted"),
+        WAIT,
+        || async {
+            match unhealthy_copies(sched) {
+                n if n == want => Ok(()),
+                n => Err(format!("the scheduler counts {n}")),
+            }
+        },
+    )
+    .await;
 }
 
 fn names(rb: &ResourceBinding) -> Vec<String> {

@@ -8,7 +8,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use flotilla_api::Cluster;
@@ -70,18 +70,15 @@ async fn lands_by_free_capacity_runs_and_fails_over_when_a_member_stops() {
             ..Default::default()
         },
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    eventually("both clusters' status", WAIT, || async {
         let list = env.clusters().list(&Default::default()).await.unwrap();
         if list.items.len() == 2 && list.items.iter().all(has_capacity) {
-            break;
+            Ok(())
+        } else {
+            Err(format!("{list:?}"))
         }
-        assert!(
-            Instant::now() < deadline,
-            "clusters never got status: {list:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     let sched = flotilla_scheduler_runtime::spawn(
         env.client.clone(),
         flotilla_scheduler_runtime::SchedulerOptions {
@@ -109,41 +106,34 @@ async fn lands_by_free_capacity_runs_and_fails_over_when_a_member_stops() {
         )
         .await
         .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let d = api.get("web").await.unwrap();
-            let ready = d
-                .status
-                .as_ref()
-                .and_then(|s| s.ready_replicas)
-                .unwrap_or(0);
-            if ready == replicas {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{cluster}: only {ready}/{replicas} replicas running"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        eventually(
+            &format!("{replicas} replicas running in {cluster}"),
+            WAIT,
+            || async {
+                let d = api.get("web").await.unwrap();
+                let ready = d
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.ready_replicas)
+                    .unwrap_or(0);
+                if ready == replicas {
+                    Ok(())
+                } else {
+                    Err(format!("only {ready}/{replicas}"))
+                }
+            },
+        )
+        .await;
     }
 
     // member2 stops: tainted unreachable, and 2 s later its replica moves to member1.
     let member2 = members.remove("member2").unwrap();
     member2.stop().await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let rb = loop {
-        let rb = env.bindings().get("web").await.unwrap();
-        if is_scheduled(&rb) && rb.spec.clusters.iter().all(|t| t.name != "member2") {
-            break rb;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "replicas never left member2: {:#}",
-            serde_json::to_value(&rb).unwrap()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let rb = env
+        .wait_binding("web", "replicas left member2", |rb| {
+            is_scheduled(rb) && rb.spec.clusters.iter().all(|t| t.name != "member2")
+        })
+        .await;
     assert_eq!(targets(&rb), pairs(&[("member1", 6)]));
     assert_eq!(rb.spec.graceful_eviction_tasks.len(), 1);
     assert_eq!(rb.spec.graceful_eviction_tasks[0].from_cluster, "member2");

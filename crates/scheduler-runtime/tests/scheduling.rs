@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use common::*;
 use flotilla_scheduler_runtime::{SchedulerOptions, spawn};
+use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
@@ -124,8 +125,7 @@ async fn divided_duplicated_static_weights_and_events() {
     .unwrap();
     let crbs: kube::Api<flotilla_api::ClusterResourceBinding> = kube::Api::all(env.client.clone());
     crbs.create(&Default::default(), &crb).await.unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    let crb = eventually("the ClusterResourceBinding scheduled", WAIT, || async {
         let crb = crbs.get("cluster-wide").await.unwrap();
         let done = crb.status.as_ref().is_some_and(|s| {
             s.conditions
@@ -133,17 +133,15 @@ async fn divided_duplicated_static_weights_and_events() {
                 .any(|c| c.type_ == "Scheduled" && c.status == "True")
         });
         if done {
-            assert_eq!(crb.spec.clusters.len(), 1);
-            assert_eq!(crb.spec.clusters[0].name, "member2");
-            assert_eq!(crb.spec.clusters[0].replicas, 1);
-            break;
+            Ok(crb)
+        } else {
+            Err(format!("{crb:?}"))
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "CRB never scheduled: {crb:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await;
+    assert_eq!(crb.spec.clusters.len(), 1);
+    assert_eq!(crb.spec.clusters[0].name, "member2");
+    assert_eq!(crb.spec.clusters[0].replicas, 1);
     env.wait_event(
         "ClusterResourceBinding",
         "cluster-wide",
@@ -188,11 +186,10 @@ async fn unschedulable_until_capacity_grows_then_scale_up_keeps_existing() {
     // Retries do not rewrite the status or add events. Barrier: two more unschedulable
     // attempts (the retries) have finished.
     let attempts = unschedulable_attempts(&sched);
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while unschedulable_attempts(&sched) < attempts + 2 {
-        assert!(std::time::Instant::now() < deadline, "no retries");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("two retries", WAIT, || async {
+        unschedulable_attempts(&sched) >= attempts + 2
+    })
+    .await;
     let retried = env.bindings().get("web").await.unwrap();
     assert_eq!(
         retried.metadata.resource_version, rb.metadata.resource_version,
@@ -285,7 +282,14 @@ async fn failover_on_no_execute_taint_recovery_and_fresh_reschedule() {
     env.add_cluster("member1", 4).await;
     env.add_cluster("member2", 4).await;
     env.add_cluster("member3", 4).await;
-    let sched = spawn(env.client.clone(), test_options());
+    // One worker: the queue is handled in order, which the barriers below rely on.
+    let sched = spawn(
+        env.client.clone(),
+        SchedulerOptions {
+            workers: 1,
+            ..test_options()
+        },
+    );
     env.create_binding("app", "app", 6, Some("1"), dynamic_placement())
         .await;
     let rb = env.wait_binding("app", "scheduled", is_scheduled).await;
@@ -350,7 +354,22 @@ async fn failover_on_no_execute_taint_recovery_and_fresh_reschedule() {
 
     // Recovery: nothing moves back on its own.
     env.set_taints("member1", json!(null)).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Barrier: a binding only member1 can take is scheduled, so the scheduler has seen the
+    // recovery, and the bindings it requeued for it were queued before that one's success.
+    let only_member1 = json!({
+        "clusterAffinity": {"clusterNames": ["member1"]},
+        "replicaScheduling": {"replicaSchedulingType": "Duplicated"},
+    });
+    env.create_binding(
+        "sentinel-recovered",
+        "sentinel-recovered",
+        1,
+        None,
+        only_member1,
+    )
+    .await;
+    env.wait_binding("sentinel-recovered", "scheduled to member1", is_scheduled)
+        .await;
     let rb = env.bindings().get("app").await.unwrap();
     assert_eq!(targets(&rb), after, "recovery must not move replicas back");
 
@@ -378,8 +397,18 @@ async fn failover_on_no_execute_taint_recovery_and_fresh_reschedule() {
     assert_eq!(fresh[0], ("member1".to_string(), 1), "{fresh:?}");
     let last = rb.status.unwrap().last_scheduled_time.unwrap();
     assert!(last.0.as_second() >= trigger.as_second());
-    // And it stays put (the trigger was consumed).
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // And it stays put (the trigger was consumed). Barrier: a binding created after the
+    // scheduler's write of app is scheduled, so app's own update was handled before it.
+    env.create_binding(
+        "sentinel-after",
+        "sentinel-after",
+        1,
+        None,
+        dynamic_placement(),
+    )
+    .await;
+    env.wait_binding("sentinel-after", "scheduled", is_scheduled)
+        .await;
     assert_eq!(targets(&env.bindings().get("app").await.unwrap()), fresh);
     sched.stop().await;
     env.stop().await;
@@ -401,12 +430,31 @@ async fn two_schedulers_with_leader_election() {
     };
     let a = spawn(env.client.clone(), leader("a"));
     let b = spawn(env.client.clone(), leader("b"));
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !(a.is_active() || b.is_active()) {
-        assert!(std::time::Instant::now() < deadline, "nobody leads");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    eventually("a leader", WAIT, || async {
+        a.is_active() || b.is_active()
+    })
+    .await;
+    // Barrier: the holder has renewed the Lease twice since, so the other (retrying every
+    // 200 ms) has tried to take it meanwhile.
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(env.client.clone(), "default");
+    let renewed = || async {
+        leases
+            .get("flotilla-scheduler")
+            .await
+            .ok()
+            .and_then(|l| l.spec?.renew_time)
+    };
+    let mut seen = renewed().await;
+    for _ in 0..2 {
+        let before = seen.clone();
+        seen = Some(
+            eventually("the leader to renew its Lease", WAIT, || async {
+                renewed().await.filter(|t| Some(t) != before.as_ref())
+            })
+            .await,
+        );
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(a.is_active() != b.is_active(), "exactly one leads");
     let (active, standby) = if a.is_active() { (a, b) } else { (b, a) };
 
@@ -423,14 +471,10 @@ async fn two_schedulers_with_leader_election() {
 
     // The leader stops (releasing the Lease): the standby takes over.
     active.stop().await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !standby.is_active() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "standby never took over"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually("the standby to take over", WAIT, || async {
+        standby.is_active()
+    })
+    .await;
     env.create_binding("two", "two", 2, Some("1"), dynamic_placement())
         .await;
     env.wait_binding("two", "scheduled", is_scheduled).await;

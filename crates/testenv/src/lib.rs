@@ -156,6 +156,30 @@ where
     }
 }
 
+/// Checks `check` every 50 ms for `period`, panicking naming `what` (and the reason a
+/// `Result` gave) the first time it fails: for what must hold over a stretch of time (a
+/// cluster stays Ready over several grace periods), where the stretch itself is the point.
+pub async fn stays_for<O, F, Fut>(what: &str, period: std::time::Duration, mut check: F)
+where
+    O: Outcome,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = O>,
+{
+    let until = tokio::time::Instant::now() + period;
+    loop {
+        if let Err(reason) = check().await.into_result() {
+            match reason {
+                Some(reason) => panic!("{what} did not hold: {reason}"),
+                None => panic!("{what} did not hold"),
+            }
+        }
+        if tokio::time::Instant::now() >= until {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// An axum router served over TLS on a loopback port, with a certificate from a CA of its
 /// own: a stand-in for a member's API server.
 pub struct TlsServer {

@@ -262,25 +262,27 @@ async fn a_reflector_keeps_exact_state_when_its_replica_is_killed() {
     let expected = state(b.list(&ListParams::default()).await.unwrap().items);
     assert_eq!(expected.len(), 32);
     // Barrier: the reflector's store reaches the store's state (a bounded wait).
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let seen = state(reader.state().iter().map(|cm| ConfigMap::clone(cm)));
-        if seen == expected {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the reflector did not converge: {} objects, expected {}; differing: {:?}",
-            seen.len(),
-            expected.len(),
-            expected
-                .iter()
-                .filter(|(k, v)| seen.get(*k) != Some(v))
-                .map(|(k, _)| k)
-                .collect::<Vec<_>>()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    flotilla_testenv::eventually(
+        "the reflector to converge",
+        Duration::from_secs(60),
+        || async {
+            let seen = state(reader.state().iter().map(|cm| ConfigMap::clone(cm)));
+            if seen == expected {
+                return Ok(());
+            }
+            Err(format!(
+                "{} objects, expected {}; differing: {:?}",
+                seen.len(),
+                expected.len(),
+                expected
+                    .iter()
+                    .filter(|(k, v)| seen.get(*k) != Some(v))
+                    .map(|(k, _)| k)
+                    .collect::<Vec<_>>()
+            ))
+        },
+    )
+    .await;
     follower.abort();
     for host in hosts {
         host.stop().await;

@@ -18,6 +18,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use flotilla_testenv::eventually;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -232,17 +233,16 @@ async fn create_in(fleet: &Fleet, truth: &mut Truth, index: usize, name: &str, g
 
 /// Waits (bounded) until the reflector's store shows `want`.
 async fn converge(store: &reflector::Store<Deployment>, want: &Expected, step: usize) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    let what = format!("the merged view after step {step}");
+    eventually(&what, Duration::from_secs(30), || async {
         let got = observed(&store.state());
         if &got == want {
-            return;
+            Ok(())
+        } else {
+            Err(format!("it differs:\n want {want:?}\n got  {got:?}"))
         }
-        if tokio::time::Instant::now() > deadline {
-            panic!("after step {step} the merged view differs:\n want {want:?}\n got  {got:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -541,21 +541,18 @@ async fn cached_lists_follow_the_members_and_are_reported_in_metrics() {
         names(&host.list(&ListParams::default()).await.unwrap()),
         want
     );
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    let text = eventually("the caches to fill", Duration::from_secs(20), || async {
         let text = metrics(&fleet).await;
         if gauge(&text, "flotilla_merged_read_caches") == Some(2)
             && gauge(&text, "flotilla_merged_read_cache_objects") == Some(10)
         {
-            assert!(gauge(&text, "flotilla_merged_read_cache_bytes").unwrap_or(0) > 0);
-            break;
+            Ok(text)
+        } else {
+            Err(text)
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the caches never filled:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
+    assert!(gauge(&text, "flotilla_merged_read_cache_bytes").unwrap_or(0) > 0);
     // Served from the caches now: the same answer, and changes in a member show up.
     assert_eq!(
         names(&host.list(&ListParams::default()).await.unwrap()),
@@ -571,18 +568,19 @@ async fn cached_lists_follow_the_members_and_are_reported_in_metrics() {
         .unwrap();
     want.remove(&format!("{cluster}-0"));
     want.insert("late".into(), cluster.clone());
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let got = names(&host.list(&ListParams::default()).await.unwrap());
-        if got == want {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the cached list never showed the member's changes: {got:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "the cached list to show the member's changes",
+        Duration::from_secs(20),
+        || async {
+            let got = names(&host.list(&ListParams::default()).await.unwrap());
+            if got == want {
+                Ok(())
+            } else {
+                Err(format!("{got:?}"))
+            }
+        },
+    )
+    .await;
     // A selector and a GET through the caches.
     let only = host
         .list(&ListParams::default().labels(&format!(
@@ -776,14 +774,14 @@ async fn merged_reads_count_against_the_read_limit_and_past_the_fan_out_bound_ge
             tokio::spawn(async move { merged_list(&alice, routed).await })
         })
         .collect();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while gauge(&metrics(&fleet).await, "flotilla_merged_reads_inflight") != Some(FAN_OUTS as i64) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the slow reads never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "the slow reads to start",
+        Duration::from_secs(30),
+        || async {
+            gauge(&metrics(&fleet).await, "flotilla_merged_reads_inflight") == Some(FAN_OUTS as i64)
+        },
+    )
+    .await;
     for path in [routed, search.as_str()] {
         let (code, retry_after) = merged_list(&alice, path).await;
         assert_eq!((code, retry_after.as_deref()), (429, Some("1")), "{path}");

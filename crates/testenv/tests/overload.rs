@@ -96,14 +96,12 @@ async fn a_full_host_answers_429_but_serves_watches_and_health() {
     let retrying: Api<ConfigMap> = Api::namespaced(as_alice(&cp, true).await, "default");
     let before = refusals(&server).await;
     let pending = tokio::spawn(async move { retrying.list(&ListParams::default()).await });
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while refusals(&server).await == before {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the retrying client was never refused"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    flotilla_testenv::eventually(
+        "the retrying client to be refused",
+        std::time::Duration::from_secs(30),
+        || async { refusals(&server).await != before },
+    )
+    .await;
     drop(held);
     let listed = pending.await.unwrap().unwrap();
     assert!(

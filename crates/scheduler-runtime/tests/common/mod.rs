@@ -6,12 +6,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use flotilla_api::{Cluster, ResourceBinding};
 use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
+
+pub use flotilla_testenv::eventually;
+
+/// How long a test waits for what it expects.
+pub const WAIT: Duration = Duration::from_secs(60);
 
 pub struct Env {
     pub client: kube::Client,
@@ -170,19 +175,15 @@ impl Env {
         what: &str,
         check: impl Fn(&ResourceBinding) -> bool,
     ) -> ResourceBinding {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
+        eventually(&format!("binding {name}: {what}"), WAIT, || async {
             let rb = self.bindings().get(name).await.unwrap();
             if check(&rb) {
-                return rb;
+                Ok(rb)
+            } else {
+                Err(format!("{:#}", serde_json::to_value(&rb).unwrap()))
             }
-            assert!(
-                Instant::now() < deadline,
-                "binding {name}: {what} never happened: {:#}",
-                serde_json::to_value(&rb).unwrap()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await
     }
 
     /// Events about `kind/name` in `namespace` (as kubectl describe finds them).
@@ -197,21 +198,17 @@ impl Env {
 
     /// Polls until an event with `reason` about `kind/name` exists.
     pub async fn wait_event(&self, kind: &str, name: &str, reason: &str) -> Event {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let events = self.events_for("default", kind, name).await;
-            if let Some(e) = events
-                .into_iter()
-                .find(|e| e.reason.as_deref() == Some(reason))
-            {
-                return e;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no {reason} event about {kind}/{name}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        eventually(
+            &format!("a {reason} event about {kind}/{name}"),
+            WAIT,
+            || async {
+                self.events_for("default", kind, name)
+                    .await
+                    .into_iter()
+                    .find(|e| e.reason.as_deref() == Some(reason))
+            },
+        )
+        .await
     }
 }
 

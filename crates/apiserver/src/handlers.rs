@@ -354,12 +354,21 @@ async fn check_namespace(ctx: &RequestContext) -> Result<(), ApiError> {
 
 pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
     // `resourceVersion=0` is kube's "any version": the cache answers. Otherwise the read is
-    // consistent, so any valid resourceVersion is satisfied; one this storage could not have
-    // issued is refused, as LIST and WATCH refuse it.
-    let any_version = match &ctx.info.options()?.get.resource_version {
-        Some(rv) => objects::revision_of(rv)? == 0,
-        None => false,
+    // consistent, so any version up to the current one is satisfied; one this storage could
+    // not have issued is refused, and one it has not reached yet is waited for and then
+    // refused (504), as LIST refuses them.
+    let requested = match &ctx.info.options()?.get.resource_version {
+        Some(rv) => Some(objects::revision_of(rv)?),
+        None => None,
     };
+    let any_version = requested == Some(0);
+    if let Some(requested) = requested.filter(|&r| r > 0) {
+        ctx.server
+            .storage
+            .wait_for_revision(requested)
+            .await
+            .map_err(revision_failure)?;
+    }
     let obj = ctx
         .objects()
         .read(ctx.namespace(), ctx.name(), any_version)
@@ -379,6 +388,20 @@ pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
             );
             Ok(json_value(StatusCode::OK, &t))
         }
+    }
+}
+
+/// A read at a revision the storage no longer has (410) or has not reached (504), in
+/// kube-apiserver's words; any other storage failure as every read answers it.
+fn revision_failure(e: flotilla_storage::StorageError) -> ApiError {
+    match e {
+        flotilla_storage::StorageError::Expired { requested, oldest } => {
+            ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
+        }
+        flotilla_storage::StorageError::FutureRevision { requested, current } => ApiError::timeout(
+            format!("Too large resource version: {requested}, current: {current}"),
+        ),
+        e => objects::storage_failure(e),
     }
 }
 
@@ -457,13 +480,7 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
         flotilla_storage::StorageError::Expired { .. } if options.continue_token.is_some() => {
             continue_expired()
         }
-        flotilla_storage::StorageError::Expired { requested, oldest } => {
-            ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
-        }
-        flotilla_storage::StorageError::FutureRevision { requested, current } => ApiError::timeout(
-            format!("Too large resource version: {requested}, current: {current}"),
-        ),
-        e => objects::storage_failure(e),
+        e => revision_failure(e),
     })?;
     let mut items: Vec<&Arc<StoredObject>> = Vec::new();
     let mut remaining = listed.remaining;

@@ -1519,6 +1519,52 @@ async fn a_get_with_a_non_numeric_resource_version_is_400_in_kubes_words() {
     t.host.stop().await;
 }
 
+/// GET with a resourceVersion is kube's "not older than": one the store has not reached is
+/// waited for (the write that reaches it lands meanwhile: 200), and past the wait it is 504
+/// in kube's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_at_a_resource_version_not_reached_waits_then_is_504() {
+    let t = host_with_web().await;
+    let current = t.host.server.storage.current_revision().await;
+
+    // kube-rs retries a 504 on its own: this client shows the first answer.
+    let kc = kube::config::Kubeconfig::read_from(&t.host.kubeconfig).unwrap();
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    config.default_retry = false;
+    let once = kube::Client::try_from(config).unwrap();
+    let far = current + 1000;
+    let r = get(&once, &format!("{WEB}?resourceVersion={far}")).await;
+    assert_eq!(
+        failure(&r, 504, "Timeout"),
+        format!("Too large resource version: {far}, current: {current}")
+    );
+    let before = snapshot(&t).await;
+    assert_eq!(
+        before.storage_revision, current,
+        "the refused GET changed nothing"
+    );
+
+    // Whichever reaches the server first, the GET is answered 200: sent first, it waits for
+    // the write (the storage's own wait is tested in its conformance suite).
+    let at_next = format!("{WEB}?resourceVersion={}", current + 1);
+    let (read, written) = tokio::join!(get(&t.client, &at_next), async {
+        send(
+            &t.client,
+            Method::POST,
+            DEPLOYMENTS,
+            Some(JSON),
+            bytes(&deployment("other", 1)),
+        )
+        .await
+    });
+    assert_eq!(written.code, 201, "{}", written.text);
+    assert_eq!(read.code, 200, "{}", read.text);
+    assert_eq!(read.body["metadata"]["name"], "web");
+    t.host.stop().await;
+}
+
 /// kube's messages for bad label selectors, with `unable to parse requirement` said once and
 /// only where kube says it.
 const BAD_SELECTORS: &[(&str, &str)] = &[

@@ -669,6 +669,19 @@ impl<B: Backend> Storage for Cached<B> {
         self.cache.revision()
     }
 
+    async fn wait_for_revision(&self, revision: Revision) -> Result<(), StorageError> {
+        if self.cache.revision() >= revision {
+            return Ok(());
+        }
+        match tokio::time::timeout(CATCH_UP_WAIT, self.cache.wait_for(revision)).await {
+            Ok(reached) => reached,
+            Err(_) => Err(StorageError::FutureRevision {
+                requested: revision,
+                current: self.cache.revision(),
+            }),
+        }
+    }
+
     async fn compact(&self, revision: Revision) {
         // Memory first (watchers see it at once), then the backend's durable history.
         self.cache.compact(revision);

@@ -34,6 +34,7 @@ macro_rules! conformance_tests {
             list_pages,
             list_at_an_older_revision,
             list_expired_and_future_revisions,
+            waiting_for_a_revision,
             watch_replays_then_follows_live,
             watch_filters_by_prefix,
             watch_resumes_from_any_retained_revision,
@@ -381,6 +382,25 @@ pub async fn list_expired_and_future_revisions(s: impl Storage) {
     assert!(matches!(
         s.list("/p/", &at(current + 1)).await,
         Err(StorageError::FutureRevision { .. })
+    ));
+}
+
+/// A revision reached answers at once; one a write is about to reach, once it lands; one no
+/// write reaches, `FutureRevision` after the wait.
+pub async fn waiting_for_a_revision(s: impl Storage) {
+    let current = s.current_revision().await;
+    s.wait_for_revision(current).await.unwrap();
+    // The wait starts first (join polls in order), the write then lands.
+    let (reached, written) = tokio::join!(
+        s.wait_for_revision(current + 1),
+        s.create("/p/a", pod("a", json!({})))
+    );
+    assert!(written.unwrap().revision > current);
+    reached.unwrap();
+    let now = s.current_revision().await;
+    assert!(matches!(
+        s.wait_for_revision(now + 1000).await,
+        Err(StorageError::FutureRevision { requested, current }) if requested == now + 1000 && current == now
     ));
 }
 

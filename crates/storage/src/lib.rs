@@ -343,6 +343,11 @@ pub trait Storage: Send + Sync + 'static {
     /// The revision of the last acknowledged write.
     async fn current_revision(&self) -> Revision;
 
+    /// Waits until this store has reached `revision` (a write acknowledged by another
+    /// replica of a shared store, or one about to land), for at most 3 s as kube-apiserver's
+    /// watch cache waits: [`StorageError::FutureRevision`] when it has not by then.
+    async fn wait_for_revision(&self, revision: Revision) -> Result<(), StorageError>;
+
     /// Drops retained history up to and including `revision` (watches and lists from there
     /// get `Expired`). Backends also compact on their own to keep the history bounded.
     async fn compact(&self, revision: Revision);

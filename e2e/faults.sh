@@ -35,6 +35,11 @@ if ! command -v kubectl >/dev/null 2>&1; then
   exit 1
 fi
 
+# The etcd rows (and the etcd member kills) start real etcd processes on loopback ports.
+# shellcheck source=e2e/install-missing.sh
+source e2e/install-missing.sh
+install_missing etcd etcd-server
+
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
 export FLOTILLA_BIN="${FLOTILLA_BIN:-$target_dir/release/flotilla}"
 export FLOTILLACTL_BIN="${FLOTILLACTL_BIN:-$target_dir/release/flotillactl}"

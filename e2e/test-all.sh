@@ -10,17 +10,8 @@ if ! command -v kubectl >/dev/null 2>&1; then
   exit 1
 fi
 
-# Installs Debian's packages ($2...) when the command $1 is missing.
-install_missing() {
-  local command=$1
-  shift
-  if command -v "$command" >/dev/null 2>&1; then return; fi
-  echo "installing $* (Debian's) for the tests" >&2
-  local sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
-}
+# shellcheck source=e2e/install-missing.sh
+source e2e/install-missing.sh
 
 # The etcd backend's tests start real etcd processes on loopback ports (etcd-server's own
 # service is not needed and not used).

@@ -569,15 +569,23 @@ impl<B: Backend> Cached<B> {
 
     /// Waits (boundedly) until the cache has applied `revision`.
     async fn catch_up(&self, revision: Revision) -> Result<(), StorageError> {
-        if self.cache.revision() >= revision {
+        if self.reached(revision).await? {
             return Ok(());
         }
+        Err(StorageError::Unavailable(format!(
+            "the watch cache did not reach revision {revision} in {CATCH_UP_WAIT:?} (at {})",
+            self.cache.revision()
+        )))
+    }
+
+    /// Whether the cache has applied `revision` within [`CATCH_UP_WAIT`].
+    async fn reached(&self, revision: Revision) -> Result<bool, StorageError> {
+        if self.cache.revision() >= revision {
+            return Ok(true);
+        }
         match tokio::time::timeout(CATCH_UP_WAIT, self.cache.wait_for(revision)).await {
-            Ok(result) => result,
-            Err(_) => Err(StorageError::Unavailable(format!(
-                "the watch cache did not reach revision {revision} in {CATCH_UP_WAIT:?} (at {})",
-                self.cache.revision()
-            ))),
+            Ok(result) => result.map(|()| true),
+            Err(_) => Ok(false),
         }
     }
 }
@@ -670,16 +678,13 @@ impl<B: Backend> Storage for Cached<B> {
     }
 
     async fn wait_for_revision(&self, revision: Revision) -> Result<(), StorageError> {
-        if self.cache.revision() >= revision {
+        if self.reached(revision).await? {
             return Ok(());
         }
-        match tokio::time::timeout(CATCH_UP_WAIT, self.cache.wait_for(revision)).await {
-            Ok(reached) => reached,
-            Err(_) => Err(StorageError::FutureRevision {
-                requested: revision,
-                current: self.cache.revision(),
-            }),
-        }
+        Err(StorageError::FutureRevision {
+            requested: revision,
+            current: self.cache.revision(),
+        })
     }
 
     async fn compact(&self, revision: Revision) {

@@ -147,12 +147,15 @@ where
             Err(last) => last,
         };
         if tokio::time::Instant::now() >= deadline {
-            match last {
-                Some(reason) => panic!("timed out after {limit:?} waiting for {what}: {reason}"),
-                None => panic!("timed out after {limit:?} waiting for {what}"),
-            }
+            panic!(
+                "{}",
+                with_reason(
+                    format!("timed out after {limit:?} waiting for {what}"),
+                    last
+                )
+            );
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        tokio::time::sleep(POLL).await;
     }
 }
 
@@ -168,15 +171,23 @@ where
     let until = tokio::time::Instant::now() + period;
     loop {
         if let Err(reason) = check().await.into_result() {
-            match reason {
-                Some(reason) => panic!("{what} did not hold: {reason}"),
-                None => panic!("{what} did not hold"),
-            }
+            panic!("{}", with_reason(format!("{what} did not hold"), reason));
         }
         if tokio::time::Instant::now() >= until {
             return;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// How often [`eventually`] and [`stays_for`] look.
+const POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A failure's message, with the reason a `Result` check gave when it gave one.
+fn with_reason(message: String, reason: Option<String>) -> String {
+    match reason {
+        Some(reason) => format!("{message}: {reason}"),
+        None => message,
     }
 }
 

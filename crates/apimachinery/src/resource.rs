@@ -409,6 +409,24 @@ impl ResourceDef {
     pub fn api_version(&self) -> String {
         self.gvk().api_version()
     }
+
+    /// The kind's `{group, version, kind}` as OpenAPI documents name it
+    /// (`x-kubernetes-group-version-kind`).
+    pub fn openapi_gvk(&self) -> Value {
+        serde_json::json!({"group": self.group, "version": self.version, "kind": self.kind})
+    }
+
+    /// The name of the kind's root schema in the OpenAPI documents: its own schema's, or
+    /// kube's reversed-group form (`io.k8s.api.apps.v1.Deployment` style).
+    pub fn openapi_root_schema(&self) -> String {
+        match &self.openapi {
+            Some(s) => s.root.clone(),
+            None => {
+                let reversed: Vec<&str> = self.group.split('.').rev().collect();
+                format!("{}.{}.{}", reversed.join("."), self.version, self.kind)
+            }
+        }
+    }
     /// The apiVersion objects of this resource are stored with.
     pub fn storage_api_version(&self) -> String {
         match &self.storage_version {

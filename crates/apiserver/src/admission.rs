@@ -36,7 +36,13 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::metrics::WebhookMetrics;
-use crate::registry::Registry;
+
+/// The versions a resource is served at: webhooks match a request's version against them
+/// (`matchPolicy: Equivalent`). The server's registry answers.
+pub trait ServedVersions: Send + Sync {
+    /// The versions `resource` of `group` is served at.
+    fn served_versions(&self, group: &str, resource: &str) -> Vec<String>;
+}
 
 /// The group whose objects are never sent to webhooks.
 pub const GROUP: &str = "admissionregistration.k8s.io";
@@ -53,7 +59,7 @@ type WebhookClient = Client<hyper_rustls::HttpsConnector<HttpConnector<Resolver>
 /// Dynamic admission for one API server.
 pub struct Admission {
     storage: Arc<dyn Storage>,
-    registry: Arc<Registry>,
+    versions: Arc<dyn ServedVersions>,
     /// Parsed webhooks by configuration key, with the revision they were parsed at.
     parsed: Mutex<ParsedConfigurations>,
     /// TLS clients by webhook (configuration, revision, name, resolved address).
@@ -64,12 +70,12 @@ pub struct Admission {
 impl Admission {
     pub fn new(
         storage: Arc<dyn Storage>,
-        registry: Arc<Registry>,
+        versions: Arc<dyn ServedVersions>,
         metrics: WebhookMetrics,
     ) -> Self {
         Self {
             storage,
-            registry,
+            versions,
             metrics,
             parsed: Mutex::new(HashMap::new()),
             clients: Mutex::new(HashMap::new()),
@@ -129,12 +135,7 @@ impl Admission {
     }
 
     fn versions_of(&self, attrs: &Attributes) -> Vec<String> {
-        self.registry
-            .all()
-            .into_iter()
-            .filter(|d| d.group == attrs.group && d.plural == attrs.resource)
-            .map(|d| d.version.clone())
-            .collect()
+        self.versions.served_versions(&attrs.group, &attrs.resource)
     }
 
     async fn namespace_labels(

@@ -6,9 +6,11 @@
 //! a CSR's signer for `certificatesigningrequests/approval`), checked like kube's admission.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use flotilla_apimachinery::ApiError;
+use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_rbac::{Attributes, Decision, RbacAuthorizer, UserRef};
+use flotilla_storage::StoredObject;
 use http::HeaderMap;
 
 use crate::auth::UserInfo;
@@ -119,13 +121,19 @@ pub fn authorize(
 /// [`Permission`](flotilla_apimachinery::Permission) (computed from the stored object): allowed
 /// when the authorizer allows the verb on any of its names, else 403 naming the object, as
 /// kube's admission plugins answer. A missing object passes (the write then answers 404).
-pub async fn authorize_subresource_write(
+///
+/// `stored` reads the object; it is called only when the subresource asks for a permission.
+pub async fn authorize_subresource_write<F, Fut>(
     authorizer: &dyn Authorizer,
-    objects: &crate::objects::Objects<'_>,
+    def: &ResourceDef,
     rp: &ResourcePath,
     user: &UserInfo,
-) -> Result<(), ApiError> {
-    let def = objects.def;
+    stored: F,
+) -> Result<(), ApiError>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<Arc<StoredObject>, ApiError>>,
+{
     let (Some(sub), Some(name)) = (rp.subresource.as_deref(), rp.name.as_deref()) else {
         return Ok(());
     };
@@ -137,7 +145,7 @@ pub async fn authorize_subresource_write(
     else {
         return Ok(());
     };
-    let stored = match objects.get(rp.namespace.as_deref(), name).await {
+    let stored = match stored().await {
         Ok(o) => o,
         Err(e) if e.code == 404 => return Ok(()),
         Err(e) => return Err(e),

@@ -102,21 +102,6 @@ fn build(server: &ApiServer) -> Built {
     Built { docs }
 }
 
-pub(crate) fn gvk_json(def: &ResourceDef) -> Value {
-    json!({"group": def.group, "version": def.version, "kind": def.kind})
-}
-
-/// The component name of a kind's root schema.
-pub(crate) fn root_schema_name(def: &ResourceDef) -> String {
-    match &def.openapi {
-        Some(s) => s.root.clone(),
-        None => {
-            let reversed: Vec<&str> = def.group.split('.').rev().collect();
-            format!("{}.{}.{}", reversed.join("."), def.version, def.kind)
-        }
-    }
-}
-
 fn query_param(name: &str, description: &str) -> Value {
     json!({"name": name, "in": "query", "description": description, "schema": {"type": "string", "uniqueItems": true}})
 }
@@ -133,7 +118,7 @@ fn document(gv: &str, defs: &[Arc<ResourceDef>], version: &str) -> Value {
     );
     let mut paths: Map<String, Value> = Map::new();
     for def in defs {
-        let root = root_schema_name(def);
+        let root = def.openapi_root_schema();
         match &def.openapi {
             Some(s) => {
                 for (name, schema) in &s.components {
@@ -144,7 +129,7 @@ fn document(gv: &str, defs: &[Arc<ResourceDef>], version: &str) -> Value {
                 if let Some(Value::Object(m)) = schemas.get_mut(&root) {
                     m.insert(
                         "x-kubernetes-group-version-kind".into(),
-                        json!([gvk_json(def)]),
+                        json!([def.openapi_gvk()]),
                     );
                 }
             }
@@ -154,12 +139,12 @@ fn document(gv: &str, defs: &[Arc<ResourceDef>], version: &str) -> Value {
                     json!({
                         "type": "object",
                         "x-kubernetes-preserve-unknown-fields": true,
-                        "x-kubernetes-group-version-kind": [gvk_json(def)],
+                        "x-kubernetes-group-version-kind": [def.openapi_gvk()],
                     }),
                 );
             }
         }
-        let gvk = gvk_json(def);
+        let gvk = def.openapi_gvk();
         let base = if def.namespaced {
             format!("/{gv}/namespaces/{{namespace}}/{}", def.plural)
         } else {

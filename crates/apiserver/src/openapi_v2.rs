@@ -28,7 +28,6 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
-use crate::openapi::{gvk_json, root_schema_name};
 use crate::response::error_response;
 use crate::server::ApiServer;
 
@@ -179,7 +178,7 @@ pub fn document(defs: &[Arc<ResourceDef>], version: &str) -> Value {
     );
     let mut paths = Map::new();
     for def in defs {
-        let root = root_schema_name(def);
+        let root = def.openapi_root_schema();
         match &def.openapi {
             Some(s) => {
                 for (name, schema) in &s.components {
@@ -213,7 +212,7 @@ fn tag_kind(definitions: &mut Map<String, Value>, root: &str, def: &ResourceDef)
     let Some(Value::Object(schema)) = definitions.get_mut(root) else {
         return;
     };
-    let gvk = gvk_json(def);
+    let gvk = def.openapi_gvk();
     let list = schema
         .entry("x-kubernetes-group-version-kind")
         .or_insert_with(|| json!([]));
@@ -297,7 +296,7 @@ fn resource_paths(paths: &mut Map<String, Value>, def: &ResourceDef, root: &str)
     } else {
         (format!("{prefix}/{}", def.plural), Vec::new(), "")
     };
-    let gvk = gvk_json(def);
+    let gvk = def.openapi_gvk();
     let gv_name = group_version_name(def);
     let ok = |code: &str| {
         json!({code: {"description": "OK", "schema": {"$ref": format!("#/definitions/{root}")}},

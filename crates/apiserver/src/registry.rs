@@ -44,6 +44,16 @@ struct Inner {
     group_order: Vec<String>,
 }
 
+impl crate::admission::ServedVersions for Registry {
+    fn served_versions(&self, group: &str, resource: &str) -> Vec<String> {
+        self.all()
+            .into_iter()
+            .filter(|d| d.group == group && d.plural == resource)
+            .map(|d| d.version.clone())
+            .collect()
+    }
+}
+
 impl Registry {
     pub fn new() -> Self {
         Self::default()

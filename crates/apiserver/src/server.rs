@@ -538,12 +538,15 @@ impl ResourceRequest<'_> {
             user: self.user,
         };
         if let (Some(authz), Verb::Update | Verb::Patch) = (&self.server.authorizer, verb) {
-            let objects = ctx.objects();
             crate::authz::authorize_subresource_write(
                 authz.as_ref(),
-                &objects,
+                &ctx.def,
                 &ctx.path,
                 &ctx.user,
+                || async {
+                    let name = ctx.path.name.as_deref().unwrap_or_default();
+                    ctx.objects().get(ctx.path.namespace.as_deref(), name).await
+                },
             )
             .await?;
         }

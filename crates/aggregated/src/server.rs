@@ -16,7 +16,6 @@ use flotilla_storage::Storage;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
-use tokio::net::TcpListener;
 
 use crate::admission::ClusterCredentialsAdmission;
 use crate::cluster::{GROUP, VERSION, cluster_resource};
@@ -28,20 +27,8 @@ use flotilla_core::merged_reads;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AggregatedError {
-    #[error("creating the data directory {path}")]
-    CreateDataDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("preparing certificates")]
-    Pki(#[from] flotilla_pki::PkiError),
-    #[error("opening storage")]
-    Storage(#[from] flotilla_storage::StorageError),
-    #[error("listening on {addr}")]
-    Listen {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Boot(#[from] flotilla_apiserver::BootError),
     #[error("registering the APIService on the host")]
     Register(#[source] kube::Error),
     #[error("reading kube-system/extension-apiserver-authentication from the host")]
@@ -56,6 +43,8 @@ pub enum AggregatedError {
     #[error("the host does not serve Clusters through the APIService within {0:?}")]
     NotServed(std::time::Duration),
 }
+
+flotilla_apiserver::boot_error_conversions!(AggregatedError);
 
 /// How to run the aggregated API server.
 pub struct AggregatedOptions {
@@ -179,10 +168,7 @@ struct Serving {
 }
 
 pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, AggregatedError> {
-    std::fs::create_dir_all(&opts.data_dir).map_err(|source| AggregatedError::CreateDataDir {
-        path: opts.data_dir.clone(),
-        source,
-    })?;
+    flotilla_apiserver::boot::create_data_dir(&opts.data_dir)?;
     let serving = match &opts.serving {
         Some((cert_pem, key_pem)) => Serving {
             cert_pem: cert_pem.clone(),
@@ -250,14 +236,8 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
         front_proxy_names: opts.front_proxy_names.clone(),
     });
     let addr = SocketAddr::new(opts.bind_address, opts.secure_port);
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| AggregatedError::Listen { addr, source })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|source| AggregatedError::Listen { addr, source })?;
-    let handle = ServerHandle::spawn(listener, tls, server.router(), trust)
-        .map_err(|source| AggregatedError::Listen { addr, source })?;
+    let (listener, addr) = flotilla_apiserver::boot::listen(addr).await?;
+    let handle = flotilla_apiserver::boot::serve(listener, addr, tls, server.router(), trust)?;
     tracing::info!(%addr, "aggregated API server serving cluster.karmada.io");
     Ok(RunningAggregated {
         addr,

@@ -15,6 +15,7 @@ pub mod audit;
 pub mod auth;
 pub mod authz;
 pub mod binding;
+pub mod boot;
 pub mod builtin_admission;
 pub mod crds;
 pub mod discovery;
@@ -43,6 +44,7 @@ pub mod table;
 pub mod watch;
 
 pub use auth::{TokenAuthenticator, TokenAuthenticators, TokenUser, UserInfo};
+pub use boot::BootError;
 /// Background tasks with a lifecycle (the `flotilla-tasks` crate).
 pub use flotilla_tasks as tasks;
 pub use registry::Registry;

@@ -31,7 +31,6 @@ use flotilla_etcd::StorageChoice;
 use flotilla_pki::ChainVerifier;
 use flotilla_storage::Storage;
 use serde_json::json;
-use tokio::net::TcpListener;
 
 /// Namespaces every cluster has.
 pub const SYSTEM_NAMESPACES: &[&str] =
@@ -39,20 +38,8 @@ pub const SYSTEM_NAMESPACES: &[&str] =
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
-    #[error("creating the data directory {path}")]
-    CreateDataDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("preparing certificates")]
-    Pki(#[from] flotilla_pki::PkiError),
-    #[error("opening storage")]
-    Storage(#[from] flotilla_storage::StorageError),
-    #[error("listening on {addr}")]
-    Listen {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Boot(#[from] flotilla_apiserver::BootError),
     #[error("loading the token file")]
     Tokens(#[from] flotilla_apiserver::auth::TokenFileError),
     #[error("preparing the service-account token issuer")]
@@ -67,6 +54,8 @@ pub enum HostError {
     #[error("creating the system namespace {name}: {message}")]
     SystemNamespace { name: String, message: String },
 }
+
+flotilla_apiserver::boot_error_conversions!(HostError);
 
 /// How to run the host API server.
 #[derive(Debug, Clone)]
@@ -193,10 +182,7 @@ pub async fn start_replicas(
 
 /// Opens storage, prepares certificates, binds, writes `<data-dir>/kubeconfig`, and serves.
 pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
-    std::fs::create_dir_all(&opts.data_dir).map_err(|source| HostError::CreateDataDir {
-        path: opts.data_dir.clone(),
-        source,
-    })?;
+    flotilla_apiserver::boot::create_data_dir(&opts.data_dir)?;
     let pki = flotilla_pki::ensure_server_pki(&opts.data_dir, &opts.hosts)?;
     let storage: Arc<dyn Storage> = opts
         .storage
@@ -254,12 +240,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
         front_proxy_names: vec![flotilla_pki::FRONT_PROXY_CLIENT_USER.to_string()],
     });
     let addr = SocketAddr::new(opts.bind_address, opts.secure_port);
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| HostError::Listen { addr, source })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|source| HostError::Listen { addr, source })?;
+    let (listener, addr) = flotilla_apiserver::boot::listen(addr).await?;
     let kubeconfig = opts.data_dir.join("kubeconfig");
     let url = https_url(addr);
     write_kubeconfig(&kubeconfig, &url, &pki.ca.cert_pem, "admin", &pki.admin)?;
@@ -279,8 +260,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, HostError> {
     // The web UI's static routes sit beside the API (they carry no data; the browser reads
     // through the API with the user's own credential).
     let router = flotilla_ui::router().merge(server.router());
-    let handle = ServerHandle::spawn(listener, tls, router, trust)
-        .map_err(|source| HostError::Listen { addr, source })?;
+    let handle = flotilla_apiserver::boot::serve(listener, addr, tls, router, trust)?;
     tracing::info!(%addr, kubeconfig = %kubeconfig.display(), "host API server serving");
     Ok(RunningHost {
         addr,

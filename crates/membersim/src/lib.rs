@@ -35,7 +35,7 @@ use flotilla_apiserver::auth::StaticTokens;
 use flotilla_apiserver::request::ResourcePath;
 use flotilla_apiserver::serve::{PeerTrust, ServerHandle, https_url};
 use flotilla_apiserver::server::SubresourceHandler;
-use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions, UserInfo};
+use flotilla_apiserver::{ApiServer, BootError, Registry, ServerConfig, ServerOptions, UserInfo};
 use flotilla_pki::{ChainVerifier, Kubeconfig};
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, MemoryStorage, Storage};
 use tokio::net::TcpListener;
@@ -62,20 +62,8 @@ const REBIND_PATIENCE: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemberError {
-    #[error("creating the data directory {path}")]
-    CreateDataDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("preparing certificates")]
-    Pki(#[from] flotilla_pki::PkiError),
-    #[error("opening storage")]
-    Storage(#[from] flotilla_storage::StorageError),
-    #[error("listening on {addr}")]
-    Listen {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Boot(#[from] flotilla_apiserver::BootError),
     #[error("the Flotilla token is invalid")]
     Token(#[from] flotilla_apiserver::auth::TokenFileError),
     #[error("reading or writing the token file {path}")]
@@ -90,6 +78,8 @@ pub enum MemberError {
     #[error("the simulation did not create the member's nodes within {0:?}")]
     NoFirstPass(Duration),
 }
+
+flotilla_apiserver::boot_error_conversions!(MemberError);
 
 /// The certificates a member serves with and trusts: its CA, serving certificate and admin
 /// client certificate, with the TLS configuration built from them. Generating keys is the
@@ -330,16 +320,13 @@ impl RunningMember {
     }
 
     fn serve(&self, listener: TcpListener) -> Result<ServerHandle, MemberError> {
-        ServerHandle::spawn(
+        Ok(flotilla_apiserver::boot::serve(
             listener,
+            self.addr,
             self.pki.tls.clone(),
             member_router(&self.server, self.healthy.clone(), self.latency),
             self.pki.trust.clone(),
-        )
-        .map_err(|source| MemberError::Listen {
-            addr: self.addr,
-            source,
-        })
+        )?)
     }
 
     /// Stops serving (letting requests in flight finish for a grace period) and stops the
@@ -376,7 +363,7 @@ async fn rebind(addr: SocketAddr) -> Result<TcpListener, MemberError> {
             {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            Err(source) => return Err(MemberError::Listen { addr, source }),
+            Err(source) => return Err(BootError::Listen { addr, source }.into()),
         }
     }
 }
@@ -441,10 +428,7 @@ impl SubresourceHandler for PodLogs {
 /// Prepares certificates, the token and storage, bootstraps namespaces and RBAC policy,
 /// starts the simulation, binds, writes the kubeconfigs and serves.
 pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
-    std::fs::create_dir_all(&opts.data_dir).map_err(|source| MemberError::CreateDataDir {
-        path: opts.data_dir.clone(),
-        source,
-    })?;
+    flotilla_apiserver::boot::create_data_dir(&opts.data_dir)?;
     let pki = match &opts.shared_pki {
         Some(pki) => pki.clone(),
         None => MemberPki::ensure(&opts.data_dir, &serving_hosts(opts.bind_address))?,
@@ -502,12 +486,7 @@ async fn start_with(
     server.start_background().await?;
 
     let addr = SocketAddr::new(opts.bind_address, opts.secure_port);
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| MemberError::Listen { addr, source })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|source| MemberError::Listen { addr, source })?;
+    let (listener, addr) = flotilla_apiserver::boot::listen(addr).await?;
     let url = https_url(addr);
 
     let kubeconfig = opts.data_dir.join("kubeconfig");
@@ -562,13 +541,13 @@ async fn start_with(
     }
 
     let healthy = Arc::new(AtomicBool::new(true));
-    let handle = ServerHandle::spawn(
+    let handle = flotilla_apiserver::boot::serve(
         listener,
+        addr,
         pki.tls.clone(),
         member_router(&server, healthy.clone(), opts.latency),
         pki.trust.clone(),
-    )
-    .map_err(|source| MemberError::Listen { addr, source });
+    );
     // On an error the caller stops the simulation with the server's other tasks.
     let handle = handle?;
     tracing::info!(name = %opts.name, %addr, "member-sim serving");

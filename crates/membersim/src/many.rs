@@ -130,10 +130,7 @@ impl<'a> IntoIterator for &'a RunningMembers {
 /// port, simulation and kubeconfigs (`<data_dir>/<name>/kubeconfig`). When one fails to
 /// start, those already started are stopped and the first error is returned.
 pub async fn start_many(opts: ManyOptions) -> Result<RunningMembers, MemberError> {
-    std::fs::create_dir_all(&opts.data_dir).map_err(|source| MemberError::CreateDataDir {
-        path: opts.data_dir.clone(),
-        source,
-    })?;
+    flotilla_apiserver::boot::create_data_dir(&opts.data_dir)?;
     let pki = MemberPki::ensure(&opts.data_dir, &serving_hosts(opts.bind_address))?;
     // Each start runs as its own task so starts use every worker thread.
     let results: Vec<_> = futures::stream::iter(1..=opts.count)

@@ -691,7 +691,7 @@ impl MergedReadFlags {
             .map(|r| r.trim().to_string())
             .filter(|r| !r.is_empty() && r != "none")
             .collect();
-        let unknown = flotilla_aggregated::search::MergedReads::unknown_resources(&resources);
+        let unknown = flotilla_aggregated::search::SearchProxy::unknown_resources(&resources);
         if !unknown.is_empty() {
             anyhow::bail!(
                 "--merged-resources: not a built-in resource: {} (write plural.group, e.g. deployments.apps, or pods)",

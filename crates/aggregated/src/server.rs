@@ -22,7 +22,7 @@ use crate::cluster::{GROUP, VERSION, cluster_resource};
 use crate::delegated::DelegatedAuthorizer;
 use crate::members::MemberConnections;
 use crate::proxy::ClusterProxy;
-use crate::search::{self, MergedReadOptions, MergedReads};
+use crate::search::{self, MergedReadOptions, SearchProxy};
 use flotilla_core::merged_reads;
 
 #[derive(Debug, thiserror::Error)]
@@ -215,7 +215,7 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
             merged_reads::SEARCH_GROUP,
             search::PROXYING,
             "proxy",
-            Arc::new(MergedReads::new(
+            Arc::new(SearchProxy::new(
                 &server,
                 members,
                 opts.host.clone(),

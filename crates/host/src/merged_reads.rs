@@ -68,7 +68,7 @@ pub fn install(
     transport: ReadTransport,
     config: &MergedReadsConfig,
 ) -> Vec<String> {
-    let storage: Arc<dyn RestStorage> = Arc::new(MergedReads {
+    let storage: Arc<dyn RestStorage> = Arc::new(MergedReadStorage {
         transport,
         bypass_groups: config.bypass_groups.clone(),
     });
@@ -87,12 +87,12 @@ pub fn install(
 }
 
 /// The REST storage of a merged resource.
-pub struct MergedReads {
+pub struct MergedReadStorage {
     transport: ReadTransport,
     bypass_groups: Vec<String>,
 }
 
-impl MergedReads {
+impl MergedReadStorage {
     /// Whether this read goes to the template store.
     fn bypass(&self, ctx: &RequestContext) -> bool {
         ctx.user
@@ -308,7 +308,7 @@ fn template_delete_options(ctx: &RequestContext, body: &Bytes) -> Result<Bytes, 
 }
 
 #[async_trait::async_trait]
-impl RestStorage for MergedReads {
+impl RestStorage for MergedReadStorage {
     async fn get(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
         match self.merged(ctx).await? {
             Some(resp) => Ok(resp),

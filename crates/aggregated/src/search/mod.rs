@@ -2,7 +2,7 @@
 //! GET, LIST and WATCH of the configured workload resources by asking the host's template
 //! store and every Ready member cluster concurrently and merging the answers with
 //! `flotilla_fanout` (one item per namespace/name, status summed, the clusters holding it
-//! named). The host routes its own reads of those resources here (its `MergedReads`), and a
+//! named). The host routes its own reads of those resources here (its `MergedReadStorage`), and a
 //! client can point kubectl at the path directly, which also works where the host is a real
 //! kube-apiserver.
 //!
@@ -130,7 +130,7 @@ pub(crate) struct Shared {
 }
 
 /// The `proxying/proxy` handler.
-pub struct MergedReads {
+pub struct SearchProxy {
     shared: Arc<Shared>,
     /// The fan-outs of GETs and LISTs under way, bounded by [`MergedReadOptions::max_inflight`].
     fanouts: FanOutLimit,
@@ -188,9 +188,9 @@ impl FanOutLimit {
     }
 }
 
-impl MergedReads {
+impl SearchProxy {
     /// Merged reads of `options.resources` (looked up among the built-in kinds; unknown names
-    /// are reported by [`MergedReads::unknown_resources`]).
+    /// are reported by [`SearchProxy::unknown_resources`]).
     pub fn new(
         server: &ApiServer,
         members: Arc<MemberConnections>,
@@ -283,7 +283,7 @@ fn with_cluster_columns(def: &ResourceDef) -> ResourceDef {
 }
 
 #[async_trait::async_trait]
-impl SubresourceHandler for MergedReads {
+impl SubresourceHandler for SearchProxy {
     async fn handle(
         &self,
         server: &Arc<ApiServer>,
@@ -393,7 +393,7 @@ impl Read {
     }
 }
 
-impl MergedReads {
+impl SearchProxy {
     async fn serve(
         &self,
         server: &Arc<ApiServer>,

@@ -18,7 +18,7 @@ use http_body_util::{BodyExt, BodyStream};
 use serde_json::Value;
 
 /// The header that asks the host for its template store, past merged reads (the host's
-/// `MergedReads` answers such reads itself).
+/// `MergedReadStorage` answers such reads itself).
 pub const TEMPLATE_READ_HEADER: &str = flotilla_core::TEMPLATE_READ_HEADER;
 
 /// Why a source did not give an answer.

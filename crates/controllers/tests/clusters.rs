@@ -22,7 +22,7 @@
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use flotilla_testenv::{eventually, stays_for};
+use flotilla_testwait::{eventually, stays_for};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};

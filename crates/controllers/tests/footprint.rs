@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use flotilla_api::Cluster;
 use flotilla_controllers::ControllerManagerOptions;
 use flotilla_membersim::{MemberOptions, MemberPki};
-use flotilla_testenv::eventually;
+use flotilla_testwait::eventually;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;

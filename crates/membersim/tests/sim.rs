@@ -4,7 +4,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use flotilla_testenv::eventually;
+use flotilla_testwait::eventually;
 use std::path::Path;
 use std::time::Duration;
 

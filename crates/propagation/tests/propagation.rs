@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use flotilla_testenv::eventually;
+use flotilla_testwait::eventually;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use flotilla_testenv::eventually;
+use flotilla_testwait::eventually;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

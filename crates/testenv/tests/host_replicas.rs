@@ -262,7 +262,7 @@ async fn a_reflector_keeps_exact_state_when_its_replica_is_killed() {
     let expected = state(b.list(&ListParams::default()).await.unwrap().items);
     assert_eq!(expected.len(), 32);
     // Barrier: the reflector's store reaches the store's state (a bounded wait).
-    flotilla_testenv::eventually(
+    flotilla_testwait::eventually(
         "the reflector to converge",
         Duration::from_secs(60),
         || async {

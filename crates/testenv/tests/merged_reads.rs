@@ -18,7 +18,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use flotilla_testenv::eventually;
+use flotilla_testwait::eventually;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 

@@ -96,7 +96,7 @@ async fn a_full_host_answers_429_but_serves_watches_and_health() {
     let retrying: Api<ConfigMap> = Api::namespaced(as_alice(&cp, true).await, "default");
     let before = refusals(&server).await;
     let pending = tokio::spawn(async move { retrying.list(&ListParams::default()).await });
-    flotilla_testenv::eventually(
+    flotilla_testwait::eventually(
         "the retrying client to be refused",
         std::time::Duration::from_secs(30),
         || async { refusals(&server).await != before },

@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-pub use flotilla_testenv::eventually;
+pub use flotilla_testwait::eventually;
 
 /// How long a test waits for what it expects.
 pub const WAIT: Duration = Duration::from_secs(60);

@@ -9,8 +9,9 @@
 // Test code: a panic is how a step reports failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use flotilla_testwait::eventually;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{
@@ -136,17 +137,13 @@ async fn setup_serving(serving: Option<(String, String)>) -> Setup {
     let ar = cluster_resource();
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
     // The host proxies the group once the APIService is available.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match api.list(&Default::default()).await {
-            Ok(list) => {
-                assert!(list.items.is_empty());
-                break;
-            }
-            Err(e) if Instant::now() > deadline => panic!("clusters never served: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-        }
-    }
+    let list = eventually("clusters served", Duration::from_secs(30), || async {
+        api.list(&Default::default())
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    assert!(list.items.is_empty());
     Setup {
         _dir: dir,
         host,
@@ -221,20 +218,20 @@ async fn status_controller_with_server_side_apply_through_the_host() {
     }
 
     // Every cluster reaches the controller's status.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let list = api.list(&Default::default()).await.unwrap();
-        let done = list.items.iter().filter(|c| has_desired_status(c)).count();
-        if done == NAMES.len() && list.items.len() == NAMES.len() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "only {done} clusters got their status: {:?}",
-            list.items
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(
+        "every cluster's status",
+        Duration::from_secs(30),
+        || async {
+            let list = api.list(&Default::default()).await.unwrap();
+            let done = list.items.iter().filter(|c| has_desired_status(c)).count();
+            if done == NAMES.len() && list.items.len() == NAMES.len() {
+                Ok(())
+            } else {
+                Err(format!("only {done} got theirs: {:?}", list.items))
+            }
+        },
+    )
+    .await;
     let mut seen = Vec::new();
     while let Ok(name) = applied.try_recv() {
         seen.push(name);

@@ -16,7 +16,7 @@ use common::{Kubectl, write_manifest};
 use std::net::SocketAddr;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::Request;
 use axum::middleware::Next;
@@ -28,6 +28,7 @@ use flotilla_apiserver::serve::PeerTrust;
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig};
 use flotilla_pki::{CertificateAuthority, ChainVerifier};
 use flotilla_storage::{MemoryStorage, Storage};
+use flotilla_testwait::eventually;
 use http::{HeaderMap, Method, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
@@ -185,18 +186,17 @@ impl Host {
 
     /// Waits until the APIService's Available condition has `status`; returns the condition.
     async fn wait_available(&self, name: &str, status: &str) -> Value {
-        let deadline = Instant::now() + AVAILABILITY_WAIT;
-        loop {
-            let cond = self.available(name).await;
-            if cond.as_ref().is_some_and(|c| c["status"] == status) {
-                return cond.unwrap();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "APIService {name} not Available={status} within {AVAILABILITY_WAIT:?}; last condition {cond:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        eventually(
+            &format!("APIService {name} Available={status}"),
+            AVAILABILITY_WAIT,
+            || async {
+                match self.available(name).await {
+                    Some(c) if c["status"] == status => Ok(c),
+                    other => Err(format!("last condition {other:?}")),
+                }
+            },
+        )
+        .await
     }
 
     fn kubectl(&self) -> Kubectl {
@@ -695,26 +695,26 @@ async fn extension_api_is_served_through_the_host() {
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let out = loop {
-        let out = kubectl
-            .run(&[
-                "--as",
-                "alice",
-                "--as-group",
-                "devs",
-                "get",
-                "flunders",
-                "-n",
-                "default",
-            ])
-            .await;
-        if out.ok || Instant::now() > deadline {
-            break out;
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    };
-    assert!(out.ok, "{}", out.stderr);
+    let out = eventually(
+        "alice may list flunders once bound",
+        Duration::from_secs(10),
+        || async {
+            let out = kubectl
+                .run(&[
+                    "--as",
+                    "alice",
+                    "--as-group",
+                    "devs",
+                    "get",
+                    "flunders",
+                    "-n",
+                    "default",
+                ])
+                .await;
+            if out.ok { Ok(out) } else { Err(out.stderr) }
+        },
+    )
+    .await;
     assert!(out.stdout.contains("f3"), "{}", out.stdout);
     let alice = ext.seen_from("alice", "/apis/wardle.example.com/v1alpha1/namespaces");
     assert!(!alice.is_empty());
@@ -874,32 +874,33 @@ async fn bad_apiservices_are_rejected_or_isolated() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
     let r = host.delete(&format!("{APISERVICES}/{APISERVICE}")).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let legacy = host.get("/apis").await.json();
-        let v2 = host
-            .get_with("/apis", &[("accept", V2_DISCOVERY)])
-            .await
-            .json();
-        let in_legacy = legacy["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|g| g["name"] == GROUP);
-        let in_v2 = v2["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|i| i["metadata"]["name"] == GROUP);
-        if !in_legacy && !in_v2 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{GROUP} still in discovery 5 s after deleting its APIService (legacy {in_legacy}, v2 {in_v2})"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(
+        &format!("{GROUP} out of discovery after deleting its APIService"),
+        Duration::from_secs(5),
+        || async {
+            let legacy = host.get("/apis").await.json();
+            let v2 = host
+                .get_with("/apis", &[("accept", V2_DISCOVERY)])
+                .await
+                .json();
+            let in_legacy = legacy["groups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|g| g["name"] == GROUP);
+            let in_v2 = v2["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i["metadata"]["name"] == GROUP);
+            if in_legacy || in_v2 {
+                Err(format!("still in legacy {in_legacy}, v2 {in_v2}"))
+            } else {
+                Ok(())
+            }
+        },
+    )
+    .await;
     let r = host.get(&format!("{FLUNDERS}/f1")).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text());
     let r = host.get("/apis/wardle.example.com").await;

@@ -15,8 +15,9 @@
 
 mod common;
 
+use flotilla_testwait::eventually;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
@@ -492,29 +493,30 @@ async fn access_and_token_reviews() {
 
     // The authorizer indexes bindings from a watch; wait for this one.
     let first = &ALICE_CASES[1];
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let review = post(
-            &admin,
-            SAR,
-            &sar(
-                Some("alice"),
-                ALICE_GROUPS,
-                json!({"resourceAttributes": resource_attributes(first)}),
-            ),
-            &[],
-        )
-        .await
-        .ok("SAR");
-        if allowed(&review) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "alice's binding never took effect: {review}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(
+        "alice's binding in effect",
+        Duration::from_secs(15),
+        || async {
+            let review = post(
+                &admin,
+                SAR,
+                &sar(
+                    Some("alice"),
+                    ALICE_GROUPS,
+                    json!({"resourceAttributes": resource_attributes(first)}),
+                ),
+                &[],
+            )
+            .await
+            .ok("SAR");
+            if allowed(&review) {
+                Ok(())
+            } else {
+                Err(format!("last review {review}"))
+            }
+        },
+    )
+    .await;
 
     let alice = client_as(&t.host.kubeconfig, Identity::Token("alicetoken")).await;
     for c in ALICE_CASES {

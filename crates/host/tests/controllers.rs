@@ -10,6 +10,7 @@
 
 mod common;
 
+use flotilla_testwait::eventually;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -132,16 +133,12 @@ async fn delete_through_controller<K>(
         .expect("the generation-only controller never saw the deletion")
         .expect("controller stopped");
     assert_eq!(released, name);
-    let gone = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            match api.get_opt(name).await.unwrap() {
-                None => break,
-                Some(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        }
-    })
+    eventually(
+        &format!("{name} gone after its finalizer went"),
+        Duration::from_secs(30),
+        || async { api.get_opt(name).await.unwrap().is_none() },
+    )
     .await;
-    assert!(gone.is_ok(), "{name} still exists after its finalizer went");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,9 +11,9 @@
 
 mod common;
 
-use std::future::Future;
+use flotilla_testwait::eventually;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use common::{Kubectl, TestHost, write_manifest};
@@ -60,22 +60,6 @@ fn csr_manifest(name: &str, request_pem: &str, usages: &[&str]) -> Value {
     })
 }
 
-/// Polls `check` every 100 ms until it yields a value, failing after [`WAIT`].
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "{what}: not within {WAIT:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 async fn get_csr(t: &TestHost, name: &str) -> CertificateSigningRequest {
     Api::<CertificateSigningRequest>::all(t.client.clone())
         .get(name)
@@ -85,7 +69,7 @@ async fn get_csr(t: &TestHost, name: &str) -> CertificateSigningRequest {
 
 /// Waits for the signer to write a certificate for `name`; returns it as PEM.
 async fn issued_certificate(t: &TestHost, name: &str) -> String {
-    eventually(&format!("certificate of {name}"), || async {
+    eventually(&format!("certificate of {name}"), WAIT, || async {
         let csr = get_csr(t, name).await;
         let cert = csr.status?.certificate?;
         Some(String::from_utf8(cert.0).unwrap())
@@ -291,7 +275,7 @@ async fn bad_requests_are_invalid_and_unfit_usages_fail_at_the_signer() {
     .unwrap();
     api.create(&PostParams::default(), &typed).await.unwrap();
     kubectl.ok(&["certificate", "approve", "serving"]).await;
-    let failed = eventually("the Failed condition", || async {
+    let failed = eventually("the Failed condition", WAIT, || async {
         let csr = get_csr(&t, "serving").await;
         csr.status?
             .conditions?
@@ -386,7 +370,7 @@ async fn approving_needs_approve_on_the_signer() {
                                 "resource": "certificatesigningrequests", "subresource": "approval"});
     let approve_signer = json!({"verb": "approve", "group": "certificates.k8s.io",
                                 "resource": "signers", "name": SIGNER});
-    eventually("carol may write approvals", || async {
+    eventually("carol may write approvals", WAIT, || async {
         can(&carol_client, write_approval.clone())
             .await
             .then_some(())
@@ -412,7 +396,7 @@ async fn approving_needs_approve_on_the_signer() {
         )
         .await
         .unwrap();
-    eventually("carol may approve for the signer", || async {
+    eventually("carol may approve for the signer", WAIT, || async {
         can(&carol_client, approve_signer.clone())
             .await
             .then_some(())

@@ -16,6 +16,7 @@
 
 mod common;
 
+use flotilla_testwait::eventually;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -279,18 +280,6 @@ async fn metric_sum(t: &TestHost, metric: &str, label: &str) -> usize {
         .sum::<f64>() as usize
 }
 
-/// Waits (bounded) until `check` holds.
-async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
-    let deadline = tokio::time::Instant::now() + HANG;
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what}: not within {HANG:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn http2_streams_refused_with_429_while_sending_their_bodies_end_with_their_answer() {
     const LIMIT: usize = 2;
@@ -319,7 +308,7 @@ async fn http2_streams_refused_with_429_while_sending_their_bodies_end_with_thei
         streams.push((answer, sending, body));
     }
     // The server holds LIMIT requests waiting for their bodies and has answered the others.
-    until("the refusals", || async {
+    eventually("the refusals", HANG, || async {
         answered(&t, 429).await >= before + STREAMS - LIMIT
     })
     .await;
@@ -479,7 +468,10 @@ async fn a_list_keeps_its_read_place_until_a_slow_reader_has_its_body() {
     for reader in readers {
         reader.finish().await;
     }
-    until("the places freed", || async { reading(&t).await == 0 }).await;
+    eventually("the places freed", HANG, || async {
+        reading(&t).await == 0
+    })
+    .await;
     assert_eq!(list_as_alice(&t).await, 200);
     t.host.stop().await;
 }
@@ -497,7 +489,7 @@ async fn a_reader_that_stops_reading_leaves_its_place_at_the_request_timeout() {
     let reader = SlowReader::start(&t, &path).await;
     assert_eq!(list_as_alice(&t).await, 429);
     // Past the request timeout the place is free although the reader has not read on.
-    until("the place freed at the request timeout", || async {
+    eventually("the place freed at the request timeout", HANG, || async {
         reading(&t).await == 0
     })
     .await;

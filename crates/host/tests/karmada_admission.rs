@@ -7,6 +7,7 @@
 
 mod common;
 
+use flotilla_testwait::eventually;
 use std::time::Duration;
 
 use flotilla_api::OverridePolicy;
@@ -174,33 +175,20 @@ async fn namespaces_are_protected_and_wait_for_protected_contents() {
         .await
         .unwrap();
     // The cleanup takes the free object and leaves the protected one.
-    wait_until("the unprotected ConfigMap is cleaned up", || async {
-        names(&cms).await == ["kept"]
-    })
+    eventually(
+        "the unprotected ConfigMap is cleaned up",
+        Duration::from_secs(20),
+        || async { names(&cms).await == ["kept"] },
+    )
     .await;
     let holder = namespaces.get("holder").await.unwrap();
     assert!(holder.metadata.deletion_timestamp.is_some());
     unprotect(&cms, "kept").await;
-    wait_until("the namespace is gone", || async {
+    eventually("the namespace is gone", Duration::from_secs(20), || async {
         namespaces.get_opt("holder").await.unwrap().is_none()
     })
     .await;
     t.host.stop().await;
-}
-
-async fn wait_until<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 fn override_policy(name: &str, overriders: Value) -> OverridePolicy {

@@ -10,9 +10,10 @@
 
 mod common;
 
+use flotilla_testwait::eventually;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
@@ -103,23 +104,20 @@ fn missing(want: &Value, got: &Value, path: &str, out: &mut Vec<String>) {
 
 /// Waits until every installed CRD kind can be listed.
 async fn wait_served(client: &kube::Client) {
-    let deadline = Instant::now() + Duration::from_secs(60);
     for crd in flotilla_api::crds() {
         let (resource, _) = resource_of(&crd.spec.names.kind);
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        loop {
-            match api.list(&Default::default()).await {
-                Ok(_) => break,
-                Err(e) => {
-                    assert!(
-                        Instant::now() < deadline,
-                        "{} not served within 60 s: {e}",
-                        crd.spec.names.plural
-                    );
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        }
+        eventually(
+            &format!("{} served", crd.spec.names.plural),
+            Duration::from_secs(60),
+            || async {
+                api.list(&Default::default())
+                    .await
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            },
+        )
+        .await;
     }
 }
 

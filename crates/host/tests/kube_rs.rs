@@ -8,11 +8,12 @@
 
 mod common;
 
+use flotilla_testwait::eventually;
 use std::collections::BTreeMap;
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -386,17 +387,20 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
             .unwrap();
     }
     storage.compact(storage.current_revision().await).await;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while counters.expired.load(Ordering::SeqCst) == expired_before
-        || counters.init_dones.load(Ordering::SeqCst) == relists_before
-    {
-        assert!(
-            Instant::now() < deadline,
-            "after a forced compaction the watcher did not get 410 and re-list within 15s: {}",
-            counters.summary()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "a 410 and a re-list after a forced compaction",
+        Duration::from_secs(15),
+        || async {
+            let expired = counters.expired.load(Ordering::SeqCst) != expired_before;
+            let relisted = counters.init_dones.load(Ordering::SeqCst) != relists_before;
+            if expired && relisted {
+                Ok(())
+            } else {
+                Err(format!("watcher {}", counters.summary()))
+            }
+        },
+    )
+    .await;
     wait_converged(
         &api,
         &reader,
@@ -419,30 +423,31 @@ async fn wait_converged(
     counters: &WatcherCounters,
     when: &str,
 ) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let listed = api.list(&ListParams::default()).await.unwrap();
-        let server = snapshot(listed.items.iter());
-        let state = reader.state();
-        let store = snapshot(state.iter().map(|a| a.as_ref()));
-        let settled =
-            counters.inits.load(Ordering::SeqCst) == counters.init_dones.load(Ordering::SeqCst);
-        if &server == expected && store == server && settled {
-            return;
-        }
-        if Instant::now() >= deadline {
-            panic!(
-                "{when}: reflector did not converge within 30s ({} objects on the server, {} in \
-                 the store)\nserver vs churn model:\n{}store vs server:\n{}watcher: {}",
+    eventually(
+        &format!("{when}: the reflector converged"),
+        Duration::from_secs(30),
+        || async {
+            let listed = api.list(&ListParams::default()).await.unwrap();
+            let server = snapshot(listed.items.iter());
+            let state = reader.state();
+            let store = snapshot(state.iter().map(|a| a.as_ref()));
+            let settled =
+                counters.inits.load(Ordering::SeqCst) == counters.init_dones.load(Ordering::SeqCst);
+            if &server == expected && store == server && settled {
+                return Ok(());
+            }
+            Err(format!(
+                "{} objects on the server, {} in the store\nserver vs churn model:\n{}store vs \
+                 server:\n{}watcher: {}",
                 server.len(),
                 store.len(),
                 diff("server", &server, "model", expected),
                 diff("store", &store, "server", &server),
                 counters.summary()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+            ))
+        },
+    )
+    .await;
 }
 
 /// A watch from a resourceVersion older than the retained history gets one ERROR event with
@@ -956,20 +961,23 @@ async fn streaming_list_watcher_initialises_a_reflector() {
         .await
         .unwrap();
     api.delete("s-0", &DeleteParams::default()).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let mut names: Vec<String> = reader.state().iter().map(|c| c.name_any()).collect();
-        names.sort();
-        if names == ["s-1", "s-2", "s-3", "s-4", "s-5"] {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "store {names:?} after the initial list; events {:?}",
-            events.lock().unwrap()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "the store to hold s-1..s-5 after the initial list",
+        Duration::from_secs(10),
+        || async {
+            let mut names: Vec<String> = reader.state().iter().map(|c| c.name_any()).collect();
+            names.sort();
+            if names == ["s-1", "s-2", "s-3", "s-4", "s-5"] {
+                Ok(())
+            } else {
+                Err(format!(
+                    "store {names:?}; events {:?}",
+                    events.lock().unwrap()
+                ))
+            }
+        },
+    )
+    .await;
     let seen = events.lock().unwrap().clone();
     assert_eq!(
         seen[7..].to_vec(),

@@ -11,9 +11,10 @@
 
 mod common;
 
+use flotilla_testwait::eventually;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -108,19 +109,15 @@ impl Kubectl {
     /// Retries until the command succeeds (RBAC changes reach the authorizer through a
     /// watch), failing after 20 s with the last error.
     async fn eventually_ok(&self, args: &[&str]) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let r = self.run(args).await;
-            if r.ok {
-                return r.stdout;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "kubectl {args:?} still failing after 20 s: {}",
-                r.stderr
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        eventually(
+            &format!("kubectl {args:?} to succeed"),
+            Duration::from_secs(20),
+            || async {
+                let r = self.run(args).await;
+                if r.ok { Ok(r.stdout) } else { Err(r.stderr) }
+            },
+        )
+        .await
     }
 }
 
@@ -444,21 +441,22 @@ async fn legacy_token_secrets_are_filled_and_authenticate_while_they_hold_the_to
         .await;
     admin.ok(&["create", "serviceaccount", "legacy"]).await;
     let sa_uid = uid_of(&admin, &["get", "serviceaccount", "legacy"]).await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let filled: Value = loop {
-        let out = admin
-            .ok(&["get", "secret", "legacy-token", "-o", "json"])
-            .await;
-        let v: Value = serde_json::from_str(&out).unwrap();
-        if v["data"]["token"].is_string() {
-            break v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the Secret was never filled: {v}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let filled: Value = eventually(
+        "the legacy token Secret filled",
+        Duration::from_secs(20),
+        || async {
+            let out = admin
+                .ok(&["get", "secret", "legacy-token", "-o", "json"])
+                .await;
+            let v: Value = serde_json::from_str(&out).unwrap();
+            if v["data"]["token"].is_string() {
+                Ok(v)
+            } else {
+                Err(format!("last {v}"))
+            }
+        },
+    )
+    .await;
     let decode = |field: &str| {
         String::from_utf8(
             base64::engine::general_purpose::STANDARD

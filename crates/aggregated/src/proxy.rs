@@ -15,10 +15,11 @@ use axum::extract::Request;
 use axum::response::Response;
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_apiserver::UserInfo;
+use flotilla_apiserver::context::StoreContext;
 use flotilla_apiserver::proxy::{forward, impersonation_headers};
 use flotilla_apiserver::request::ResourcePath;
 use flotilla_apiserver::response::error_response;
-use flotilla_apiserver::server::{ApiServer, SubresourceHandler};
+use flotilla_apiserver::rest::SubresourceHandler;
 use http::{HeaderName, HeaderValue};
 
 use crate::members::MemberConnections;
@@ -61,7 +62,7 @@ impl ClusterProxy {
 impl SubresourceHandler for ClusterProxy {
     async fn handle(
         &self,
-        server: &Arc<ApiServer>,
+        store: &Arc<StoreContext>,
         def: &Arc<ResourceDef>,
         path: &ResourcePath,
         req: Request,
@@ -72,7 +73,7 @@ impl SubresourceHandler for ClusterProxy {
         if let Err(msg) = check_proxy_path(&sub_path) {
             return error_response(&ApiError::bad_request(msg));
         }
-        let obj = match flotilla_apiserver::objects::Objects::new(def, &server.storage)
+        let obj = match flotilla_apiserver::objects::Objects::new(def, &store.storage)
             .get(None, &name)
             .await
         {

@@ -14,12 +14,13 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::auth::UserInfo;
-use crate::handlers::RequestContext;
+use crate::context::RequestContext;
+use crate::context::StoreContext;
 use crate::objects::{Objects, WriteOptions, now_rfc3339};
 use crate::registry::Registry;
 use crate::request::ResourcePath;
 use crate::response::{error_response, json_value};
-use crate::server::{ApiServer, SubresourceHandler};
+use crate::rest::SubresourceHandler;
 
 /// Publishes `pods/binding` in discovery (when pods are served).
 pub(crate) fn advertise(registry: &Registry) {
@@ -33,10 +34,10 @@ pub(crate) fn advertise(registry: &Registry) {
     }
 }
 
-/// Serves `pods/binding` on `server` (when pods are served).
-pub(crate) fn install(server: &Arc<ApiServer>) {
-    if server.registry.get("", "v1", "pods").is_some() {
-        server.add_subresource_handler("", "pods", "binding", Arc::new(PodBinding));
+/// Serves `pods/binding` (when pods are served).
+pub(crate) fn install(registry: &Registry) {
+    if registry.get("", "v1", "pods").is_some() {
+        registry.add_subresource("", "pods", "binding", Arc::new(PodBinding));
     }
 }
 
@@ -47,14 +48,14 @@ pub struct PodBinding;
 impl SubresourceHandler for PodBinding {
     async fn handle(
         &self,
-        server: &Arc<ApiServer>,
+        store: &Arc<StoreContext>,
         def: &Arc<ResourceDef>,
         path: &ResourcePath,
         req: Request,
         user: &UserInfo,
     ) -> Response {
         let (ctx, body) =
-            match crate::handlers::post_to_subresource(server, def, path, req, user).await {
+            match crate::handlers::post_to_subresource(store, def, path, req, user).await {
                 Ok(read) => read,
                 Err(e) => return error_response(&e),
             };

@@ -321,7 +321,7 @@ async fn sync(server: &Arc<ApiServer>, served: &mut Served, crd: &Value) {
         })
         .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
     {
-        server.merge_schemas.insert(
+        server.store.merge_schemas.insert(
             (group.clone(), plural.clone()),
             Arc::new(flotilla_merge::Schema::from_openapi(schema)),
         );
@@ -446,6 +446,7 @@ async fn cleanup(server: &Arc<ApiServer>, served: &mut Served, name: &str) {
     let def = server.registry.any_version(&group, &plural);
     server.registry.unregister(&group, &plural);
     server
+        .store
         .merge_schemas
         .remove(&(group.clone(), plural.clone()));
     if let Some(def) = def {

@@ -1,5 +1,5 @@
-//! The generic store's verbs at the HTTP layer (the provided methods of
-//! [`RestStorage`](crate::rest::RestStorage)): they decode bodies, call [`Objects`] with the
+//! The generic store's verbs at the HTTP layer ([`GenericStore`]'s
+//! [`RestStorage`] implementation): they decode bodies, call [`Objects`] with the
 //! request's parsed options and encode the answer (objects as stored bytes, lists
 //! concatenated from them, Tables). The list encoder is public for other storages.
 
@@ -16,145 +16,30 @@ use http::{HeaderMap, StatusCode, header};
 use serde_json::{Value, json};
 
 use crate::auth::UserInfo;
+use crate::context::{RequestContext, StoreContext};
 use crate::filter::Selection;
-use crate::objects::{self, DeleteOptions, Objects, Patch, WriteOptions, Written};
-use crate::request::{
-    FieldValidation, ListOptions, RequestInfo, ResourcePath, ResourceVersion, WriteQuery,
-};
+use crate::objects::{self, DeleteOptions, Patch, Written};
+use crate::request::{FieldValidation, RequestInfo, ResourcePath, ResourceVersion};
 use crate::response::{
     Format, add_warnings, error_response, json_bytes, json_list, json_value, negotiate,
 };
-use crate::server::ApiServer;
+use crate::rest::{GenericStore, RestStorage};
 use crate::strict::Duplicates;
-use crate::table::{self, IncludeObject};
+use crate::table::{self};
 
 /// The most operations one JSON patch may hold (kube-apiserver's limit; more get 413).
 pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
-
-/// One resource request after routing.
-pub struct RequestContext {
-    pub server: Arc<ApiServer>,
-    pub def: Arc<ResourceDef>,
-    /// The target, as parsed into `info`.
-    pub path: ResourcePath,
-    pub info: Arc<RequestInfo>,
-    pub headers: HeaderMap,
-    pub user: UserInfo,
-}
-
-impl RequestContext {
-    pub fn objects(&self) -> Objects<'_> {
-        let schema = self
-            .server
-            .merge_schemas
-            .get(&(self.def.group.clone(), self.def.plural.clone()))
-            .map(|s| s.value().clone());
-        let config = &self.server.config;
-        Objects::new(&self.def, &self.server.storage)
-            .with_limits(config.max_object_bytes, config.name_generator.clone())
-            .with_merge_schema(schema)
-            .with_requester(Some(self.user.requester()))
-            .with_plugins(&self.server.admission_plugins)
-            .with_admission(self.server.admission.as_deref().map(|admission| {
-                objects::AdmissionScope {
-                    admission,
-                    user: &self.user,
-                }
-            }))
-    }
-    fn namespace(&self) -> Option<&str> {
-        self.path.namespace.as_deref()
-    }
-    fn name(&self) -> &str {
-        self.path.name.as_deref().unwrap_or_default()
-    }
-    fn subresource(&self) -> Option<&str> {
-        self.path.subresource.as_deref()
-    }
-
-    /// The options of a list, watch or deletecollection.
-    pub fn list_options(&self) -> Result<&ListOptions, ApiError> {
-        Ok(&self.info.options()?.list)
-    }
-
-    /// The query options of a create, update or patch.
-    pub fn write_query(&self) -> Result<WriteQuery, ApiError> {
-        match &self.info.options()?.write {
-            Some(w) => Ok(w.clone()),
-            // Custom subresources reached with another verb: parse what they need now.
-            None => Ok(WriteQuery {
-                dry_run: self.info.query.dry_run()?,
-                field_validation: self.info.query.field_validation()?,
-                field_manager: self.info.query.get("fieldManager").map(str::to_string),
-                force: false,
-            }),
-        }
-    }
-
-    /// `includeObject` of a Table request.
-    pub fn include_object(&self) -> IncludeObject {
-        IncludeObject::from_query(self.info.query.get("includeObject"))
-    }
-
-    /// `fieldManager`, defaulting to the user agent's program name as kube-apiserver does.
-    fn field_manager(&self, query: &WriteQuery, required: bool) -> Result<String, ApiError> {
-        match &query.field_manager {
-            Some(m) => Ok(m.clone()),
-            None if required => Err(ApiError::bad_request(
-                "PATCH request with apply content type requires fieldManager to be set",
-            )),
-            None => {
-                let prefix = self
-                    .info
-                    .user_agent
-                    .split('/')
-                    .next()
-                    .unwrap_or_default()
-                    .trim();
-                Ok(if prefix.is_empty() {
-                    "unknown".to_string()
-                } else {
-                    prefix.chars().take(128).collect()
-                })
-            }
-        }
-    }
-
-    pub fn write_options(&self, manager_required: bool) -> Result<WriteOptions, ApiError> {
-        let query = self.write_query()?;
-        Ok(WriteOptions {
-            field_manager: self.field_manager(&query, manager_required)?,
-            field_validation: query.field_validation,
-            dry_run: query.dry_run,
-        })
-    }
-
-    fn content_type(&self) -> String {
-        self.headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|s| {
-                s.split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default()
-    }
-}
 
 /// Reads a request body up to the server's limit (kube-apiserver: 3 MiB). A body over it is
 /// answered 413 as kube-apiserver words it, without being read when its declared length is
 /// already too long; the connection reads the rest before the answer goes out and then
 /// closes (see [`crate::serve`]), so a client still writing its body gets the answer.
 pub async fn read_body(
-    server: &ApiServer,
+    limit: usize,
     headers: &HeaderMap,
     body: axum::body::Body,
 ) -> Result<Bytes, ApiError> {
     use http_body_util::BodyExt;
-    let limit = server.config.max_body_bytes;
     let too_large = || ApiError::too_large(format!("Request entity too large: limit is {limit}"));
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -176,7 +61,7 @@ pub async fn read_body(
 /// `serviceaccounts/token`): other methods and deeper paths refused as the generic verbs
 /// refuse them, the body read, and the request's context.
 pub async fn post_to_subresource(
-    server: &Arc<ApiServer>,
+    store: &Arc<StoreContext>,
     def: &Arc<ResourceDef>,
     path: &ResourcePath,
     req: axum::extract::Request,
@@ -199,9 +84,9 @@ pub async fn post_to_subresource(
             &parts.headers,
         )),
     };
-    let body = read_body(server, &parts.headers, body).await?;
+    let body = read_body(store.max_body_bytes, &parts.headers, body).await?;
     let ctx = RequestContext {
-        server: server.clone(),
+        store: store.clone(),
         def: def.clone(),
         path: path.clone(),
         info,
@@ -323,8 +208,8 @@ async fn check_namespace(ctx: &RequestContext) -> Result<(), ApiError> {
     let key = format!("/core/namespaces/{ns}");
     // The cache first (a namespace rarely changes); a namespace it does not hold yet may have
     // just been created through another replica, so that is asked consistently.
-    let found = match ctx.server.storage.get_cached(&key).await {
-        Ok(None) => ctx.server.storage.get(&key).await,
+    let found = match ctx.store.storage.get_cached(&key).await {
+        Ok(None) => ctx.store.storage.get(&key).await,
         other => other,
     };
     match found {
@@ -357,7 +242,7 @@ pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
     };
     let any_version = requested == Some(0);
     if let Some(requested) = requested.filter(|&r| r > 0) {
-        ctx.server
+        ctx.store
             .storage
             .wait_for_revision(requested)
             .await
@@ -463,12 +348,12 @@ pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
         && options.continue_token.is_none()
         && options.resource_version_match.as_deref() != Some("Exact");
     let listed = if any_version {
-        ctx.server
+        ctx.store
             .storage
             .list_cached(&prefix, &storage_options)
             .await
     } else {
-        ctx.server.storage.list(&prefix, &storage_options).await
+        ctx.store.storage.list(&prefix, &storage_options).await
     };
     let listed = listed.map_err(|e| match e {
         flotilla_storage::StorageError::Expired { .. } if options.continue_token.is_some() => {
@@ -573,9 +458,6 @@ pub async fn create(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiE
         ));
     }
     let (obj, duplicates) = decode_body(ctx, body)?;
-    if ctx.def.create_only {
-        return crate::reviews::create(ctx, obj).await;
-    }
     let opts = ctx.write_options(false)?;
     check_namespace(ctx).await?;
     let w = ctx
@@ -710,7 +592,7 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
     }
     if is_apply {
         let key = objects::object_key(&ctx.def, ctx.namespace(), ctx.name());
-        if matches!(ctx.server.storage.get(&key).await, Ok(None)) {
+        if matches!(ctx.store.storage.get(&key).await, Ok(None)) {
             check_namespace(ctx).await?;
         }
     }
@@ -734,7 +616,10 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
     )
 }
 
-fn parse_delete_options(ctx: &RequestContext, body: &Bytes) -> Result<DeleteOptions, ApiError> {
+pub(crate) fn parse_delete_options(
+    ctx: &RequestContext,
+    body: &Bytes,
+) -> Result<DeleteOptions, ApiError> {
     let body_value = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else if ctx.content_type() == flotilla_protobuf::CONTENT_TYPE {
@@ -761,9 +646,6 @@ pub async fn delete(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiE
     }
     let options = parse_delete_options(ctx, body)?;
     let dry_run = ctx.info.options()?.delete.dry_run;
-    if ctx.def.group.is_empty() && ctx.def.plural == "namespaces" {
-        return crate::namespaces::delete_namespace(ctx, &options, dry_run).await;
-    }
     let w = ctx
         .objects()
         .delete(ctx.namespace(), ctx.name(), &options, dry_run)
@@ -785,7 +667,7 @@ pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Res
     let selection = Selection::from_options(&ctx.def, ctx.list_options()?)?;
     let prefix = objects::collection_prefix(&ctx.def, ctx.namespace());
     let listed = ctx
-        .server
+        .store
         .storage
         .list(&prefix, &Default::default())
         .await
@@ -806,8 +688,40 @@ pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Res
         &json!({
             "kind": ctx.def.list_kind,
             "apiVersion": ctx.def.api_version(),
-            "metadata": {"resourceVersion": ctx.server.storage.current_revision().await.to_string()},
+            "metadata": {"resourceVersion": ctx.store.storage.current_revision().await.to_string()},
             "items": deleted,
         }),
     ))
+}
+
+#[async_trait::async_trait]
+impl RestStorage for GenericStore {
+    async fn get(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+        get(ctx).await
+    }
+    async fn list(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+        list(ctx).await
+    }
+    async fn watch(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+        crate::watch::watch(ctx).await
+    }
+    async fn create(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+        create(ctx, body).await
+    }
+    async fn update(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+        update(ctx, body).await
+    }
+    async fn patch(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+        patch(ctx, body).await
+    }
+    async fn delete(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+        delete(ctx, body).await
+    }
+    async fn delete_collection(
+        &self,
+        ctx: &RequestContext,
+        body: &Bytes,
+    ) -> Result<Response, ApiError> {
+        delete_collection(ctx, body).await
+    }
 }

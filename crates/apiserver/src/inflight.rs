@@ -362,7 +362,7 @@ mod tests {
     impl crate::rest::SubresourceHandler for CarryingProxy {
         async fn handle(
             &self,
-            _server: &Arc<crate::server::ApiServer>,
+            _store: &Arc<crate::context::StoreContext>,
             _def: &Arc<flotilla_apimachinery::ResourceDef>,
             _path: &crate::request::ResourcePath,
             _req: axum::extract::Request,

@@ -17,6 +17,7 @@ pub mod authz;
 pub mod binding;
 pub mod boot;
 pub mod builtin_admission;
+pub mod context;
 pub mod crds;
 pub mod discovery;
 pub mod filter;

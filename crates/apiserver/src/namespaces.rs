@@ -8,7 +8,7 @@
 //! and so the namespace stays Terminating until it can go.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use axum::response::Response;
@@ -16,16 +16,92 @@ use flotilla_apimachinery::ApiError;
 use http::StatusCode;
 use serde_json::json;
 
-use crate::handlers::RequestContext;
+use crate::context::RequestContext;
 use crate::objects::{self, DeleteOptions, Objects, meta_str, now_rfc3339};
 use crate::response::json_bytes;
+use crate::rest::{GenericStore, RestStorage};
 use crate::server::ApiServer;
+
+/// The REST storage of namespaces: the generic store's, but a DELETE marks the namespace
+/// Terminating and starts its cleanup in the server's background tasks.
+pub struct NamespaceStorage {
+    /// The server whose namespaces these are (weak: the server holds this storage).
+    server: Weak<ApiServer>,
+}
+
+impl NamespaceStorage {
+    /// Serves namespaces of `server`, when it serves them.
+    pub(crate) fn install(server: &Arc<ApiServer>) {
+        if server.registry.get("", "v1", "namespaces").is_some() {
+            server.registry.set_storage(
+                "",
+                "namespaces",
+                Arc::new(Self {
+                    server: Arc::downgrade(server),
+                }),
+            );
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl RestStorage for NamespaceStorage {
+    async fn get(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+        GenericStore.get(ctx).await
+    }
+    async fn list(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+        GenericStore.list(ctx).await
+    }
+    async fn watch(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+        GenericStore.watch(ctx).await
+    }
+    async fn create(
+        &self,
+        ctx: &RequestContext,
+        body: &bytes::Bytes,
+    ) -> Result<Response, ApiError> {
+        GenericStore.create(ctx, body).await
+    }
+    async fn update(
+        &self,
+        ctx: &RequestContext,
+        body: &bytes::Bytes,
+    ) -> Result<Response, ApiError> {
+        GenericStore.update(ctx, body).await
+    }
+    async fn patch(&self, ctx: &RequestContext, body: &bytes::Bytes) -> Result<Response, ApiError> {
+        GenericStore.patch(ctx, body).await
+    }
+    async fn delete(
+        &self,
+        ctx: &RequestContext,
+        body: &bytes::Bytes,
+    ) -> Result<Response, ApiError> {
+        if ctx.path.subresource.is_some() {
+            return GenericStore.delete(ctx, body).await;
+        }
+        let Some(server) = self.server.upgrade() else {
+            return Err(ApiError::service_unavailable("the server is shutting down"));
+        };
+        let options = crate::handlers::parse_delete_options(ctx, body)?;
+        let dry_run = ctx.info.options()?.delete.dry_run;
+        delete_namespace(&server, ctx, &options, dry_run).await
+    }
+    async fn delete_collection(
+        &self,
+        ctx: &RequestContext,
+        body: &bytes::Bytes,
+    ) -> Result<Response, ApiError> {
+        GenericStore.delete_collection(ctx, body).await
+    }
+}
 
 fn namespace_key(name: &str) -> String {
     format!("/core/namespaces/{name}")
 }
 
-pub async fn delete_namespace(
+async fn delete_namespace(
+    server: &Arc<ApiServer>,
     ctx: &RequestContext,
     options: &DeleteOptions,
     dry_run: bool,
@@ -52,12 +128,12 @@ pub async fn delete_namespace(
         return Ok(crate::response::json_value(StatusCode::OK, &new));
     }
     let stored = ctx
-        .server
+        .store
         .storage
         .update(&old.key, new, Some(old.revision))
         .await
         .map_err(|e| objects::storage_error(&ctx.def, &name, e))?;
-    spawn_finalizer(ctx.server.clone(), name);
+    spawn_finalizer(server.clone(), name);
     Ok(json_bytes(StatusCode::OK, stored.bytes.clone()))
 }
 
@@ -108,7 +184,7 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
                 .unwrap_or_default()
                 .to_string();
             match Objects::new(&def, &server.storage)
-                .with_plugins(&server.admission_plugins)
+                .with_plugins(&server.store.admission_plugins)
                 .delete(Some(name), &obj_name, &DeleteOptions::default(), false)
                 .await
             {

@@ -1,14 +1,15 @@
 //! The REST storage interface: what serves the verbs of one resource. Every served resource
 //! has one implementation in the [`Registry`](crate::Registry); the default is the
-//! [`GenericStore`] (every verb on the object store, [`crate::handlers`]). Another
-//! implementation overrides what it serves differently and keeps the rest: a merged read
-//! serves `get`/`list`/`watch` from every member cluster while `create`/`update`/`patch`/
-//! `delete` still go to the store (the trait's provided methods are the generic store's).
+//! [`GenericStore`] (every verb on the object store, implemented in [`crate::handlers`]).
+//! A verb a storage does not implement is not served (405), as kube's storages serve only
+//! the verbs they implement; a storage that serves some verbs differently and the rest as
+//! the generic store does says so, calling [`GenericStore`] for those.
 //!
 //! Implementations receive the routed request ([`RequestContext`]: the resource, its
-//! parsed [`RequestInfo`](crate::request::RequestInfo), the caller) and answer with the
-//! response; the encoders in [`crate::handlers`] and [`crate::watch`] are public so another
-//! implementation answers in the same wire forms (JSON, Table, watch events).
+//! parsed [`RequestInfo`](crate::request::RequestInfo), the caller, and the parts of the
+//! server the generic store works with) and answer with the response; the encoders in
+//! [`crate::handlers`] and [`crate::watch`] are public so another implementation answers in
+//! the same wire forms (JSON, Table, watch events).
 
 use std::sync::Arc;
 
@@ -18,40 +19,43 @@ use bytes::Bytes;
 use flotilla_apimachinery::{ApiError, ResourceDef};
 
 use crate::auth::UserInfo;
-use crate::handlers::{self, RequestContext};
+use crate::context::{RequestContext, StoreContext};
 use crate::request::ResourcePath;
-use crate::server::ApiServer;
+
+fn not_served() -> ApiError {
+    ApiError::method_not_allowed("the server does not allow this method on the requested resource")
+}
 
 /// The verbs of one resource.
 #[async_trait::async_trait]
 pub trait RestStorage: Send + Sync + 'static {
-    async fn get(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
-        handlers::get(ctx).await
+    async fn get(&self, _ctx: &RequestContext) -> Result<Response, ApiError> {
+        Err(not_served())
     }
-    async fn list(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
-        handlers::list(ctx).await
+    async fn list(&self, _ctx: &RequestContext) -> Result<Response, ApiError> {
+        Err(not_served())
     }
-    async fn watch(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
-        crate::watch::watch(ctx).await
+    async fn watch(&self, _ctx: &RequestContext) -> Result<Response, ApiError> {
+        Err(not_served())
     }
-    async fn create(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-        handlers::create(ctx, body).await
+    async fn create(&self, _ctx: &RequestContext, _body: &Bytes) -> Result<Response, ApiError> {
+        Err(not_served())
     }
-    async fn update(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-        handlers::update(ctx, body).await
+    async fn update(&self, _ctx: &RequestContext, _body: &Bytes) -> Result<Response, ApiError> {
+        Err(not_served())
     }
-    async fn patch(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-        handlers::patch(ctx, body).await
+    async fn patch(&self, _ctx: &RequestContext, _body: &Bytes) -> Result<Response, ApiError> {
+        Err(not_served())
     }
-    async fn delete(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-        handlers::delete(ctx, body).await
+    async fn delete(&self, _ctx: &RequestContext, _body: &Bytes) -> Result<Response, ApiError> {
+        Err(not_served())
     }
     async fn delete_collection(
         &self,
-        ctx: &RequestContext,
-        body: &Bytes,
+        _ctx: &RequestContext,
+        _body: &Bytes,
     ) -> Result<Response, ApiError> {
-        handlers::delete_collection(ctx, body).await
+        Err(not_served())
     }
 }
 
@@ -59,16 +63,15 @@ pub trait RestStorage: Send + Sync + 'static {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct GenericStore;
 
-impl RestStorage for GenericStore {}
-
 /// Serves a subresource the generic verbs do not cover (a `proxy` to another server,
 /// `pods/binding`, ...). Gets the request untouched (body unread, so it can stream); its
-/// parsed [`RequestInfo`](crate::request::RequestInfo) is in the request's extensions.
+/// parsed [`RequestInfo`](crate::request::RequestInfo) is in the request's extensions. Like a
+/// [`RestStorage`], it gets the server's [`StoreContext`]; what else it needs it holds.
 #[async_trait::async_trait]
 pub trait SubresourceHandler: Send + Sync {
     async fn handle(
         &self,
-        server: &Arc<ApiServer>,
+        store: &Arc<StoreContext>,
         def: &Arc<ResourceDef>,
         path: &ResourcePath,
         req: Request,

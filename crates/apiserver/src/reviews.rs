@@ -6,6 +6,7 @@
 //! They are virtual: a `create` computes the `status` and nothing is stored.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
 
 use axum::response::Response;
 use flotilla_apimachinery::{ApiError, ResourceDef};
@@ -15,8 +16,58 @@ use serde_json::{Value, json};
 
 use crate::auth::UserInfo;
 use crate::authz::RequestAttributes;
-use crate::handlers::RequestContext;
+use crate::context::RequestContext;
 use crate::response::json_value;
+use crate::rest::RestStorage;
+use crate::server::ApiServer;
+
+/// The REST storage of the review resources: `create` computes the review with the
+/// server's RBAC index (access reviews) and token authenticators (TokenReview).
+pub struct ReviewStorage {
+    /// Weak: the server holds this storage (and its authenticators hold the registry).
+    server: Weak<ApiServer>,
+}
+
+impl ReviewStorage {
+    /// Serves every review resource `server` serves.
+    pub(crate) fn install(server: &Arc<ApiServer>) {
+        let storage: Arc<dyn RestStorage> = Arc::new(Self {
+            server: Arc::downgrade(server),
+        });
+        for def in review_resources() {
+            if server
+                .registry
+                .any_version(&def.group, &def.plural)
+                .is_some()
+            {
+                server
+                    .registry
+                    .set_storage(&def.group, &def.plural, storage.clone());
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl RestStorage for ReviewStorage {
+    async fn create(
+        &self,
+        ctx: &RequestContext,
+        body: &bytes::Bytes,
+    ) -> Result<Response, ApiError> {
+        if ctx.path.name.is_some() || ctx.path.subresource.is_some() {
+            return Err(ApiError::method_not_allowed(
+                "POST is only allowed on collections",
+            ));
+        }
+        // Repeated keys are not checked here (the last value wins).
+        let (obj, _) = crate::handlers::decode_body(ctx, body)?;
+        let Some(server) = self.server.upgrade() else {
+            return Err(ApiError::service_unavailable("the server is shutting down"));
+        };
+        review(&server, ctx, obj).await
+    }
+}
 
 /// The review resources, for registration.
 pub fn review_resources() -> Vec<ResourceDef> {
@@ -152,8 +203,12 @@ fn spec_attributes(
     ))
 }
 
-fn decide(ctx: &RequestContext, user: &UserInfo, attrs: &RequestAttributes) -> Value {
-    match &ctx.server.rbac {
+fn decide(
+    rbac: Option<&flotilla_rbac::RbacAuthorizer>,
+    user: &UserInfo,
+    attrs: &RequestAttributes,
+) -> Value {
+    match rbac {
         None => json!({"allowed": true, "reason": "no authorization is configured"}),
         Some(authz) => match authz.authorize(&attrs.as_rbac(user)) {
             Decision::Allow { reason } => json!({"allowed": true, "reason": reason}),
@@ -162,7 +217,11 @@ fn decide(ctx: &RequestContext, user: &UserInfo, attrs: &RequestAttributes) -> V
     }
 }
 
-pub async fn create(ctx: &RequestContext, mut body: Value) -> Result<Response, ApiError> {
+async fn review(
+    server: &ApiServer,
+    ctx: &RequestContext,
+    mut body: Value,
+) -> Result<Response, ApiError> {
     let spec = body.get("spec").cloned().unwrap_or_else(|| json!({}));
     let status = match ctx.def.plural.as_str() {
         "subjectaccessreviews" | "localsubjectaccessreviews" => {
@@ -208,15 +267,19 @@ pub async fn create(ctx: &RequestContext, mut body: Value) -> Result<Response, A
                     )));
                 }
             }
-            decide(ctx, &user, &spec_attributes(&spec, ns)?)
+            decide(server.rbac.as_deref(), &user, &spec_attributes(&spec, ns)?)
         }
-        "selfsubjectaccessreviews" => decide(ctx, &ctx.user, &spec_attributes(&spec, None)?),
+        "selfsubjectaccessreviews" => decide(
+            server.rbac.as_deref(),
+            &ctx.user,
+            &spec_attributes(&spec, None)?,
+        ),
         "selfsubjectrulesreviews" => {
             let ns = spec
                 .get("namespace")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            match &ctx.server.rbac {
+            match &server.rbac {
                 Some(authz) => authz
                     .rules_for(
                         &UserRef {
@@ -238,7 +301,7 @@ pub async fn create(ctx: &RequestContext, mut body: Value) -> Result<Response, A
                 .unwrap_or_default();
             // Empty: the token must be good for this server's own API audiences.
             let audiences = strings(spec.get("audiences"));
-            let verdict = match &ctx.server.tokens {
+            let verdict = match &server.tokens {
                 Some(t) if !token.is_empty() => t.authenticate(token, &audiences).await,
                 _ => Ok(None),
             };

@@ -27,12 +27,13 @@ use tracing::Instrument;
 
 use crate::audit::AuditLog;
 use crate::auth::{self, PeerIdentity, TokenAuthenticator, TokenAuthenticators, UserInfo};
+use crate::context::{RequestContext, StoreContext};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::request::{ApiPath, RequestInfo, ResourcePath, Verb};
 use crate::response::{error_response, json_value};
 use crate::rest::RestStorage;
-pub use crate::rest::SubresourceHandler;
+use crate::rest::SubresourceHandler;
 use crate::{discovery, handlers, namespaces, openapi, openapi_v2};
 
 /// Server settings.
@@ -90,13 +91,8 @@ pub struct ApiServer {
     pub aggregator: Option<Arc<crate::aggregator::Aggregator>>,
     pub openapi: openapi::OpenApiCache,
     pub discovery: discovery::DiscoveryCache,
-    /// Merge schemas of custom resources (from their CRD's schema), by (group, plural), for
-    /// server-side apply of list-map fields.
-    pub merge_schemas: dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>,
-    /// Dynamic admission (present when the webhook configuration kinds are served).
-    pub admission: Option<Arc<crate::admission::Admission>>,
-    /// Compiled-in validating admission, run before the validating webhooks.
-    pub admission_plugins: Vec<Arc<dyn crate::builtin_admission::ValidatingPlugin>>,
+    /// What REST storages work with (storage, object limits, merge schemas, admission).
+    pub store: Arc<StoreContext>,
     /// The background loops (APIServices, CRDs, RBAC, namespace cleanup) and whatever else
     /// runs with this server; `tasks.shutdown` stops and joins them.
     pub tasks: crate::tasks::Tasks,
@@ -177,10 +173,18 @@ impl ApiServer {
             config.max_mutating_requests_inflight,
         );
         inflight.register(&metrics);
-        let server = Arc::new(Self {
-            inflight,
+        let store = Arc::new(StoreContext {
+            storage: storage.clone(),
+            max_body_bytes: config.max_body_bytes,
+            max_object_bytes: config.max_object_bytes,
+            name_generator: config.name_generator.clone(),
+            merge_schemas: Arc::default(),
             admission,
             admission_plugins: options.admission_plugins,
+        });
+        let server = Arc::new(Self {
+            inflight,
+            store,
             registry,
             storage,
             config,
@@ -198,13 +202,14 @@ impl ApiServer {
             aggregator,
             openapi: openapi::OpenApiCache::default(),
             discovery: discovery::DiscoveryCache::default(),
-            merge_schemas: dashmap::DashMap::new(),
             tasks: crate::tasks::Tasks::new(),
         });
         if let Some(issuer) = options.service_account_issuer {
-            crate::serviceaccount::install(&server, issuer);
+            crate::serviceaccount::install(&server.registry, issuer);
         }
-        crate::binding::install(&server);
+        crate::binding::install(&server.registry);
+        crate::reviews::ReviewStorage::install(&server);
+        namespaces::NamespaceStorage::install(&server);
         server
     }
 
@@ -510,7 +515,7 @@ impl ResourceRequest<'_> {
         }
         if let Some(handler) = &self.custom {
             return Ok(handler
-                .handle(self.server, &self.def, rp, req, &self.user)
+                .handle(&self.server.store, &self.def, rp, req, &self.user)
                 .await);
         }
         if rp.sub_path.is_some() {
@@ -524,13 +529,13 @@ impl ResourceRequest<'_> {
         }
         let (parts, body) = req.into_parts();
         let body = if verb.has_body() {
-            handlers::read_body(self.server, &parts.headers, body).await?
+            handlers::read_body(self.server.config.max_body_bytes, &parts.headers, body).await?
         } else {
             Bytes::new()
         };
         self.info.options()?;
-        let ctx = handlers::RequestContext {
-            server: self.server.clone(),
+        let ctx = RequestContext {
+            store: self.server.store.clone(),
             def: self.def.clone(),
             path: rp.clone(),
             info: self.info.clone(),

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::context::RequestContext;
 use crate::filter::Selection;
-use crate::handlers::RequestContext;
 use crate::objects;
 use crate::response::{Format, negotiate};
 use crate::table::{self, IncludeObject};
@@ -115,7 +115,7 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
         selection.matches_object(obj)
     };
     let prefix = objects::collection_prefix(&ctx.def, ctx.path.namespace.as_deref());
-    let storage = ctx.server.storage.clone();
+    let storage = ctx.store.storage.clone();
     let with_initial = send_initial.unwrap_or(matches!(rv, None | Some(0)));
     let (initial, from) = if with_initial {
         let listed = storage

@@ -22,10 +22,11 @@ use axum::response::Response;
 use bytes::Bytes;
 use flotilla_apimachinery::ApiError;
 use flotilla_apiserver::UserInfo;
+use flotilla_apiserver::aggregator::Aggregator;
 use flotilla_apiserver::auth::PeerIdentity;
-use flotilla_apiserver::handlers::{self, RequestContext};
+use flotilla_apiserver::context::RequestContext;
 use flotilla_apiserver::proxy::remote_user_headers;
-use flotilla_apiserver::rest::RestStorage;
+use flotilla_apiserver::rest::{GenericStore, RestStorage};
 use flotilla_apiserver::server::ApiServer;
 use flotilla_core::merged_reads;
 use flotilla_fanout::CompositeVersion;
@@ -70,6 +71,7 @@ pub fn install(
 ) -> Vec<String> {
     let storage: Arc<dyn RestStorage> = Arc::new(MergedReadStorage {
         transport,
+        aggregator: server.aggregator.clone(),
         bypass_groups: config.bypass_groups.clone(),
     });
     let mut unknown = Vec::new();
@@ -89,6 +91,8 @@ pub fn install(
 /// The REST storage of a merged resource.
 pub struct MergedReadStorage {
     transport: ReadTransport,
+    /// The host's aggregator, which reaches the search APIService ([`ReadTransport::ApiService`]).
+    aggregator: Option<Arc<Aggregator>>,
     bypass_groups: Vec<String>,
 }
 
@@ -111,7 +115,6 @@ impl MergedReadStorage {
     /// APIService), and the host's own store answers.
     async fn send(
         &self,
-        server: &Arc<ApiServer>,
         path_and_query: &str,
         headers: &HeaderMap,
         user: &UserInfo,
@@ -139,7 +142,7 @@ impl MergedReadStorage {
                 Ok(Some(resp))
             }
             ReadTransport::ApiService => {
-                let Some(backend) = server
+                let Some(backend) = self
                     .aggregator
                     .as_ref()
                     .and_then(|a| a.remote_for_path(merged_reads::SEARCH_PROXY_PREFIX))
@@ -157,8 +160,7 @@ impl MergedReadStorage {
         if self.bypass(ctx) {
             return Ok(None);
         }
-        self.send(&ctx.server, &ctx.info.uri, &ctx.headers, &ctx.user)
-            .await
+        self.send(&ctx.info.uri, &ctx.headers, &ctx.user).await
     }
 
     /// The member clusters holding the object a failed write named, from a merged GET.
@@ -168,10 +170,7 @@ impl MergedReadStorage {
             header::ACCEPT,
             http::HeaderValue::from_static("application/json"),
         );
-        let Ok(Some(resp)) = self
-            .send(&ctx.server, &ctx.info.path, &headers, &ctx.user)
-            .await
-        else {
+        let Ok(Some(resp)) = self.send(&ctx.info.path, &headers, &ctx.user).await else {
             return Vec::new();
         };
         if !resp.status().is_success() {
@@ -312,39 +311,51 @@ impl RestStorage for MergedReadStorage {
     async fn get(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
         match self.merged(ctx).await? {
             Some(resp) => Ok(resp),
-            None => handlers::get(ctx).await,
+            None => GenericStore.get(ctx).await,
         }
     }
 
     async fn list(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
         match self.merged(ctx).await? {
             Some(resp) => Ok(resp),
-            None => handlers::list(ctx).await,
+            None => GenericStore.list(ctx).await,
         }
     }
 
     async fn watch(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
         match self.merged(ctx).await? {
             Some(resp) => Ok(resp),
-            None => flotilla_apiserver::watch::watch(ctx).await,
+            None => GenericStore.watch(ctx).await,
         }
     }
 
     async fn update(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
         let body = template_body(ctx, body)?;
-        let result = handlers::update(ctx, &body).await;
+        let result = GenericStore.update(ctx, &body).await;
         self.write(ctx, result).await
     }
 
     async fn patch(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
         let body = template_body(ctx, body)?;
-        let result = handlers::patch(ctx, &body).await;
+        let result = GenericStore.patch(ctx, &body).await;
         self.write(ctx, result).await
     }
 
     async fn delete(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
         let body = template_delete_options(ctx, body)?;
-        let result = handlers::delete(ctx, &body).await;
+        let result = GenericStore.delete(ctx, &body).await;
         self.write(ctx, result).await
+    }
+
+    async fn create(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+        GenericStore.create(ctx, body).await
+    }
+
+    async fn delete_collection(
+        &self,
+        ctx: &RequestContext,
+        body: &Bytes,
+    ) -> Result<Response, ApiError> {
+        GenericStore.delete_collection(ctx, body).await
     }
 }

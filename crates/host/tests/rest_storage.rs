@@ -16,10 +16,10 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::response::Response;
 use flotilla_apimachinery::ApiError;
-use flotilla_apiserver::handlers::RequestContext;
+use flotilla_apiserver::context::RequestContext;
 use flotilla_apiserver::objects;
 use flotilla_apiserver::response::json_value;
-use flotilla_apiserver::rest::RestStorage;
+use flotilla_apiserver::rest::{GenericStore, RestStorage};
 use futures::{StreamExt, TryStreamExt};
 use http::StatusCode;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -66,7 +66,7 @@ impl RestStorage for FleetReads {
     async fn list(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
         let prefix = objects::collection_prefix(&ctx.def, ctx.path.namespace.as_deref());
         let listed = ctx
-            .server
+            .store
             .storage
             .list(&prefix, &Default::default())
             .await
@@ -90,11 +90,11 @@ impl RestStorage for FleetReads {
     async fn watch(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
         let from = match &ctx.list_options()?.resource_version {
             Some(rv) => parse_version(rv.as_str())?,
-            None => ctx.server.storage.current_revision().await,
+            None => ctx.store.storage.current_revision().await,
         };
         let prefix = objects::collection_prefix(&ctx.def, ctx.path.namespace.as_deref());
         let events = ctx
-            .server
+            .store
             .storage
             .watch(&prefix, from)
             .await
@@ -116,6 +116,39 @@ impl RestStorage for FleetReads {
             http::HeaderValue::from_static("application/json"),
         );
         Ok(resp)
+    }
+
+    // Writes: the generic store's.
+    async fn create(
+        &self,
+        ctx: &RequestContext,
+        body: &bytes::Bytes,
+    ) -> Result<Response, ApiError> {
+        GenericStore.create(ctx, body).await
+    }
+    async fn update(
+        &self,
+        ctx: &RequestContext,
+        body: &bytes::Bytes,
+    ) -> Result<Response, ApiError> {
+        GenericStore.update(ctx, body).await
+    }
+    async fn patch(&self, ctx: &RequestContext, body: &bytes::Bytes) -> Result<Response, ApiError> {
+        GenericStore.patch(ctx, body).await
+    }
+    async fn delete(
+        &self,
+        ctx: &RequestContext,
+        body: &bytes::Bytes,
+    ) -> Result<Response, ApiError> {
+        GenericStore.delete(ctx, body).await
+    }
+    async fn delete_collection(
+        &self,
+        ctx: &RequestContext,
+        body: &bytes::Bytes,
+    ) -> Result<Response, ApiError> {
+        GenericStore.delete_collection(ctx, body).await
     }
 }
 

@@ -33,8 +33,8 @@ use std::time::Duration;
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::auth::StaticTokens;
 use flotilla_apiserver::request::ResourcePath;
+use flotilla_apiserver::rest::SubresourceHandler;
 use flotilla_apiserver::serve::{PeerTrust, ServerHandle, https_url};
-use flotilla_apiserver::server::SubresourceHandler;
 use flotilla_apiserver::{ApiServer, BootError, Registry, ServerConfig, ServerOptions, UserInfo};
 use flotilla_pki::{ChainVerifier, Kubeconfig};
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, MemoryStorage, Storage};
@@ -404,7 +404,7 @@ struct PodLogs;
 impl SubresourceHandler for PodLogs {
     async fn handle(
         &self,
-        server: &Arc<ApiServer>,
+        store: &Arc<flotilla_apiserver::context::StoreContext>,
         def: &Arc<ResourceDef>,
         path: &ResourcePath,
         _req: axum::extract::Request,
@@ -412,7 +412,7 @@ impl SubresourceHandler for PodLogs {
     ) -> axum::response::Response {
         use axum::response::IntoResponse;
         let name = path.name.as_deref().unwrap_or_default();
-        let objects = flotilla_apiserver::objects::Objects::new(def, &server.storage);
+        let objects = flotilla_apiserver::objects::Objects::new(def, &store.storage);
         match objects.get(path.namespace.as_deref(), name).await {
             Ok(_) => (
                 http::StatusCode::OK,

@@ -28,12 +28,14 @@ use std::time::Duration;
 use axum::extract::Request;
 use axum::response::Response;
 use flotilla_apimachinery::{ApiError, ResourceDef, TableColumn, TablePrinter};
+use flotilla_apiserver::ApiServer;
 use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::authz::RequestAttributes;
+use flotilla_apiserver::context::StoreContext;
 use flotilla_apiserver::filter::Selection;
 use flotilla_apiserver::request::{ListOptions, RequestInfo, ResourcePath, Verb};
 use flotilla_apiserver::response::{Format, add_warnings, error_response, json_value, negotiate};
-use flotilla_apiserver::server::{ApiServer, SubresourceHandler};
+use flotilla_apiserver::rest::SubresourceHandler;
 use flotilla_apiserver::table::{self, IncludeObject};
 use flotilla_core::merged_reads;
 use flotilla_fanout::{
@@ -131,6 +133,9 @@ pub(crate) struct Shared {
 
 /// The `proxying/proxy` handler.
 pub struct SearchProxy {
+    /// The server this proxy serves in (weak: the server holds the proxy): its storage of
+    /// Clusters, its authorizer, its metrics.
+    server: std::sync::Weak<ApiServer>,
     shared: Arc<Shared>,
     /// The fan-outs of GETs and LISTs under way, bounded by [`MergedReadOptions::max_inflight`].
     fanouts: FanOutLimit,
@@ -192,7 +197,7 @@ impl SearchProxy {
     /// Merged reads of `options.resources` (looked up among the built-in kinds; unknown names
     /// are reported by [`SearchProxy::unknown_resources`]).
     pub fn new(
-        server: &ApiServer,
+        server: &Arc<ApiServer>,
         members: Arc<MemberConnections>,
         host: kube::Client,
         options: &MergedReadOptions,
@@ -220,6 +225,7 @@ impl SearchProxy {
             )
         });
         Self {
+            server: Arc::downgrade(server),
             fanouts: FanOutLimit::new(server, options.max_inflight),
             shared: Arc::new(Shared {
                 members,
@@ -286,13 +292,18 @@ fn with_cluster_columns(def: &ResourceDef) -> ResourceDef {
 impl SubresourceHandler for SearchProxy {
     async fn handle(
         &self,
-        server: &Arc<ApiServer>,
+        _store: &Arc<StoreContext>,
         _def: &Arc<ResourceDef>,
         path: &ResourcePath,
         req: Request,
         user: &UserInfo,
     ) -> Response {
-        match self.serve(server, path, req, user).await {
+        let Some(server) = self.server.upgrade() else {
+            return error_response(&ApiError::service_unavailable(
+                "the server is shutting down",
+            ));
+        };
+        match self.serve(&server, path, req, user).await {
             Ok(resp) => resp,
             Err(e) => error_response(&e),
         }

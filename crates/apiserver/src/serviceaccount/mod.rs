@@ -31,7 +31,6 @@ pub use validate::{SA_NAME_ANNOTATION, SA_UID_ANNOTATION, TOKEN_SECRET_TYPE};
 
 use crate::registry::Registry;
 use crate::response::json_with_type;
-use crate::server::ApiServer;
 
 pub const OPENID_CONFIGURATION_PATH: &str = "/.well-known/openid-configuration";
 pub const JWKS_PATH: &str = "/openid/v1/jwks";
@@ -49,12 +48,12 @@ pub(crate) fn advertise(registry: &Registry) {
 }
 
 /// Serves `serviceaccounts/token` with `issuer` on `server`.
-pub(crate) fn install(server: &Arc<ApiServer>, issuer: Arc<TokenIssuer>) {
-    server.add_subresource_handler(
+pub(crate) fn install(registry: &Arc<Registry>, issuer: Arc<TokenIssuer>) {
+    registry.add_subresource(
         "",
         "serviceaccounts",
         "token",
-        Arc::new(token_request::TokenRequestHandler::new(issuer)),
+        Arc::new(token_request::TokenRequestHandler::new(issuer, registry)),
     );
 }
 

@@ -19,10 +19,12 @@ use serde_json::{Value, json};
 use super::jwt::{ObjectRef, TokenIssuer, TokenSpec};
 use super::validate::uid_of;
 use crate::auth::UserInfo;
-use crate::handlers::RequestContext;
+use crate::context::RequestContext;
+use crate::context::StoreContext;
+use crate::registry::Registry;
 use crate::request::ResourcePath;
 use crate::response::{add_warnings, error_response, json_value};
-use crate::server::{ApiServer, SubresourceHandler};
+use crate::rest::SubresourceHandler;
 
 pub const GROUP: &str = "authentication.k8s.io";
 pub const KIND: &str = "TokenRequest";
@@ -36,11 +38,22 @@ pub const MAX_EXPIRATION_SECONDS: i64 = 1 << 32;
 /// Serves `serviceaccounts/token`.
 pub struct TokenRequestHandler {
     issuer: Arc<TokenIssuer>,
+    /// The kinds a token can be bound to are looked up here (weak: the registry holds this
+    /// handler).
+    registry: std::sync::Weak<Registry>,
 }
 
 impl TokenRequestHandler {
-    pub fn new(issuer: Arc<TokenIssuer>) -> Self {
-        Self { issuer }
+    pub fn new(issuer: Arc<TokenIssuer>, registry: &Arc<Registry>) -> Self {
+        Self {
+            issuer,
+            registry: Arc::downgrade(registry),
+        }
+    }
+
+    /// The served definition of core/v1 `plural`, if this server serves it.
+    fn core_kind(&self, plural: &str) -> Option<Arc<ResourceDef>> {
+        self.registry.upgrade()?.get("", "v1", plural)
     }
 }
 
@@ -48,14 +61,14 @@ impl TokenRequestHandler {
 impl SubresourceHandler for TokenRequestHandler {
     async fn handle(
         &self,
-        server: &Arc<ApiServer>,
+        store: &Arc<StoreContext>,
         def: &Arc<ResourceDef>,
         path: &ResourcePath,
         req: Request,
         user: &UserInfo,
     ) -> Response {
         let (ctx, body) =
-            match crate::handlers::post_to_subresource(server, def, path, req, user).await {
+            match crate::handlers::post_to_subresource(store, def, path, req, user).await {
                 Ok(read) => read,
                 Err(e) => return error_response(&e),
             };
@@ -114,7 +127,7 @@ impl TokenRequestHandler {
         }
 
         let sa_def = ctx.def.as_ref();
-        let sa = crate::objects::Objects::new(sa_def, &ctx.server.storage)
+        let sa = crate::objects::Objects::new(sa_def, &ctx.store.storage)
             .get(Some(namespace), name)
             .await?;
         let sa_uid = uid_of(&sa).to_string();
@@ -255,11 +268,11 @@ impl TokenRequestHandler {
             }
         };
         let ns = (plural != "nodes").then_some(namespace);
-        let Some(def) = ctx.server.registry.get("", "v1", plural) else {
+        let Some(def) = self.core_kind(plural) else {
             // This server does not serve the kind, so no such object exists here.
             return Err(ApiError::not_found("", plural, obj_name));
         };
-        let obj = crate::objects::Objects::new(&def, &ctx.server.storage)
+        let obj = crate::objects::Objects::new(&def, &ctx.store.storage)
             .get(ns, obj_name)
             .await?;
         let uid = uid_of(&obj).to_string();
@@ -300,8 +313,8 @@ impl TokenRequestHandler {
                 {
                     None => None,
                     Some(node_name) => {
-                        let node_uid = match ctx.server.registry.get("", "v1", "nodes") {
-                            Some(nd) => crate::objects::Objects::new(&nd, &ctx.server.storage)
+                        let node_uid = match self.core_kind("nodes") {
+                            Some(nd) => crate::objects::Objects::new(&nd, &ctx.store.storage)
                                 .get(None, node_name)
                                 .await
                                 .ok()
@@ -354,9 +367,8 @@ mod tests {
 
     use super::*;
     use crate::auth::PeerIdentity;
-    use crate::registry::Registry;
     use crate::serviceaccount::{DEFAULT_ISSUER, IssuerOptions};
-    use crate::{ServerConfig, ServerOptions};
+    use crate::{ApiServer, ServerConfig, ServerOptions};
 
     fn server(max_expiration: Option<Duration>) -> Arc<ApiServer> {
         let registry = Registry::new();

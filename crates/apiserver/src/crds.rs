@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::informer::{Handler, Informer};
 use crate::objects::{self, meta_str, now_rfc3339};
-use crate::server::ApiServer;
+use crate::state::ApiServer;
 
 pub const CRD_PREFIX: &str = "/apiextensions.k8s.io/customresourcedefinitions/";
 pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";

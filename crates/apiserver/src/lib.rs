@@ -11,6 +11,7 @@
 
 pub mod admission;
 pub mod aggregator;
+pub mod apiservices;
 pub mod audit;
 pub mod auth;
 pub mod authz;
@@ -40,6 +41,7 @@ pub mod reviews;
 pub mod serve;
 pub mod server;
 pub mod serviceaccount;
+pub mod state;
 pub mod strict;
 pub mod table;
 pub mod watch;
@@ -49,4 +51,5 @@ pub use boot::BootError;
 /// Background tasks with a lifecycle (the `flotilla-tasks` crate).
 pub use flotilla_tasks as tasks;
 pub use registry::Registry;
-pub use server::{ApiServer, ServerConfig, ServerOptions};
+pub use server::ServerOptions;
+pub use state::{ApiServer, ServerConfig};

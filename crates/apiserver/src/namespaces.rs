@@ -20,7 +20,7 @@ use crate::context::RequestContext;
 use crate::objects::{self, DeleteOptions, Objects, meta_str, now_rfc3339};
 use crate::response::json_bytes;
 use crate::rest::{GenericStore, RestStorage};
-use crate::server::ApiServer;
+use crate::state::ApiServer;
 
 /// The REST storage of namespaces: the generic store's, but a DELETE marks the namespace
 /// Terminating and starts its cleanup in the server's background tasks.

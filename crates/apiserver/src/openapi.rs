@@ -16,8 +16,9 @@ use http::StatusCode;
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
+use crate::aggregator::Aggregator;
+use crate::registry::Registry;
 use crate::response::{error_response, json_bytes, json_value};
-use crate::server::ApiServer;
 
 /// Documents built for one registry generation.
 #[derive(Default)]
@@ -32,14 +33,22 @@ struct Built {
     docs: BTreeMap<String, (String, bytes::Bytes)>,
 }
 
-pub fn serve(server: &Arc<ApiServer>, path: &str) -> Response {
+/// Serves `GET /openapi/v3[/...]` for `registry`'s resources (documents kept in `cache`
+/// until the registry changes) and the aggregated group/versions of `aggregator`.
+pub fn serve(
+    cache: &OpenApiCache,
+    registry: &Registry,
+    aggregator: Option<&Aggregator>,
+    git_version: &str,
+    path: &str,
+) -> Response {
     let built = {
-        let generation = server.registry.generation();
-        let mut cache = server.openapi.inner.lock();
+        let generation = registry.generation();
+        let mut cache = cache.inner.lock();
         match &*cache {
             Some((g, b)) if *g == generation => b.clone(),
             _ => {
-                let b = Arc::new(build(server));
+                let b = Arc::new(build(registry, git_version));
                 *cache = Some((generation, b.clone()));
                 b
             }
@@ -57,7 +66,7 @@ pub fn serve(server: &Arc<ApiServer>, path: &str) -> Response {
             })
             .collect();
         // Aggregated group/versions: their documents are proxied to the extension server.
-        if let Some(agg) = &server.aggregator {
+        if let Some(agg) = aggregator {
             for group in agg.external_groups() {
                 for (version, _) in &group.versions {
                     let gv = format!("apis/{}/{version}", group.name);
@@ -79,9 +88,9 @@ pub fn serve(server: &Arc<ApiServer>, path: &str) -> Response {
     }
 }
 
-fn build(server: &ApiServer) -> Built {
+fn build(registry: &Registry, git_version: &str) -> Built {
     let mut by_gv: BTreeMap<String, Vec<Arc<ResourceDef>>> = BTreeMap::new();
-    for def in server.registry.all() {
+    for def in registry.all() {
         let gv = if def.group.is_empty() {
             format!("api/{}", def.version)
         } else {
@@ -92,7 +101,7 @@ fn build(server: &ApiServer) -> Built {
     let docs = by_gv
         .into_iter()
         .map(|(gv, defs)| {
-            let doc = document(&gv, &defs, &server.config.git_version);
+            let doc = document(&gv, &defs, git_version);
             let bytes = bytes::Bytes::from(doc.to_string());
             let mut h = DefaultHasher::new();
             bytes.hash(&mut h);

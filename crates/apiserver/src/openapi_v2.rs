@@ -28,8 +28,8 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
+use crate::registry::Registry;
 use crate::response::error_response;
-use crate::server::ApiServer;
 
 /// What kube-apiserver answers protobuf requests with (for both spellings kubectl may ask for:
 /// the `@` one is not a valid media type to Go's parser, so it never comes back).
@@ -63,7 +63,13 @@ enum Repr {
 }
 
 /// Serves `GET /openapi/v2` or [`LEGACY_PATH`].
-pub fn serve(server: &Arc<ApiServer>, path: &str, headers: &HeaderMap) -> Response {
+pub fn serve(
+    cache: &OpenApiV2Cache,
+    registry: &Registry,
+    git_version: &str,
+    path: &str,
+    headers: &HeaderMap,
+) -> Response {
     let repr = if path == LEGACY_PATH {
         Repr::Protobuf
     } else {
@@ -76,7 +82,7 @@ pub fn serve(server: &Arc<ApiServer>, path: &str, headers: &HeaderMap) -> Respon
             }
         }
     };
-    let built = cached(server);
+    let built = cached(cache, registry, git_version);
     let (body, content_type) = match repr {
         Repr::Json => (built.json.clone(), JSON),
         Repr::Protobuf => match &built.protobuf {
@@ -109,9 +115,8 @@ pub fn serve(server: &Arc<ApiServer>, path: &str, headers: &HeaderMap) -> Respon
     resp
 }
 
-fn cached(server: &Arc<ApiServer>) -> Arc<Built> {
-    let generation = server.registry.generation();
-    let cache = &server.openapi.v2;
+fn cached(cache: &OpenApiV2Cache, registry: &Registry, git_version: &str) -> Arc<Built> {
+    let generation = registry.generation();
     if let Some((g, b)) = &*cache.inner.lock()
         && *g == generation
     {
@@ -119,7 +124,7 @@ fn cached(server: &Arc<ApiServer>) -> Arc<Built> {
     }
     // Built outside the lock: a few hundred milliseconds for all built-in kinds, and a
     // concurrent request merely builds the same thing.
-    let built = Arc::new(build(&server.registry.all(), &server.config.git_version));
+    let built = Arc::new(build(&registry.all(), git_version));
     *cache.inner.lock() = Some((generation, built.clone()));
     built
 }

@@ -19,7 +19,7 @@ use crate::authz::RequestAttributes;
 use crate::context::RequestContext;
 use crate::response::json_value;
 use crate::rest::RestStorage;
-use crate::server::ApiServer;
+use crate::state::ApiServer;
 
 /// The REST storage of the review resources: `create` computes the review with the
 /// server's RBAC index (access reviews) and token authenticators (TokenReview).

@@ -1,6 +1,9 @@
-//! The server: shared state ([`ApiServer`]), the axum router, the filters every request
-//! passes and the dispatcher that hands a resource request to the [`RestStorage`] the
-//! [`Registry`] holds for its resource.
+//! The server's assembly and serving: how an [`ApiServer`] is built from its options (the
+//! built-in storages and subresources installed), its background loops, the axum router,
+//! the filters every request passes and the dispatcher that hands a resource request to the
+//! [`RestStorage`] the [`Registry`] holds for its resource. The server's state itself is
+//! [`crate::state`]; the modules that work over it (APIServices, CRDs, namespaces, reviews)
+//! import that, and only this module imports them.
 //!
 //! ```text
 //!  request -> panic guard -> request info (parsed once) -> trace span -> authn
@@ -12,7 +15,7 @@
 //! ```
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
@@ -34,71 +37,8 @@ use crate::request::{ApiPath, RequestInfo, ResourcePath, Verb};
 use crate::response::{error_response, json_value};
 use crate::rest::RestStorage;
 use crate::rest::SubresourceHandler;
+use crate::state::{ApiServer, ServerConfig};
 use crate::{discovery, handlers, namespaces, openapi, openapi_v2};
-
-/// Server settings.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Largest accepted request body (kube-apiserver: 3 MiB).
-    pub max_body_bytes: usize,
-    /// Deadline of a non-watch request.
-    pub request_timeout: Duration,
-    /// Read-only requests served at once; past it, 429 (0: no limit). See [`crate::inflight`].
-    pub max_requests_inflight: usize,
-    /// Mutating requests served at once; past it, 429 (0: no limit).
-    pub max_mutating_requests_inflight: usize,
-    /// `/version` `minor` (kubectl on these machines picks its binary from it).
-    pub minor: String,
-    pub git_version: String,
-    /// Largest object the generic store writes, as encoded for storage; larger ones get 413.
-    pub max_object_bytes: usize,
-    /// The random part of names made from `generateName`.
-    pub name_generator: crate::objects::NameGenerator,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            max_body_bytes: 3 * 1024 * 1024,
-            request_timeout: Duration::from_secs(60),
-            max_requests_inflight: crate::inflight::DEFAULT_MAX_REQUESTS_INFLIGHT,
-            max_mutating_requests_inflight: crate::inflight::DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
-            minor: "32".into(),
-            git_version: "v1.32.0-flotilla".into(),
-            max_object_bytes: crate::objects::DEFAULT_MAX_OBJECT_BYTES,
-            name_generator: crate::objects::NameGenerator::default(),
-        }
-    }
-}
-
-/// Everything a request handler needs.
-pub struct ApiServer {
-    pub registry: Arc<Registry>,
-    pub storage: Arc<dyn Storage>,
-    pub config: ServerConfig,
-    pub metrics: Metrics,
-    /// Every bearer-token authenticator (static tokens, service-account tokens), in order.
-    pub tokens: Option<Arc<dyn TokenAuthenticator>>,
-    /// Issues and checks service-account tokens (`serviceaccounts/token`), when configured.
-    pub service_account_issuer: Option<Arc<crate::serviceaccount::TokenIssuer>>,
-    /// Authorization; `None` allows every authenticated request (simulated members, tests).
-    pub authorizer: Option<Arc<dyn crate::authz::Authorizer>>,
-    /// The RBAC index when this server evaluates RBAC itself (fed from its storage; answers
-    /// access reviews).
-    pub rbac: Option<Arc<flotilla_rbac::RbacAuthorizer>>,
-    pub audit: Option<Arc<AuditLog>>,
-    /// API aggregation (present when APIServices are served).
-    pub aggregator: Option<Arc<crate::aggregator::Aggregator>>,
-    pub openapi: openapi::OpenApiCache,
-    pub discovery: discovery::DiscoveryCache,
-    /// What REST storages work with (storage, object limits, merge schemas, admission).
-    pub store: Arc<StoreContext>,
-    /// The background loops (APIServices, CRDs, RBAC, namespace cleanup) and whatever else
-    /// runs with this server; `tasks.shutdown` stops and joins them.
-    pub tasks: crate::tasks::Tasks,
-    /// The max-in-flight limits.
-    pub inflight: crate::inflight::InFlightLimits,
-}
 
 /// The optional parts of a server.
 #[derive(Default)]
@@ -213,19 +153,6 @@ impl ApiServer {
         server
     }
 
-    /// Serves `group`/`plural`/`{name}`/`subresource` with `handler` (see
-    /// [`Registry::add_subresource`]).
-    pub fn add_subresource_handler(
-        &self,
-        group: &str,
-        plural: &str,
-        subresource: &str,
-        handler: Arc<dyn SubresourceHandler>,
-    ) {
-        self.registry
-            .add_subresource(group, plural, subresource, handler);
-    }
-
     /// The HTTP router serving this API server.
     pub fn router(self: &Arc<Self>) -> Router {
         Router::new()
@@ -245,7 +172,7 @@ impl ApiServer {
             crate::rbac_sync::start(self.storage.clone(), authz.clone(), &self.tasks).await?;
         }
         namespaces::resume_terminating(self.clone());
-        crate::aggregator::start(self.clone()).await;
+        crate::apiservices::start(self.clone()).await;
         if self
             .registry
             .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -409,10 +336,22 @@ async fn route(
         }
     }
     if path == "/openapi/v3" || path.starts_with("/openapi/v3/") {
-        return openapi::serve(server, path);
+        return openapi::serve(
+            &server.openapi,
+            &server.registry,
+            server.aggregator.as_deref(),
+            &server.config.git_version,
+            path,
+        );
     }
     if path == "/openapi/v2" || path == openapi_v2::LEGACY_PATH {
-        return openapi_v2::serve(server, path, req.headers());
+        return openapi_v2::serve(
+            &server.openapi.v2,
+            &server.registry,
+            &server.config.git_version,
+            path,
+            req.headers(),
+        );
     }
     let Some(api_path) = &info.api else {
         return error_response(&ApiError::path_not_found());

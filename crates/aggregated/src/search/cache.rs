@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 
 use flotilla_api::binding::AggregatedStatusItem;
 use flotilla_apimachinery::ResourceDef;
+use flotilla_apiserver::ApiServer;
 use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::filter::Selection;
-use flotilla_apiserver::server::ApiServer;
 use flotilla_apiserver::tasks::AbortOnDrop;
 use flotilla_fanout::SourceObject;
 use futures::StreamExt;

@@ -96,44 +96,9 @@ impl Objects<'_> {
             } else {
                 m.remove("namespace");
             }
-            m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
-            m.insert("creationTimestamp".into(), json!(now_rfc3339()));
-            m.insert("generation".into(), json!(1));
-            for field in [
-                "resourceVersion",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "selfLink",
-            ] {
-                m.remove(field);
-            }
         }
         let name = meta_str(&obj, "name").unwrap_or_default().to_string();
-        check_path_segment_name(def, &name)?;
-        if def.has_status {
-            if let Some(m) = obj.as_object_mut() {
-                m.remove("status");
-            }
-        }
-        let pruned = prune_and_default(def, &mut obj);
-        let mut warnings = self
-            .admit_mutating(Operation::Create, None, &mut obj, None, opts)
-            .await?;
-        if self.admission.is_some() {
-            // A webhook may not rename the object or move it.
-            check_create_identity(def, &obj, namespace, &name)?;
-        }
-        if let Some(prepare) = &def.prepare_create {
-            prepare(&mut obj, self.requester.as_ref());
-        }
-        warnings.extend(validate_defaulted(
-            def,
-            &mut obj,
-            None,
-            pruned,
-            &self.duplicates,
-            opts.field_validation,
-        )?);
+        let mut warnings = self.admit_new(&mut obj, namespace, &name, opts).await?;
         merge::track_update(
             None,
             &mut obj,
@@ -561,6 +526,59 @@ impl Objects<'_> {
         Ok(applied)
     }
 
+    /// What every create does to a new object once its name and namespace are set: system
+    /// metadata (uid, creationTimestamp, generation 1; no resourceVersion or deletion
+    /// fields), the name's path check, no status, defaults, mutating admission (which may not
+    /// rename or move it), the kind's own preparation, and validation. Returns the warnings.
+    pub(super) async fn admit_new(
+        &self,
+        obj: &mut Value,
+        namespace: Option<&str>,
+        name: &str,
+        opts: &WriteOptions,
+    ) -> Result<Vec<String>, ApiError> {
+        let def = self.def;
+        {
+            let m = meta_mut(obj);
+            m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+            m.insert("creationTimestamp".into(), json!(now_rfc3339()));
+            m.insert("generation".into(), json!(1));
+            for field in [
+                "resourceVersion",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "selfLink",
+            ] {
+                m.remove(field);
+            }
+        }
+        check_path_segment_name(def, name)?;
+        if def.has_status {
+            if let Some(m) = obj.as_object_mut() {
+                m.remove("status");
+            }
+        }
+        let pruned = prune_and_default(def, obj);
+        let mut warnings = self
+            .admit_mutating(Operation::Create, None, obj, None, opts)
+            .await?;
+        if self.admission.is_some() {
+            check_create_identity(def, obj, namespace, name)?;
+        }
+        if let Some(prepare) = &def.prepare_create {
+            prepare(obj, self.requester.as_ref());
+        }
+        warnings.extend(validate_defaulted(
+            def,
+            obj,
+            None,
+            pruned,
+            &self.duplicates,
+            opts.field_validation,
+        )?);
+        Ok(warnings)
+    }
+
     /// Server-side apply of an object that does not exist yet: a create owned by the applier.
     pub(super) async fn apply_create(
         &self,
@@ -592,42 +610,8 @@ impl Objects<'_> {
                     m.insert("namespace".into(), json!(ns));
                 }
             }
-            m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
-            m.insert("creationTimestamp".into(), json!(now_rfc3339()));
-            m.insert("generation".into(), json!(1));
-            for field in [
-                "resourceVersion",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "selfLink",
-            ] {
-                m.remove(field);
-            }
         }
-        check_path_segment_name(def, name)?;
-        if def.has_status {
-            if let Some(m) = obj.as_object_mut() {
-                m.remove("status");
-            }
-        }
-        let pruned = prune_and_default(def, &mut obj);
-        let mut warnings = self
-            .admit_mutating(Operation::Create, None, &mut obj, None, opts)
-            .await?;
-        if self.admission.is_some() {
-            check_create_identity(def, &obj, namespace, name)?;
-        }
-        if let Some(prepare) = &def.prepare_create {
-            prepare(&mut obj, self.requester.as_ref());
-        }
-        warnings.extend(validate_defaulted(
-            def,
-            &mut obj,
-            None,
-            pruned,
-            &self.duplicates,
-            opts.field_validation,
-        )?);
+        let mut warnings = self.admit_new(&mut obj, namespace, name, opts).await?;
         fill_status(def, &mut obj);
         warnings.extend(
             self.admit_validating(

@@ -110,18 +110,7 @@ impl Objects<'_> {
             },
             self.schema(),
         );
-        fill_status(def, &mut obj);
-        warnings.extend(
-            self.admit_validating(
-                Operation::Create,
-                None,
-                Some(&obj),
-                None,
-                write_options_value(opts),
-                opts.dry_run,
-            )
-            .await?,
-        );
+        warnings.extend(self.validate_new(&mut obj, opts).await?);
         let generate_name = meta_str(&obj, "generateName").is_some_and(|p| !p.is_empty());
         match self.store_new(namespace, &name, obj, opts, warnings).await {
             // The server chose the name: say so (kube's GenerateNameConflict), and when
@@ -579,6 +568,25 @@ impl Objects<'_> {
         Ok(warnings)
     }
 
+    /// The last steps of a create before it is stored: the status a kind starts with, then
+    /// validating admission. Returns the warnings.
+    pub(super) async fn validate_new(
+        &self,
+        obj: &mut Value,
+        opts: &WriteOptions,
+    ) -> Result<Vec<String>, ApiError> {
+        fill_status(self.def, obj);
+        self.admit_validating(
+            Operation::Create,
+            None,
+            Some(obj),
+            None,
+            write_options_value(opts),
+            opts.dry_run,
+        )
+        .await
+    }
+
     /// Server-side apply of an object that does not exist yet: a create owned by the applier.
     pub(super) async fn apply_create(
         &self,
@@ -612,18 +620,7 @@ impl Objects<'_> {
             }
         }
         let mut warnings = self.admit_new(&mut obj, namespace, name, opts).await?;
-        fill_status(def, &mut obj);
-        warnings.extend(
-            self.admit_validating(
-                Operation::Create,
-                None,
-                Some(&obj),
-                None,
-                write_options_value(opts),
-                opts.dry_run,
-            )
-            .await?,
-        );
+        warnings.extend(self.validate_new(&mut obj, opts).await?);
         self.store_new(namespace, name, obj, opts, warnings).await
     }
 

@@ -468,7 +468,7 @@ impl ResourceRequest<'_> {
         }
         let (parts, body) = req.into_parts();
         let body = if verb.has_body() {
-            handlers::read_body(self.server.config.max_body_bytes, &parts.headers, body).await?
+            handlers::read_body(self.server.store.max_body_bytes, &parts.headers, body).await?
         } else {
             Bytes::new()
         };

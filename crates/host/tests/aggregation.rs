@@ -410,6 +410,22 @@ async fn line_matching<R: tokio::io::AsyncBufRead + Unpin>(
 
 // === Tests ===
 
+/// `kubectl get flunders -n default` as alice of group devs (impersonated by the admin).
+async fn flunders_as_alice(kubectl: &Kubectl) -> common::Ran {
+    kubectl
+        .run(&[
+            "--as",
+            "alice",
+            "--as-group",
+            "devs",
+            "get",
+            "flunders",
+            "-n",
+            "default",
+        ])
+        .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extension_api_is_served_through_the_host() {
     let host = Host::start().await;
@@ -651,18 +667,7 @@ async fn extension_api_is_served_through_the_host() {
     assert_eq!(plain.status, StatusCode::OK, "{}", plain.text());
 
     // Impersonation: authorized on the host as alice, forwarded as alice.
-    let denied = kubectl
-        .run(&[
-            "--as",
-            "alice",
-            "--as-group",
-            "devs",
-            "get",
-            "flunders",
-            "-n",
-            "default",
-        ])
-        .await;
+    let denied = flunders_as_alice(&kubectl).await;
     assert!(
         !denied.ok && denied.stderr.contains("forbidden"),
         "{}",
@@ -699,18 +704,7 @@ async fn extension_api_is_served_through_the_host() {
         "alice may list flunders once bound",
         Duration::from_secs(10),
         || async {
-            let out = kubectl
-                .run(&[
-                    "--as",
-                    "alice",
-                    "--as-group",
-                    "devs",
-                    "get",
-                    "flunders",
-                    "-n",
-                    "default",
-                ])
-                .await;
+            let out = flunders_as_alice(&kubectl).await;
             if out.ok { Ok(out) } else { Err(out.stderr) }
         },
     )

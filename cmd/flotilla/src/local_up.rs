@@ -156,15 +156,19 @@ async fn serve_local_up(
         &data_dir.join("pki"),
         data_dir.join("aggregated"),
         components.merged_aggregated.clone(),
+        // Merged reads read templates from the host's store directly.
+        Some(std::sync::Arc::new(
+            flotilla_aggregated::search::HostTemplates::new(&host.server),
+        )),
         components.aggregated_storage.clone(),
     )
     .await
     .context("starting the aggregated API server behind v1alpha1.cluster.karmada.io")?;
-    if aggregated.merged_reads {
-        // In one process the host calls the aggregated server's router in memory.
+    if let Some(store) = aggregated.merged_store.clone() {
+        // In one process the host calls the aggregated server's merged store directly.
         flotilla_host::merged_reads::install(
             &host.server,
-            flotilla_host::merged_reads::ReadTransport::InProcess(aggregated.server.router()),
+            flotilla_host::merged_reads::ReadTransport::InProcess(store),
             &components.merged_host,
         );
     }

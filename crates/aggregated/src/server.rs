@@ -22,7 +22,7 @@ use crate::cluster::{GROUP, VERSION, cluster_resource};
 use crate::delegated::DelegatedAuthorizer;
 use crate::members::MemberConnections;
 use crate::proxy::ClusterProxy;
-use crate::search::{self, MergedReadOptions, SearchProxy};
+use crate::search::{self, MergedReadOptions, MergedStore, SearchProxy, TemplateStore, Templates};
 use flotilla_core::merged_reads;
 
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +68,9 @@ pub struct AggregatedOptions {
     pub watch_history: usize,
     /// Merged reads (`search.karmada.io` `proxying/karmada/proxy`); `None` serves none.
     pub merged_reads: Option<MergedReadOptions>,
+    /// The host's template store when the host runs in this process (merged reads read it
+    /// directly); `None` reads templates through `host`.
+    pub templates: Option<Arc<dyn TemplateStore>>,
     /// Request limits (body size, timeout, in-flight).
     pub server: ServerConfig,
     /// Where the Cluster objects are kept (embedded in `data_dir`, or etcd).
@@ -118,6 +121,7 @@ impl AggregatedOptions {
             serving: None,
             watch_history: 100_000,
             merged_reads: Some(MergedReadOptions::default()),
+            templates: None,
             server: ServerConfig::default(),
             storage: StorageChoice::Embedded,
         }
@@ -133,6 +137,8 @@ pub struct RunningAggregated {
     pub server: Arc<ApiServer>,
     /// Whether merged reads are served (then `v1alpha1.search.karmada.io` is registered).
     pub merged_reads: bool,
+    /// The merged reads' storage, for a host in this process to install on its resources.
+    pub merged_store: Option<Arc<MergedStore>>,
     handle: ServerHandle,
 }
 
@@ -210,19 +216,26 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
         "proxy",
         Arc::new(ClusterProxy::new(members.clone())),
     );
-    if let Some(merged) = &opts.merged_reads {
+    let merged_store = opts.merged_reads.as_ref().map(|merged| {
+        let templates = match &opts.templates {
+            Some(store) => Templates::InProcess(store.clone()),
+            None => Templates::Remote(opts.host.clone()),
+        };
+        let store = Arc::new(MergedStore::new(
+            &server,
+            members,
+            opts.host.clone(),
+            templates,
+            merged,
+        ));
         server.add_subresource_handler(
             merged_reads::SEARCH_GROUP,
             search::PROXYING,
             "proxy",
-            Arc::new(SearchProxy::new(
-                &server,
-                members,
-                opts.host.clone(),
-                merged,
-            )),
+            Arc::new(SearchProxy::new(&server, store.clone())),
         );
-    }
+        store
+    });
     server.start_background().await?;
 
     let mut client_cas = opts.client_ca_pems.clone();
@@ -244,6 +257,7 @@ pub async fn start(opts: AggregatedOptions) -> Result<RunningAggregated, Aggrega
         ca_pem: serving.ca_pem,
         server,
         merged_reads: opts.merged_reads.is_some(),
+        merged_store,
         handle,
     })
 }
@@ -321,6 +335,7 @@ pub async fn start_registered(
     host_pki_dir: &std::path::Path,
     data_dir: impl Into<PathBuf>,
     merged_reads: Option<MergedReadOptions>,
+    templates: Option<Arc<dyn TemplateStore>>,
     storage: StorageChoice,
 ) -> Result<RunningAggregated, AggregatedError> {
     let read = |file: &str| {
@@ -335,6 +350,7 @@ pub async fn start_registered(
         read("front-proxy-ca.crt")?,
     );
     opts.merged_reads = merged_reads;
+    opts.templates = templates;
     opts.storage = storage;
     let running = start(opts).await?;
     register_apiservice(host, &running.url(), &running.ca_pem).await?;

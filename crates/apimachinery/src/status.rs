@@ -241,6 +241,49 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The error a `Status` body answered with HTTP `code` says (what another API server
+    /// refused with, passed on); a body that is no `Status` becomes its text, shortened.
+    pub fn from_status(code: u16, body: &[u8]) -> Self {
+        let Ok(status) = serde_json::from_slice::<Value>(body) else {
+            let text: String = String::from_utf8_lossy(body).chars().take(200).collect();
+            return Self::new(code, "Unknown", text);
+        };
+        let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+        let mut e = Self::new(
+            code,
+            &text(&status, "reason").unwrap_or_else(|| "Unknown".into()),
+            text(&status, "message").unwrap_or_default(),
+        );
+        if let Some(details) = status.get("details") {
+            e.name = text(details, "name");
+            e.group = text(details, "group");
+            e.kind = text(details, "kind");
+            e.retry_after_seconds = details
+                .get("retryAfterSeconds")
+                .and_then(Value::as_u64)
+                .and_then(|s| u32::try_from(s).ok());
+            e.causes = details
+                .get("causes")
+                .and_then(Value::as_array)
+                .map(|causes| {
+                    causes
+                        .iter()
+                        .map(|c| {
+                            Cause::new(
+                                text(c, "reason").unwrap_or_default(),
+                                text(c, "message").unwrap_or_default(),
+                                text(c, "field").unwrap_or_default(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        e
+    }
+}
+
 /// A successful `Status` (as returned by some deletes).
 pub fn success_status(details: Value) -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
@@ -248,6 +291,24 @@ pub fn success_status(details: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_status_body_reads_back_as_the_error_it_encodes() {
+        let mut e =
+            ApiError::not_found("apps", "deployments", "web").with_causes(vec![Cause::new(
+                "FieldValueInvalid",
+                "bad",
+                "spec.replicas",
+            )]);
+        e.retry_after_seconds = Some(3);
+        let body = serde_json::to_vec(&e.to_status()).unwrap();
+        assert_eq!(ApiError::from_status(404, &body), e);
+        let plain = ApiError::from_status(502, b"upstream went away");
+        assert_eq!(
+            (plain.code, plain.message.as_str()),
+            (502, "upstream went away")
+        );
+    }
     use super::*;
 
     #[test]

@@ -1,31 +1,34 @@
-//! The generic store's verbs at the HTTP layer ([`GenericStore`]'s
-//! [`RestStorage`] implementation): they decode bodies, call [`Objects`] with the
-//! request's parsed options and encode the answer (objects as stored bytes, lists
-//! concatenated from them, Tables). The list encoder is public for other storages.
+//! The HTTP side of the REST verbs, for every storage: bodies read and decoded (JSON, YAML,
+//! protobuf; patches by their content type; DeleteOptions), the storage's verb called, and
+//! its answer encoded in the representation the client negotiated (objects as stored bytes,
+//! lists concatenated from them, Tables from the printers, watch events one JSON line each).
+//! The encoders are public for handlers that answer outside the resource routes (the search
+//! proxy).
 
 use std::sync::Arc;
 
 use axum::response::Response;
-use base64::Engine;
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use flotilla_apimachinery::decode;
 use flotilla_apimachinery::nesting::{self, MAX_NESTING_DEPTH};
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_storage::StoredObject;
-use http::{HeaderMap, StatusCode, header};
+use futures::StreamExt;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
 use crate::auth::UserInfo;
 use crate::context::{RequestContext, StoreContext};
-use crate::filter::Selection;
-use crate::objects::{self, DeleteOptions, Patch, Written};
-use crate::request::{FieldValidation, RequestInfo, ResourcePath, ResourceVersion};
+use crate::objects::{self, DeleteOptions, Patch};
+use crate::request::{FieldValidation, RequestInfo, ResourcePath, Verb};
 use crate::response::{
     Format, add_warnings, error_response, json_bytes, json_list, json_value, negotiate,
 };
-use crate::rest::{GenericStore, RestStorage};
+use crate::rest::{
+    ListAnswer, NewObject, Object, ObjectAnswer, PatchBody, RestStorage, WatchAnswer, WatchEvent,
+};
 use crate::strict::Duplicates;
-use crate::table::{self};
+use crate::table::{self, IncludeObject};
 
 /// The most operations one JSON patch may hold (kube-apiserver's limit; more get 413).
 pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
@@ -179,311 +182,8 @@ fn decode_yaml(body: &Bytes) -> Result<(Value, Duplicates), ApiError> {
     Ok((decoded.value, duplicates))
 }
 
-fn object_response(def: &ResourceDef, status: StatusCode, obj: &StoredObject) -> Response {
-    json_bytes(status, objects::served_bytes(def, obj))
-}
-
-fn written_response(
-    ctx: &RequestContext,
-    w: &Written,
-    status: StatusCode,
-) -> Result<Response, ApiError> {
-    let mut resp = if ctx.subresource() == Some("scale") {
-        json_value(status, &ctx.objects().scale_of(&w.object)?)
-    } else {
-        object_response(&ctx.def, status, &w.object)
-    };
-    add_warnings(&mut resp, &w.warnings);
-    Ok(resp)
-}
-
-/// Checks the target namespace exists and is not terminating (for creates).
-async fn check_namespace(ctx: &RequestContext) -> Result<(), ApiError> {
-    let Some(ns) = ctx.namespace() else {
-        return Ok(());
-    };
-    if !ctx.def.namespaced {
-        return Ok(());
-    }
-    let key = format!("/core/namespaces/{ns}");
-    // The cache first (a namespace rarely changes); a namespace it does not hold yet may have
-    // just been created through another replica, so that is asked consistently.
-    let found = match ctx.store.storage.get_cached(&key).await {
-        Ok(None) => ctx.store.storage.get(&key).await,
-        other => other,
-    };
-    match found {
-        Ok(Some(obj)) => {
-            if obj.value().pointer("/metadata/deletionTimestamp").is_some() {
-                return Err(ApiError::forbidden(format!(
-                    "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
-                    flotilla_apimachinery::status::qualified_resource(
-                        &ctx.def.group,
-                        &ctx.def.plural
-                    ),
-                    ctx.name()
-                )));
-            }
-            Ok(())
-        }
-        Ok(None) => Err(ApiError::not_found("", "namespaces", ns)),
-        Err(e) => Err(ApiError::internal(e.to_string())),
-    }
-}
-
-pub async fn get(ctx: &RequestContext) -> Result<Response, ApiError> {
-    // `resourceVersion=0` is kube's "any version": the cache answers. Otherwise the read is
-    // consistent, so any version up to the current one is satisfied; one this storage could
-    // not have issued is refused, and one it has not reached yet is waited for and then
-    // refused (504), as LIST refuses them.
-    let requested = match &ctx.info.options()?.get.resource_version {
-        Some(rv) => Some(objects::revision_of(rv)?),
-        None => None,
-    };
-    let any_version = requested == Some(0);
-    if let Some(requested) = requested.filter(|&r| r > 0) {
-        ctx.store
-            .storage
-            .wait_for_revision(requested)
-            .await
-            .map_err(revision_failure)?;
-    }
-    let obj = ctx
-        .objects()
-        .read(ctx.namespace(), ctx.name(), any_version)
-        .await?;
-    if ctx.subresource() == Some("scale") {
-        return Ok(json_value(StatusCode::OK, &ctx.objects().scale_of(&obj)?));
-    }
-    match negotiate(&ctx.headers)? {
-        Format::Json => Ok(object_response(&ctx.def, StatusCode::OK, &obj)),
-        Format::Table => {
-            let t = table::table(
-                &ctx.def,
-                std::iter::once(obj.value().as_ref()),
-                Some(obj.revision.to_string()),
-                None,
-                ctx.include_object(),
-            );
-            Ok(json_value(StatusCode::OK, &t))
-        }
-    }
-}
-
-/// A read at a revision the storage no longer has (410) or has not reached (504), in
-/// kube-apiserver's words; any other storage failure as every read answers it.
-fn revision_failure(e: flotilla_storage::StorageError) -> ApiError {
-    match e {
-        flotilla_storage::StorageError::Expired { requested, oldest } => {
-            ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
-        }
-        flotilla_storage::StorageError::FutureRevision { requested, current } => ApiError::timeout(
-            format!("Too large resource version: {requested}, current: {current}"),
-        ),
-        e => objects::storage_failure(e),
-    }
-}
-
-/// A continue token: the revision of the list's first page and the last key served.
-fn encode_continue(revision: u64, last_key: &str) -> String {
-    let raw = json!({"rv": revision, "start": last_key}).to_string();
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
-}
-
-fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
-    let bad =
-        || ApiError::bad_request("continue key is not valid: it was not issued by this server");
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|_| bad())?;
-    let v: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
-    let revision = v.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
-    let start = v.get("start").and_then(Value::as_str).ok_or_else(bad)?;
-    Ok((revision, start.to_string()))
-}
-
-/// kube-apiserver's answer to a continue token older than the retained history.
-fn continue_expired() -> ApiError {
-    ApiError::expired(
-        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-    )
-}
-
-pub async fn list(ctx: &RequestContext) -> Result<Response, ApiError> {
-    let format = negotiate(&ctx.headers)?;
-    let options = ctx.list_options()?;
-    let selection = Selection::from_options(&ctx.def, options)?;
-    let requested = match &options.resource_version {
-        Some(rv) => Some(objects::revision_of(rv)?),
-        None => None,
-    };
-    // Every page of a paginated list reads the snapshot of its first page; an exact
-    // resourceVersion reads that snapshot too. Otherwise the current state (which is not
-    // older than any version a client saw).
-    let (snapshot, start_after) = match &options.continue_token {
-        Some(c) => {
-            let (revision, start) = decode_continue(c)?;
-            (Some(revision), Some(start))
-        }
-        None if options.resource_version_match.as_deref() == Some("Exact") => {
-            (requested.filter(|r| *r > 0), None)
-        }
-        None => (None, None),
-    };
-    // Without a selector the storage pages itself; with one, every later item is filtered
-    // here to count what remains.
-    let storage_limit = match options.limit {
-        Some(l) if selection.is_everything() => Some(usize::try_from(l).unwrap_or(usize::MAX)),
-        _ => None,
-    };
-    let prefix = objects::collection_prefix(&ctx.def, ctx.namespace());
-    let storage_options = flotilla_storage::ListOptions {
-        revision: snapshot,
-        start_after,
-        limit: storage_limit,
-    };
-    // `resourceVersion=0` (not Exact) is kube's "any version": the cache answers as it is,
-    // without asking a shared store for its latest revision first.
-    let any_version = requested == Some(0)
-        && options.continue_token.is_none()
-        && options.resource_version_match.as_deref() != Some("Exact");
-    let listed = if any_version {
-        ctx.store
-            .storage
-            .list_cached(&prefix, &storage_options)
-            .await
-    } else {
-        ctx.store.storage.list(&prefix, &storage_options).await
-    };
-    let listed = listed.map_err(|e| match e {
-        flotilla_storage::StorageError::Expired { .. } if options.continue_token.is_some() => {
-            continue_expired()
-        }
-        e => revision_failure(e),
-    })?;
-    let mut items: Vec<&Arc<StoredObject>> = Vec::new();
-    let mut remaining = listed.remaining;
-    for obj in listed.items.iter() {
-        if !selection.matches_object(obj) {
-            continue;
-        }
-        if let Some(l) = options.limit {
-            if items.len() as u64 >= l {
-                remaining += 1;
-                continue;
-            }
-        }
-        items.push(obj);
-    }
-    let continue_token = match items.last() {
-        Some(last) if remaining > 0 => Some(encode_continue(listed.revision, &last.key)),
-        _ => None,
-    };
-    let page = ListPage {
-        resource_version: ResourceVersion::from(listed.revision),
-        continue_token,
-        remaining,
-    };
-    Ok(list_response(ctx, format, &items, page).await)
-}
-
-/// Lists with at least this many rows have their Table built off the async runtime.
-const TABLE_ROWS_OFF_RUNTIME: usize = 500;
-
-/// Where a list page stands: its version and, when more follow, how to get them.
-#[derive(Debug, Clone)]
-pub struct ListPage {
-    pub resource_version: ResourceVersion,
-    pub continue_token: Option<String>,
-    pub remaining: usize,
-}
-
-/// Encodes a list of stored objects as the kind's List (their stored bytes concatenated,
-/// converted when the served version differs) or as a Table.
-pub async fn list_response(
-    ctx: &RequestContext,
-    format: Format,
-    items: &[&Arc<StoredObject>],
-    page: ListPage,
-) -> Response {
-    let rv = page.resource_version.to_string();
-    match format {
-        Format::Table => {
-            let (def, include) = (Arc::clone(&ctx.def), ctx.include_object());
-            let build = move |items: &[&Arc<StoredObject>]| {
-                table::table_bytes(&def, items, Some(rv), page.continue_token, include)
-            };
-            if items.len() < TABLE_ROWS_OFF_RUNTIME {
-                return json_bytes(StatusCode::OK, build(items));
-            }
-            // Thousands of rows are tens to hundreds of milliseconds of CPU: built on a
-            // blocking thread, so this runtime's other requests (health checks among them)
-            // go on.
-            let owned: Vec<Arc<StoredObject>> = items.iter().map(|o| Arc::clone(o)).collect();
-            match tokio::task::spawn_blocking(move || {
-                let refs: Vec<&Arc<StoredObject>> = owned.iter().collect();
-                build(&refs)
-            })
-            .await
-            {
-                Ok(t) => json_bytes(StatusCode::OK, t),
-                Err(e) => error_response(&ApiError::internal(format!("building the Table: {e}"))),
-            }
-        }
-        Format::Json => {
-            let mut metadata = json!({"resourceVersion": rv});
-            if let Some(c) = page.continue_token {
-                metadata["continue"] = json!(c);
-                metadata["remainingItemCount"] = json!(page.remaining);
-            }
-            let head = format!(
-                "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
-                Value::String(ctx.def.list_kind.clone()),
-                Value::String(ctx.def.api_version()),
-                metadata
-            );
-            let items: Vec<Bytes> = items
-                .iter()
-                .map(|o| objects::served_bytes(&ctx.def, o))
-                .collect();
-            json_list(Bytes::from(head), items)
-        }
-    }
-}
-
-pub async fn create(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-    if ctx.path.name.is_some() || ctx.subresource().is_some() {
-        return Err(ApiError::method_not_allowed(
-            "POST is only allowed on collections",
-        ));
-    }
-    let (obj, duplicates) = decode_body(ctx, body)?;
-    let opts = ctx.write_options(false)?;
-    check_namespace(ctx).await?;
-    let w = ctx
-        .objects()
-        .with_duplicates(duplicates)
-        .create(ctx.namespace(), obj, &opts)
-        .await?;
-    written_response(ctx, &w, StatusCode::CREATED)
-}
-
-pub async fn update(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-    let (obj, duplicates) = decode_body(ctx, body)?;
-    let opts = ctx.write_options(false)?;
-    let objects = ctx.objects().with_duplicates(duplicates);
-    if ctx.subresource() == Some("scale") {
-        let old = objects.get(ctx.namespace(), ctx.name()).await?;
-        let w = objects.write_scale(&old, &obj, &opts).await?;
-        return written_response(ctx, &w, StatusCode::OK);
-    }
-    let w = objects
-        .update(ctx.namespace(), ctx.name(), obj, ctx.subresource(), &opts)
-        .await?;
-    written_response(ctx, &w, StatusCode::OK)
-}
-
-pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
+/// Decodes a PATCH body by its content type.
+pub fn decode_patch(ctx: &RequestContext, body: &Bytes) -> Result<PatchBody, ApiError> {
     let content_type = ctx.content_type();
     let (patch, duplicates) = match content_type.as_str() {
         "application/json-patch+json" => {
@@ -545,81 +245,10 @@ pub async fn patch(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiEr
             )));
         }
     };
-    let is_apply = matches!(patch, Patch::Apply { .. });
-    let opts = ctx.write_options(is_apply)?;
-    let objects = ctx.objects().with_duplicates(duplicates);
-    if ctx.subresource() == Some("scale") {
-        // Re-applied to the newer object when another writer (a status update, say) won the
-        // race, unless the patch carries a resourceVersion: as for the object itself.
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            let old = objects.get(ctx.namespace(), ctx.name()).await?;
-            let scale = objects.scale_of(&old)?;
-            let patched = match &patch {
-                Patch::Json(ops) => {
-                    let ops: json_patch::Patch = serde_json::from_value(ops.clone())
-                        .map_err(|e| ApiError::bad_request(e.to_string()))?;
-                    let mut s = scale.clone();
-                    json_patch::patch(&mut s, &ops)
-                        .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
-                    s
-                }
-                Patch::Merge(p) | Patch::Strategic(p) => {
-                    let mut s = scale.clone();
-                    json_patch::merge(&mut s, p);
-                    s
-                }
-                Patch::Apply { body, .. } => {
-                    let mut s = scale.clone();
-                    json_patch::merge(&mut s, body);
-                    s
-                }
-            };
-            match objects.write_scale(&old, &patched, &opts).await {
-                Err(e)
-                    if e.code == 409
-                        && e.reason == "Conflict"
-                        && attempts < objects::PATCH_ATTEMPTS
-                        && !patch.has_precondition() =>
-                {
-                    continue;
-                }
-                Err(e) => return Err(e),
-                Ok(w) => return written_response(ctx, &w, StatusCode::OK),
-            }
-        }
-    }
-    if is_apply {
-        let key = objects::object_key(&ctx.def, ctx.namespace(), ctx.name());
-        if matches!(ctx.store.storage.get(&key).await, Ok(None)) {
-            check_namespace(ctx).await?;
-        }
-    }
-    let w = objects
-        .patch(
-            ctx.namespace(),
-            ctx.name(),
-            &patch,
-            ctx.subresource(),
-            &opts,
-        )
-        .await?;
-    written_response(
-        ctx,
-        &w,
-        if w.created {
-            StatusCode::CREATED
-        } else {
-            StatusCode::OK
-        },
-    )
+    Ok(PatchBody { patch, duplicates })
 }
 
-pub(crate) fn parse_delete_options(
-    ctx: &RequestContext,
-    body: &Bytes,
-) -> Result<DeleteOptions, ApiError> {
+pub fn parse_delete_options(ctx: &RequestContext, body: &Bytes) -> Result<DeleteOptions, ApiError> {
     let body_value = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else if ctx.content_type() == flotilla_protobuf::CONTENT_TYPE {
@@ -638,90 +267,304 @@ pub(crate) fn parse_delete_options(
     DeleteOptions::parse(body_value.as_ref(), query.propagation_policy.as_deref())
 }
 
-pub async fn delete(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-    if ctx.subresource().is_some() {
-        return Err(ApiError::method_not_allowed(
-            "DELETE is not allowed on a subresource",
-        ));
-    }
-    let options = parse_delete_options(ctx, body)?;
-    let dry_run = ctx.info.options()?.delete.dry_run;
-    let w = ctx
-        .objects()
-        .delete(ctx.namespace(), ctx.name(), &options, dry_run)
-        .await?;
-    Ok(object_response(
-        &ctx.def,
-        if w.deleted {
-            StatusCode::OK
-        } else {
-            StatusCode::ACCEPTED
-        },
-        &w.object,
-    ))
+/// Decodes a create or update body.
+pub fn decode_new_object(ctx: &RequestContext, body: &Bytes) -> Result<NewObject, ApiError> {
+    let (value, duplicates) = decode_body(ctx, body)?;
+    Ok(NewObject { value, duplicates })
 }
 
-pub async fn delete_collection(ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-    let options = parse_delete_options(ctx, body)?;
-    let dry_run = ctx.info.options()?.delete.dry_run;
-    let selection = Selection::from_options(&ctx.def, ctx.list_options()?)?;
-    let prefix = objects::collection_prefix(&ctx.def, ctx.namespace());
-    let listed = ctx
-        .store
-        .storage
-        .list(&prefix, &Default::default())
-        .await
-        .map_err(objects::storage_failure)?;
-    let mut deleted = Vec::new();
-    for obj in listed.items.iter().filter(|o| selection.matches_object(o)) {
-        let value = obj.value();
-        let ns = objects::meta_str(&value, "namespace");
-        let name = objects::meta_str(&value, "name").unwrap_or_default();
-        match ctx.objects().delete(ns, name, &options, dry_run).await {
-            Ok(w) => deleted.push(objects::to_served(&ctx.def, &w.object.value())),
-            Err(e) if e.code == 404 => {}
-            Err(e) => return Err(e),
+/// Serves `verb` of `storage` for `ctx`: the body decoded, the verb called, its answer encoded.
+pub async fn serve(
+    storage: &dyn RestStorage,
+    ctx: &RequestContext,
+    verb: Verb,
+    body: &Bytes,
+) -> Result<Response, ApiError> {
+    let table_resource = || storage.table_resource(ctx);
+    match verb {
+        Verb::Get => {
+            let format = negotiate(&ctx.headers)?;
+            let answer = storage.get(ctx).await?;
+            Ok(object_response(ctx, &table_resource(), format, answer))
         }
+        Verb::List => {
+            let format = negotiate(&ctx.headers)?;
+            let answer = storage.list(ctx).await?;
+            Ok(list_response(
+                &ctx.def,
+                &table_resource(),
+                format,
+                ctx.include_object(),
+                answer,
+            )
+            .await)
+        }
+        Verb::Watch => {
+            let format = negotiate(&ctx.headers)?;
+            let answer = storage.watch(ctx).await?;
+            Ok(watch_response(
+                &ctx.def,
+                table_resource(),
+                format,
+                ctx.include_object(),
+                answer,
+            ))
+        }
+        Verb::Create => {
+            let body = decode_new_object(ctx, body)?;
+            let answer = storage.create(ctx, body).await?;
+            Ok(object_response(ctx, &ctx.def, Format::Json, answer))
+        }
+        Verb::Update => {
+            let body = decode_new_object(ctx, body)?;
+            let answer = storage.update(ctx, body).await?;
+            Ok(object_response(ctx, &ctx.def, Format::Json, answer))
+        }
+        Verb::Patch => {
+            let body = decode_patch(ctx, body)?;
+            let answer = storage.patch(ctx, body).await?;
+            Ok(object_response(ctx, &ctx.def, Format::Json, answer))
+        }
+        Verb::Delete => {
+            let options = parse_delete_options(ctx, body)?;
+            let answer = storage.delete(ctx, options).await?;
+            Ok(object_response(ctx, &ctx.def, Format::Json, answer))
+        }
+        Verb::DeleteCollection => {
+            let options = parse_delete_options(ctx, body)?;
+            let answer = storage.delete_collection(ctx, options).await?;
+            Ok(list_response(
+                &ctx.def,
+                &ctx.def,
+                Format::Json,
+                IncludeObject::Metadata,
+                answer,
+            )
+            .await)
+        }
+        Verb::Post | Verb::Put | Verb::Unknown => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
     }
-    Ok(json_value(
-        StatusCode::OK,
-        &json!({
-            "kind": ctx.def.list_kind,
-            "apiVersion": ctx.def.api_version(),
-            "metadata": {"resourceVersion": ctx.store.storage.current_revision().await.to_string()},
-            "items": deleted,
-        }),
-    ))
 }
 
-#[async_trait::async_trait]
-impl RestStorage for GenericStore {
-    async fn get(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
-        get(ctx).await
+/// An object's bytes at `def`'s version.
+pub fn object_bytes(def: &ResourceDef, object: &Object) -> Bytes {
+    match object {
+        Object::Stored(o) => objects::served_bytes(def, o),
+        Object::Built(v) => Bytes::from(serde_json::to_vec(v).unwrap_or_default()),
     }
-    async fn list(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
-        list(ctx).await
-    }
-    async fn watch(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
-        crate::watch::watch(ctx).await
-    }
-    async fn create(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-        create(ctx, body).await
-    }
-    async fn update(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-        update(ctx, body).await
-    }
-    async fn patch(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-        patch(ctx, body).await
-    }
-    async fn delete(&self, ctx: &RequestContext, body: &Bytes) -> Result<Response, ApiError> {
-        delete(ctx, body).await
-    }
-    async fn delete_collection(
-        &self,
-        ctx: &RequestContext,
-        body: &Bytes,
-    ) -> Result<Response, ApiError> {
-        delete_collection(ctx, body).await
-    }
+}
+
+/// Encodes one object: as itself, or as a one-row Table of `table_resource`'s printer.
+pub fn object_response(
+    ctx: &RequestContext,
+    table_resource: &ResourceDef,
+    format: Format,
+    answer: ObjectAnswer,
+) -> Response {
+    encode_object(
+        &ctx.def,
+        table_resource,
+        format,
+        ctx.include_object(),
+        answer,
+    )
+}
+
+/// [`object_response`] without a request context.
+pub fn encode_object(
+    def: &ResourceDef,
+    table_resource: &ResourceDef,
+    format: Format,
+    include: IncludeObject,
+    answer: ObjectAnswer,
+) -> Response {
+    let mut resp = match format {
+        Format::Table if answer.printable => {
+            let fields = answer.object.fields();
+            let t = table::table(
+                table_resource,
+                std::iter::once(&*fields),
+                answer.object.resource_version(),
+                None,
+                include,
+            );
+            json_value(answer.status, &t)
+        }
+        _ => json_bytes(answer.status, object_bytes(def, &answer.object)),
+    };
+    add_warnings(&mut resp, &answer.warnings);
+    resp
+}
+
+/// Lists with at least this many rows have their Table built off the async runtime.
+const TABLE_ROWS_OFF_RUNTIME: usize = 500;
+
+/// Encodes a list page as the kind's List (stored objects' bytes concatenated, converted when
+/// the served version differs) or as a Table of `table_resource`'s printer.
+pub async fn list_response(
+    def: &ResourceDef,
+    table_resource: &Arc<ResourceDef>,
+    format: Format,
+    include: IncludeObject,
+    answer: ListAnswer,
+) -> Response {
+    let ListAnswer {
+        items,
+        resource_version,
+        continue_token,
+        remaining,
+        warnings,
+    } = answer;
+    let mut resp = match format {
+        Format::Table => {
+            let table_resource = Arc::clone(table_resource);
+            let build = move |items: &[Object]| -> Bytes {
+                let stored: Option<Vec<&Arc<StoredObject>>> = items
+                    .iter()
+                    .map(|o| match o {
+                        Object::Stored(s) => Some(s),
+                        Object::Built(_) => None,
+                    })
+                    .collect();
+                match stored {
+                    Some(stored) => table::table_bytes(
+                        &table_resource,
+                        &stored,
+                        Some(resource_version),
+                        continue_token,
+                        include,
+                    ),
+                    None => {
+                        let fields: Vec<_> = items.iter().map(Object::fields).collect();
+                        let t = table::table(
+                            &table_resource,
+                            fields.iter().map(|f| &**f),
+                            Some(resource_version),
+                            continue_token,
+                            include,
+                        );
+                        Bytes::from(serde_json::to_vec(&t).unwrap_or_default())
+                    }
+                }
+            };
+            if items.len() < TABLE_ROWS_OFF_RUNTIME {
+                json_bytes(StatusCode::OK, build(&items))
+            } else {
+                // Thousands of rows are tens to hundreds of milliseconds of CPU: built on a
+                // blocking thread, so this runtime's other requests (health checks among them)
+                // go on.
+                match tokio::task::spawn_blocking(move || build(&items)).await {
+                    Ok(t) => json_bytes(StatusCode::OK, t),
+                    Err(e) => {
+                        error_response(&ApiError::internal(format!("building the Table: {e}")))
+                    }
+                }
+            }
+        }
+        Format::Json => {
+            let mut metadata = json!({"resourceVersion": resource_version});
+            if let Some(c) = continue_token {
+                metadata["continue"] = json!(c);
+                metadata["remainingItemCount"] = json!(remaining);
+            }
+            let head = format!(
+                "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
+                Value::String(def.list_kind.clone()),
+                Value::String(def.api_version()),
+                metadata
+            );
+            let items: Vec<Bytes> = items.iter().map(|o| object_bytes(def, o)).collect();
+            json_list(Bytes::from(head), items)
+        }
+    };
+    add_warnings(&mut resp, &warnings);
+    resp
+}
+
+/// One watch event as its JSON line.
+fn event_line(
+    def: &ResourceDef,
+    table_resource: &ResourceDef,
+    format: Format,
+    include: IncludeObject,
+    event: &WatchEvent,
+) -> Bytes {
+    let object = match event {
+        WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => o,
+        WatchEvent::Bookmark {
+            resource_version,
+            initial_events_end,
+        } => {
+            let mut metadata = json!({"resourceVersion": resource_version});
+            if *initial_events_end {
+                metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+            }
+            let obj =
+                json!({"kind": def.kind, "apiVersion": def.api_version(), "metadata": metadata});
+            return line(&json!({"type": "BOOKMARK", "object": obj}));
+        }
+        WatchEvent::Error(e) => return line(&json!({"type": "ERROR", "object": e.to_status()})),
+    };
+    let bytes = match format {
+        Format::Json => object_bytes(def, object),
+        Format::Table => {
+            let fields = object.fields();
+            let t = table::table(
+                table_resource,
+                std::iter::once(&*fields),
+                object.resource_version(),
+                None,
+                include,
+            );
+            Bytes::from(serde_json::to_vec(&t).unwrap_or_default())
+        }
+    };
+    let kind = event.type_name();
+    let mut buf = BytesMut::with_capacity(bytes.len() + 32);
+    buf.put_slice(b"{\"type\":\"");
+    buf.put_slice(kind.as_bytes());
+    buf.put_slice(b"\",\"object\":");
+    buf.put_slice(&bytes);
+    buf.put_slice(b"}\n");
+    buf.freeze()
+}
+
+fn line(v: &Value) -> Bytes {
+    let mut s = v.to_string();
+    s.push('\n');
+    Bytes::from(s)
+}
+
+/// Encodes a watch: a chunked stream of one JSON event per line, for as long as the
+/// storage's events last or the client stays.
+pub fn watch_response(
+    def: &Arc<ResourceDef>,
+    table_resource: Arc<ResourceDef>,
+    format: Format,
+    include: IncludeObject,
+    answer: WatchAnswer,
+) -> Response {
+    let def = Arc::clone(def);
+    let lines = answer.events.map(move |event| {
+        Ok::<_, std::convert::Infallible>(event_line(
+            &def,
+            &table_resource,
+            format,
+            include,
+            &event,
+        ))
+    });
+    let mut resp = Response::new(axum::body::Body::from_stream(lines));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    add_warnings(&mut resp, &answer.warnings);
+    resp
 }

@@ -5,7 +5,8 @@
 //!
 //! ```text
 //!  serve (TLS, client-cert identity) -> server (authn, routing, timeouts, metrics)
-//!        -> discovery | openapi | handlers (get/list/create/update/patch/delete) | watch
+//!        -> discovery | openapi | handlers (decode, negotiate, encode)
+//!        -> rest storages (objects, lists, watch events): generic | watch | others
 //!        -> objects (metadata, subresources, patch/apply, concurrency) -> storage
 //! ```
 
@@ -22,6 +23,7 @@ pub mod context;
 pub mod crds;
 pub mod discovery;
 pub mod filter;
+pub mod generic;
 pub mod handlers;
 pub mod inflight;
 pub mod informer;

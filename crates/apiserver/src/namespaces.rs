@@ -11,15 +11,14 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use axum::response::Response;
 use flotilla_apimachinery::ApiError;
-use http::StatusCode;
 use serde_json::json;
 
 use crate::context::RequestContext;
 use crate::objects::{self, DeleteOptions, Objects, meta_str, now_rfc3339};
-use crate::response::json_bytes;
-use crate::rest::{GenericStore, RestStorage};
+use crate::rest::{
+    GenericStore, ListAnswer, NewObject, Object, ObjectAnswer, PatchBody, RestStorage, WatchAnswer,
+};
 use crate::state::ApiServer;
 
 /// The REST storage of namespaces: the generic store's, but a DELETE marks the namespace
@@ -46,53 +45,52 @@ impl NamespaceStorage {
 
 #[async_trait::async_trait]
 impl RestStorage for NamespaceStorage {
-    async fn get(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+    async fn get(&self, ctx: &RequestContext) -> Result<ObjectAnswer, ApiError> {
         GenericStore.get(ctx).await
     }
-    async fn list(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+    async fn list(&self, ctx: &RequestContext) -> Result<ListAnswer, ApiError> {
         GenericStore.list(ctx).await
     }
-    async fn watch(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+    async fn watch(&self, ctx: &RequestContext) -> Result<WatchAnswer, ApiError> {
         GenericStore.watch(ctx).await
     }
     async fn create(
         &self,
         ctx: &RequestContext,
-        body: &bytes::Bytes,
-    ) -> Result<Response, ApiError> {
+        body: NewObject,
+    ) -> Result<ObjectAnswer, ApiError> {
         GenericStore.create(ctx, body).await
     }
     async fn update(
         &self,
         ctx: &RequestContext,
-        body: &bytes::Bytes,
-    ) -> Result<Response, ApiError> {
+        body: NewObject,
+    ) -> Result<ObjectAnswer, ApiError> {
         GenericStore.update(ctx, body).await
     }
-    async fn patch(&self, ctx: &RequestContext, body: &bytes::Bytes) -> Result<Response, ApiError> {
+    async fn patch(&self, ctx: &RequestContext, body: PatchBody) -> Result<ObjectAnswer, ApiError> {
         GenericStore.patch(ctx, body).await
     }
     async fn delete(
         &self,
         ctx: &RequestContext,
-        body: &bytes::Bytes,
-    ) -> Result<Response, ApiError> {
+        options: DeleteOptions,
+    ) -> Result<ObjectAnswer, ApiError> {
         if ctx.path.subresource.is_some() {
-            return GenericStore.delete(ctx, body).await;
+            return GenericStore.delete(ctx, options).await;
         }
         let Some(server) = self.server.upgrade() else {
             return Err(ApiError::service_unavailable("the server is shutting down"));
         };
-        let options = crate::handlers::parse_delete_options(ctx, body)?;
         let dry_run = ctx.info.options()?.delete.dry_run;
         delete_namespace(&server, ctx, &options, dry_run).await
     }
     async fn delete_collection(
         &self,
         ctx: &RequestContext,
-        body: &bytes::Bytes,
-    ) -> Result<Response, ApiError> {
-        GenericStore.delete_collection(ctx, body).await
+        options: DeleteOptions,
+    ) -> Result<ListAnswer, ApiError> {
+        GenericStore.delete_collection(ctx, options).await
     }
 }
 
@@ -105,7 +103,7 @@ async fn delete_namespace(
     ctx: &RequestContext,
     options: &DeleteOptions,
     dry_run: bool,
-) -> Result<Response, ApiError> {
+) -> Result<ObjectAnswer, ApiError> {
     let name = ctx.path.name.clone().unwrap_or_default();
     let old = ctx.objects().get(None, &name).await?;
     if let Some(uid) = &options.uid {
@@ -119,13 +117,13 @@ async fn delete_namespace(
         .admit_delete(&old.value(), options, dry_run)
         .await?;
     if old.value().pointer("/metadata/deletionTimestamp").is_some() {
-        return Ok(json_bytes(StatusCode::OK, old.bytes.clone()));
+        return Ok(ObjectAnswer::ok(Object::Stored(old)));
     }
     let mut new = (*old.value()).clone();
     new["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
     new["status"] = json!({"phase": "Terminating"});
     if dry_run {
-        return Ok(crate::response::json_value(StatusCode::OK, &new));
+        return Ok(ObjectAnswer::ok(Object::Built(new)));
     }
     let stored = ctx
         .store
@@ -134,7 +132,7 @@ async fn delete_namespace(
         .await
         .map_err(|e| objects::storage_error(&ctx.def, &name, e))?;
     spawn_finalizer(server.clone(), name);
-    Ok(json_bytes(StatusCode::OK, stored.bytes.clone()))
+    Ok(ObjectAnswer::ok(Object::Stored(stored)))
 }
 
 /// Cleans the namespace up in the server's background tasks, retrying until it is gone (or

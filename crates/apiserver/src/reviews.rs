@@ -8,7 +8,6 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
 
-use axum::response::Response;
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_rbac::{Decision, UserRef};
 use http::StatusCode;
@@ -17,8 +16,7 @@ use serde_json::{Value, json};
 use crate::auth::UserInfo;
 use crate::authz::RequestAttributes;
 use crate::context::RequestContext;
-use crate::response::json_value;
-use crate::rest::RestStorage;
+use crate::rest::{NewObject, Object, ObjectAnswer, RestStorage};
 use crate::state::ApiServer;
 
 /// The REST storage of the review resources: `create` computes the review with the
@@ -53,15 +51,15 @@ impl RestStorage for ReviewStorage {
     async fn create(
         &self,
         ctx: &RequestContext,
-        body: &bytes::Bytes,
-    ) -> Result<Response, ApiError> {
+        body: NewObject,
+    ) -> Result<ObjectAnswer, ApiError> {
         if ctx.path.name.is_some() || ctx.path.subresource.is_some() {
             return Err(ApiError::method_not_allowed(
                 "POST is only allowed on collections",
             ));
         }
         // Repeated keys are not checked here (the last value wins).
-        let (obj, _) = crate::handlers::decode_body(ctx, body)?;
+        let obj = body.value;
         let Some(server) = self.server.upgrade() else {
             return Err(ApiError::service_unavailable("the server is shutting down"));
         };
@@ -221,7 +219,7 @@ async fn review(
     server: &ApiServer,
     ctx: &RequestContext,
     mut body: Value,
-) -> Result<Response, ApiError> {
+) -> Result<ObjectAnswer, ApiError> {
     let spec = body.get("spec").cloned().unwrap_or_else(|| json!({}));
     let status = match ctx.def.plural.as_str() {
         "subjectaccessreviews" | "localsubjectaccessreviews" => {
@@ -330,5 +328,5 @@ async fn review(
         m.entry("metadata").or_insert_with(|| json!({}));
         m.insert("status".into(), status);
     }
-    Ok(json_value(StatusCode::CREATED, &body))
+    Ok(ObjectAnswer::new(Object::Built(body), StatusCode::CREATED))
 }

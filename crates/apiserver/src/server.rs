@@ -494,20 +494,7 @@ impl ResourceRequest<'_> {
             )
             .await?;
         }
-        let storage = &self.storage;
-        match verb {
-            Verb::Get => storage.get(&ctx).await,
-            Verb::List => storage.list(&ctx).await,
-            Verb::Watch => storage.watch(&ctx).await,
-            Verb::Create => storage.create(&ctx, &body).await,
-            Verb::Update => storage.update(&ctx, &body).await,
-            Verb::Patch => storage.patch(&ctx, &body).await,
-            Verb::Delete => storage.delete(&ctx, &body).await,
-            Verb::DeleteCollection => storage.delete_collection(&ctx, &body).await,
-            Verb::Post | Verb::Put | Verb::Unknown => Err(ApiError::method_not_allowed(
-                "the server does not allow this method on the requested resource",
-            )),
-        }
+        handlers::serve(self.storage.as_ref(), &ctx, verb, &body).await
     }
 }
 

@@ -1,86 +1,42 @@
-//! WATCH: a chunked stream of one JSON event per line. Starts with synthetic ADDED events for
-//! the current state when asked (no resourceVersion, `0`, or `sendInitialEvents=true`, the
-//! last ending with a BOOKMARK annotated `k8s.io/initial-events-end`), then follows storage
-//! from the revision. Label/field selectors turn objects leaving the selection into DELETED and
-//! entering it into ADDED. A revision older than the history gives one ERROR event (410
-//! Expired), which kube-rs answers by re-listing.
+//! The generic store's WATCH: starts with synthetic ADDED events for the current state when
+//! asked (no resourceVersion, `0`, or `sendInitialEvents=true`, the last ending with a
+//! BOOKMARK annotated `k8s.io/initial-events-end`), then follows storage from the revision.
+//! Label/field selectors turn objects leaving the selection into DELETED and entering it into
+//! ADDED. A revision older than the history gives one ERROR event (410 Expired), which
+//! kube-rs answers by re-listing. The handlers encode the events.
 
-use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::response::Response;
-use bytes::{BufMut, Bytes, BytesMut};
-use flotilla_apimachinery::{ApiError, ResourceDef};
-use flotilla_storage::{EventType, StorageError, StoredObject, WatchEvent};
+use flotilla_apimachinery::ApiError;
+use flotilla_storage::{EventType, StorageError, StoredObject, WatchEvent as StorageEvent};
 use futures::StreamExt;
-use http::{HeaderValue, StatusCode, header};
-use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::context::RequestContext;
 use crate::filter::Selection;
 use crate::objects;
-use crate::response::{Format, negotiate};
-use crate::table::{self, IncludeObject};
+use crate::rest::{Object, WatchAnswer, WatchEvent};
 
 /// How often an idle watch with bookmarks enabled gets a BOOKMARK.
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(30);
 /// Default watch duration when the client sets no timeoutSeconds (kube: 30-60 min).
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
-struct Encoder {
-    def: std::sync::Arc<ResourceDef>,
-    format: Format,
-    include: IncludeObject,
-}
-
-impl Encoder {
-    fn event(&self, event_type: &str, obj: &StoredObject) -> Bytes {
-        let mut buf = BytesMut::with_capacity(obj.bytes.len() + 32);
-        buf.put_slice(b"{\"type\":\"");
-        buf.put_slice(event_type.as_bytes());
-        buf.put_slice(b"\",\"object\":");
-        match self.format {
-            Format::Json => buf.put_slice(&objects::served_bytes(&self.def, obj)),
-            Format::Table => {
-                let t = table::table(
-                    &self.def,
-                    std::iter::once(obj.value().as_ref()),
-                    Some(obj.revision.to_string()),
-                    None,
-                    self.include,
-                );
-                buf.put_slice(t.to_string().as_bytes());
-            }
-        }
-        buf.put_slice(b"}\n");
-        buf.freeze()
-    }
-
-    fn bookmark(&self, revision: u64, initial_end: bool) -> Bytes {
-        let mut metadata = json!({"resourceVersion": revision.to_string()});
-        if initial_end {
-            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
-        }
-        let obj = json!({"kind": self.def.kind, "apiVersion": self.def.api_version(), "metadata": metadata});
-        line(&json!({"type": "BOOKMARK", "object": obj}))
+fn bookmark(revision: u64, initial_events_end: bool) -> WatchEvent {
+    WatchEvent::Bookmark {
+        resource_version: revision.to_string(),
+        initial_events_end,
     }
 }
 
-fn line(v: &Value) -> Bytes {
-    let mut s = v.to_string();
-    s.push('\n');
-    Bytes::from(s)
+fn expired(requested: u64, oldest: u64) -> WatchEvent {
+    WatchEvent::Error(ApiError::expired(format!(
+        "too old resource version: {requested} ({oldest})"
+    )))
 }
 
-fn error_event(err: &ApiError) -> Bytes {
-    line(&json!({"type": "ERROR", "object": err.to_status()}))
-}
-
-pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
-    let format = negotiate(&ctx.headers)?;
+pub async fn watch(ctx: &RequestContext) -> Result<WatchAnswer, ApiError> {
     let options = ctx.list_options()?;
     let selection = Selection::from_options(&ctx.def, options)?;
     let name_filter = ctx.path.name.clone();
@@ -127,29 +83,26 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
     } else {
         (Vec::new(), rv.unwrap_or(0))
     };
-    let encoder = Encoder {
-        def: ctx.def.clone(),
-        format,
-        include: ctx.include_object(),
-    };
-    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(256);
+    let (tx, rx) = mpsc::channel::<WatchEvent>(256);
     match storage.watch(&prefix, from).await {
         Err(StorageError::Expired { requested, oldest }) => {
-            let _ = tx.try_send(Ok(error_event(&ApiError::expired(format!(
-                "too old resource version: {requested} ({oldest})"
-            )))));
+            let _ = tx.try_send(expired(requested, oldest));
         }
         Err(e) => return Err(crate::objects::storage_failure(e)),
         Ok(mut events) => {
             let initial_end = send_initial == Some(true);
             tokio::spawn(async move {
-                for obj in &initial {
-                    if tx.send(Ok(encoder.event("ADDED", obj))).await.is_err() {
+                for obj in initial {
+                    if tx
+                        .send(WatchEvent::Added(Object::Stored(obj)))
+                        .await
+                        .is_err()
+                    {
                         return;
                     }
                 }
                 let mut last_rev = from;
-                if initial_end && tx.send(Ok(encoder.bookmark(last_rev, true))).await.is_err() {
+                if initial_end && tx.send(bookmark(last_rev, true)).await.is_err() {
                     return;
                 }
                 let deadline = tokio::time::sleep(timeout);
@@ -163,23 +116,23 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
                         _ = &mut deadline => return,
                         _ = tx.closed() => return,
                         _ = tick.tick(), if bookmarks => {
-                            if tx.send(Ok(encoder.bookmark(last_rev, false))).await.is_err() { return; }
+                            if tx.send(bookmark(last_rev, false)).await.is_err() { return; }
                         }
                         next = events.next() => {
                             match next {
                                 None => return,
                                 Some(Err(StorageError::Expired { requested, oldest })) => {
-                                    let _ = tx.send(Ok(error_event(&ApiError::expired(format!("too old resource version: {requested} ({oldest})"))))).await;
+                                    let _ = tx.send(expired(requested, oldest)).await;
                                     return;
                                 }
                                 Some(Err(e)) => {
-                                    let _ = tx.send(Ok(error_event(&ApiError::internal(e.to_string())))).await;
+                                    let _ = tx.send(WatchEvent::Error(ApiError::internal(e.to_string()))).await;
                                     return;
                                 }
                                 Some(Ok(ev)) => {
                                     last_rev = ev.object.revision;
-                                    if let Some(kind) = classify(&ev, &matches) {
-                                        if tx.send(Ok(encoder.event(kind, &ev.object))).await.is_err() { return; }
+                                    if let Some(event) = classify(ev, &matches) {
+                                        if tx.send(event).await.is_err() { return; }
                                     }
                                 }
                             }
@@ -189,30 +142,21 @@ pub async fn watch(ctx: &RequestContext) -> Result<Response, ApiError> {
             });
         }
     }
-    let mut resp = Response::new(Body::from_stream(ReceiverStream::new(rx)));
-    *resp.status_mut() = StatusCode::OK;
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    resp.headers_mut().insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache, private"),
-    );
-    Ok(resp)
+    Ok(WatchAnswer::new(ReceiverStream::new(rx).boxed()))
 }
 
-/// The event type a filtered watcher sees, if any.
-fn classify(ev: &WatchEvent, matches: &impl Fn(&StoredObject) -> bool) -> Option<&'static str> {
+/// The event a filtered watcher sees, if any.
+fn classify(ev: StorageEvent, matches: &impl Fn(&StoredObject) -> bool) -> Option<WatchEvent> {
     let now = matches(&ev.object);
     let before = ev.prev.as_ref().map(|p| matches(p));
+    let object = Object::Stored(ev.object);
     match ev.event_type {
-        EventType::Added => now.then_some("ADDED"),
-        EventType::Deleted => (now || before == Some(true)).then_some("DELETED"),
+        EventType::Added => now.then_some(WatchEvent::Added(object)),
+        EventType::Deleted => (now || before == Some(true)).then_some(WatchEvent::Deleted(object)),
         EventType::Modified => match (before.unwrap_or(false), now) {
-            (true, true) => Some("MODIFIED"),
-            (false, true) => Some("ADDED"),
-            (true, false) => Some("DELETED"),
+            (true, true) => Some(WatchEvent::Modified(object)),
+            (false, true) => Some(WatchEvent::Added(object)),
+            (true, false) => Some(WatchEvent::Deleted(object)),
             (false, false) => None,
         },
     }

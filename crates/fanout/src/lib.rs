@@ -26,7 +26,9 @@ pub mod view;
 
 pub use clusters::{ClusterFilter, split_selector};
 pub use list::{Page, SourceObject, Sources, merge_list, page};
-pub use merge::{MemberObject, cluster_replicas, clusters_cell, clusters_wide_cell, merge_item};
+pub use merge::{
+    MemberObject, cluster_replicas, clusters_cell, clusters_wide_cell, merge_item, merged_resource,
+};
 pub use version::{CompositeVersion, ContinueToken};
 pub use view::{EventKind, MergedEvent, MergedView, Source, SourceEvent};
 

@@ -5,7 +5,10 @@
 //! Status aggregation is the interpreter's, over the items propagation would build from the
 //! same member objects, so the merged status is what propagation writes to the template.
 
+use std::sync::Arc;
+
 use flotilla_api::binding::AggregatedStatusItem;
+use flotilla_apimachinery::{ResourceDef, TableColumn, TablePrinter};
 use flotilla_core::karmada::CLUSTER_NAME_LABEL;
 use flotilla_interpreter::{aggregate_status, applied_item, get_replicas, revise_replicas};
 use serde_json::{Map, Value};
@@ -235,6 +238,43 @@ fn cell(item: &Value, counts: impl Fn((i64, i64)) -> String) -> String {
         })
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// `def` as merged reads serve it: its printer with two more columns: CLUSTERS (`member1(3),member2(2)`) and, in
+/// `-o wide`, CLUSTER-READY (`member1(3/3),member2(2/2)`).
+pub fn merged_resource(def: &ResourceDef) -> ResourceDef {
+    let mut merged = def.clone();
+    let base = def
+        .printer
+        .clone()
+        .unwrap_or_else(flotilla_printers::default_printer);
+    let mut columns = base.columns.clone();
+    columns.push(TableColumn {
+        name: "Clusters".into(),
+        column_type: "string".into(),
+        format: String::new(),
+        description: "The member clusters holding the object, with their replicas".into(),
+        priority: 0,
+    });
+    columns.push(TableColumn {
+        name: "Cluster-Ready".into(),
+        column_type: "string".into(),
+        format: String::new(),
+        description: "Ready and desired replicas per member cluster".into(),
+        priority: 1,
+    });
+    let cells = base.cells.clone();
+    merged.printer = Some(TablePrinter {
+        reads: None,
+        columns,
+        cells: Arc::new(move |obj, now| {
+            let mut row = cells(obj, now);
+            row.push(Value::String(clusters_cell(obj)));
+            row.push(Value::String(clusters_wide_cell(obj)));
+            row
+        }),
+    });
+    merged
 }
 
 #[cfg(test)]

@@ -13,15 +13,14 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::response::Response;
 use flotilla_apimachinery::ApiError;
 use flotilla_apiserver::context::RequestContext;
-use flotilla_apiserver::objects;
-use flotilla_apiserver::response::json_value;
-use flotilla_apiserver::rest::{GenericStore, RestStorage};
+use flotilla_apiserver::objects::{self, DeleteOptions};
+use flotilla_apiserver::rest::{
+    GenericStore, ListAnswer, NewObject, Object, ObjectAnswer, PatchBody, RestStorage, WatchAnswer,
+    WatchEvent as RestEvent,
+};
 use futures::{StreamExt, TryStreamExt};
-use http::StatusCode;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::WatchParams;
@@ -51,19 +50,19 @@ fn parse_version(rv: &str) -> Result<u64, ApiError> {
 
 #[async_trait::async_trait]
 impl RestStorage for FleetReads {
-    async fn get(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+    async fn get(&self, ctx: &RequestContext) -> Result<ObjectAnswer, ApiError> {
         let name = ctx.path.name.as_deref().unwrap_or_default();
         let obj = ctx
             .objects()
             .get(ctx.path.namespace.as_deref(), name)
             .await?;
-        Ok(json_value(
-            StatusCode::OK,
-            &mark(&obj.value(), obj.revision),
-        ))
+        Ok(ObjectAnswer::ok(Object::Built(mark(
+            &obj.value(),
+            obj.revision,
+        ))))
     }
 
-    async fn list(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+    async fn list(&self, ctx: &RequestContext) -> Result<ListAnswer, ApiError> {
         let prefix = objects::collection_prefix(&ctx.def, ctx.path.namespace.as_deref());
         let listed = ctx
             .store
@@ -71,23 +70,19 @@ impl RestStorage for FleetReads {
             .list(&prefix, &Default::default())
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        let items: Vec<Value> = listed
+        let items = listed
             .items
             .iter()
-            .map(|o| mark(&o.value(), o.revision))
+            .map(|o| Object::Built(mark(&o.value(), o.revision)))
             .collect();
-        Ok(json_value(
-            StatusCode::OK,
-            &json!({
-                "kind": ctx.def.list_kind,
-                "apiVersion": ctx.def.api_version(),
-                "metadata": {"resourceVersion": format!("{PREFIX}{}", listed.revision)},
-                "items": items,
-            }),
-        ))
+        Ok(ListAnswer {
+            items,
+            resource_version: format!("{PREFIX}{}", listed.revision),
+            ..ListAnswer::default()
+        })
     }
 
-    async fn watch(&self, ctx: &RequestContext) -> Result<Response, ApiError> {
+    async fn watch(&self, ctx: &RequestContext) -> Result<WatchAnswer, ApiError> {
         let from = match &ctx.list_options()?.resource_version {
             Some(rv) => parse_version(rv.as_str())?,
             None => ctx.store.storage.current_revision().await,
@@ -99,56 +94,51 @@ impl RestStorage for FleetReads {
             .watch(&prefix, from)
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        let lines = events.map(|ev| {
-            let ev = ev.map_err(std::io::Error::other)?;
-            let kind = match ev.event_type {
-                flotilla_storage::EventType::Added => "ADDED",
-                flotilla_storage::EventType::Modified => "MODIFIED",
-                flotilla_storage::EventType::Deleted => "DELETED",
-            };
-            let line =
-                json!({"type": kind, "object": mark(&ev.object.value(), ev.object.revision)});
-            Ok::<_, std::io::Error>(format!("{line}\n"))
+        let events = events.map(|ev| match ev {
+            Err(e) => RestEvent::Error(ApiError::internal(e.to_string())),
+            Ok(ev) => {
+                let object = Object::Built(mark(&ev.object.value(), ev.object.revision));
+                match ev.event_type {
+                    flotilla_storage::EventType::Added => RestEvent::Added(object),
+                    flotilla_storage::EventType::Modified => RestEvent::Modified(object),
+                    flotilla_storage::EventType::Deleted => RestEvent::Deleted(object),
+                }
+            }
         });
-        let mut resp = Response::new(Body::from_stream(lines));
-        resp.headers_mut().insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static("application/json"),
-        );
-        Ok(resp)
+        Ok(WatchAnswer::new(events.boxed()))
     }
 
     // Writes: the generic store's.
     async fn create(
         &self,
         ctx: &RequestContext,
-        body: &bytes::Bytes,
-    ) -> Result<Response, ApiError> {
+        body: NewObject,
+    ) -> Result<ObjectAnswer, ApiError> {
         GenericStore.create(ctx, body).await
     }
     async fn update(
         &self,
         ctx: &RequestContext,
-        body: &bytes::Bytes,
-    ) -> Result<Response, ApiError> {
+        body: NewObject,
+    ) -> Result<ObjectAnswer, ApiError> {
         GenericStore.update(ctx, body).await
     }
-    async fn patch(&self, ctx: &RequestContext, body: &bytes::Bytes) -> Result<Response, ApiError> {
+    async fn patch(&self, ctx: &RequestContext, body: PatchBody) -> Result<ObjectAnswer, ApiError> {
         GenericStore.patch(ctx, body).await
     }
     async fn delete(
         &self,
         ctx: &RequestContext,
-        body: &bytes::Bytes,
-    ) -> Result<Response, ApiError> {
-        GenericStore.delete(ctx, body).await
+        options: DeleteOptions,
+    ) -> Result<ObjectAnswer, ApiError> {
+        GenericStore.delete(ctx, options).await
     }
     async fn delete_collection(
         &self,
         ctx: &RequestContext,
-        body: &bytes::Bytes,
-    ) -> Result<Response, ApiError> {
-        GenericStore.delete_collection(ctx, body).await
+        options: DeleteOptions,
+    ) -> Result<ListAnswer, ApiError> {
+        GenericStore.delete_collection(ctx, options).await
     }
 }
 

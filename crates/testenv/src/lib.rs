@@ -243,6 +243,7 @@ impl ControlPlane {
             &host_dir.join("pki"),
             dir.path().join("aggregated"),
             None,
+            None,
             flotilla_etcd::StorageChoice::Embedded,
         )
         .await

@@ -13,16 +13,20 @@
 //!   cluster, and are counted on `/metrics`;
 //! - a member that accepts connections and never answers is left out after the member
 //!   timeout, named in a `Warning`;
-//! - merged reads count against the aggregated server's read limit, by the host's routes and
-//!   by the search path alike, and past `max_inflight` fan-outs a merged read gets 429.
+//! - a merged read counts against the read limit of the server it entered (the host for its
+//!   routes, the aggregated server for the search path), and past `max_inflight` fan-outs a
+//!   merged read gets 429 by either way;
+//! - in one process a merged read is one request: the aggregated server is not asked and the
+//!   host does not read its own templates over HTTP.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use flotilla_testwait::eventually;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_aggregated::search::MergedReadOptions;
+use flotilla_aggregated::search::{HostTemplates, MergedReadOptions};
 use flotilla_fanout::CLUSTERS_ANNOTATION;
 use flotilla_host::merged_reads::{MergedReadsConfig, ReadTransport};
 use flotilla_membersim::{MemberOptions, RunningMember};
@@ -69,13 +73,15 @@ impl Fleet {
             &dir.path().join("host").join("pki"),
             dir.path().join("aggregated"),
             Some(merged),
+            Some(Arc::new(HostTemplates::new(&host.server))),
             flotilla_etcd::StorageChoice::Embedded,
         )
         .await
         .unwrap();
+        let store = aggregated.merged_store.clone().unwrap();
         let unknown = flotilla_host::merged_reads::install(
             &host.server,
-            ReadTransport::InProcess(aggregated.server.router()),
+            ReadTransport::InProcess(store),
             &MergedReadsConfig::default(),
         );
         assert!(unknown.is_empty(), "{unknown:?}");
@@ -493,10 +499,131 @@ async fn components_read_templates_and_limit_pages_walk_the_merged_set() {
 
 /// The aggregated server's `/metrics` text.
 async fn metrics(fleet: &Fleet) -> String {
+    metrics_of(&fleet.aggregated.server).await
+}
+
+/// A server's `/metrics` text.
+async fn metrics_of(server: &flotilla_apiserver::ApiServer) -> String {
     use http_body_util::BodyExt;
-    let resp = fleet.aggregated.server.metrics.render();
+    let resp = server.metrics.render();
     let body = resp.into_body().collect().await.unwrap().to_bytes();
     String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The requests a server counted for `verb` of `resource`, every code.
+fn requests(text: &str, verb: &str, resource: &str) -> u64 {
+    let (verb, resource) = (
+        format!("verb=\"{verb}\""),
+        format!("resource=\"{resource}\""),
+    );
+    text.lines()
+        .filter(|l| l.starts_with("apiserver_request_total{"))
+        .filter(|l| l.contains(&verb) && l.contains(&resource))
+        .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// In one process a merged read is one request: the host's. The aggregated server serves no
+/// search-proxy request for it and the host no second read of its templates; the answer is
+/// still the merged one (the members' objects, the template's status, CLUSTERS in the Table).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merged_read_in_one_process_is_one_request() {
+    let fleet = Fleet::start(2).await;
+    let templates: Api<Deployment> = Api::namespaced(fleet.admin.clone(), "default");
+    templates
+        .create(&PostParams::default(), &deployment("web", 1))
+        .await
+        .unwrap();
+    for (_, _, client) in &fleet.members {
+        let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+        api.create(&PostParams::default(), &deployment("web", 2))
+            .await
+            .unwrap();
+    }
+    let host_before = metrics_of(&fleet.host.server).await;
+    let aggregated_before = metrics(&fleet).await;
+
+    let listed = templates.list(&ListParams::default()).await.unwrap();
+    let got = templates.get("web").await.unwrap();
+    let table = {
+        let req = http::Request::get("/apis/apps/v1/namespaces/default/deployments")
+            .header(
+                "Accept",
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+            )
+            .body(Vec::new())
+            .unwrap();
+        let text = fleet.admin.request_text(req).await.unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
+    };
+
+    let clusters = got
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(CLUSTERS_ANNOTATION))
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        clusters.contains("member1") && clusters.contains("member2"),
+        "the GET is the merged object: {clusters:?}"
+    );
+    assert!(
+        flotilla_fanout::CompositeVersion::is_composite(
+            listed
+                .metadata
+                .resource_version
+                .as_deref()
+                .unwrap_or_default()
+        ),
+        "the LIST is the merged list: {:?}",
+        listed.metadata.resource_version
+    );
+    let columns: Vec<&str> = table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(columns.contains(&"Clusters"), "{columns:?}");
+
+    let host_after = metrics_of(&fleet.host.server).await;
+    let aggregated_after = metrics(&fleet).await;
+    assert_eq!(
+        requests(&host_after, "list", "deployments")
+            - requests(&host_before, "list", "deployments"),
+        2,
+        "the host counted the two LISTs it was sent, and no template read of its own"
+    );
+    assert_eq!(
+        requests(&host_after, "get", "deployments") - requests(&host_before, "get", "deployments"),
+        1,
+        "the host counted the GET it was sent, and no template read of its own"
+    );
+    for verb in ["get", "list"] {
+        assert_eq!(
+            requests(&aggregated_after, verb, "proxying/proxy"),
+            requests(&aggregated_before, verb, "proxying/proxy"),
+            "the aggregated server was not asked ({verb})"
+        );
+    }
+    // The counter the last assertion reads does count the search path's requests.
+    let (code, _) = merged_list(
+        &fleet.admin,
+        "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/apis/apps/v1/deployments",
+    )
+    .await;
+    assert_eq!(code, 200);
+    let aggregated_searched = metrics(&fleet).await;
+    assert_eq!(
+        requests(&aggregated_searched, "get", "proxying/proxy")
+            + requests(&aggregated_searched, "list", "proxying/proxy"),
+        requests(&aggregated_after, "get", "proxying/proxy")
+            + requests(&aggregated_after, "list", "proxying/proxy")
+            + 1,
+        "a request on the search path is counted: {aggregated_searched}"
+    );
+    fleet.stop().await;
 }
 
 fn gauge(text: &str, name: &str) -> Option<i64> {
@@ -732,7 +859,8 @@ async fn merged_list(client: &kube::Client, path: &str) -> (u16, Option<String>)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn merged_reads_count_against_the_read_limit_and_past_the_fan_out_bound_get_429() {
+async fn merged_reads_count_against_the_read_limit_where_they_enter_and_past_the_fan_out_bound_get_429()
+ {
     const FAN_OUTS: usize = 2;
     // Reads held by the silent member until this timeout: long enough for the test's steps.
     let fleet = Fleet::start_with(1, |o| {
@@ -749,8 +877,8 @@ async fn merged_reads_count_against_the_read_limit_and_past_the_fan_out_bound_ge
     assert_eq!(merged_list(&alice, routed).await.0, 200);
     assert_eq!(merged_list(&alice, &search).await.0, 200);
 
-    // Every read place of the aggregated server taken: a merged read is refused, whether
-    // the host routes it there or the client asks the search path.
+    // Every read place of the aggregated server taken: the search path is refused there; a
+    // read the host routes is counted where it entered, by the host, and is answered.
     let aggregated = fleet.aggregated.server.clone();
     let held: Vec<_> = (0..aggregated.config.max_requests_inflight)
         .map(|_| {
@@ -760,10 +888,21 @@ async fn merged_reads_count_against_the_read_limit_and_past_the_fan_out_bound_ge
                 .unwrap()
         })
         .collect();
-    for path in [routed, search.as_str()] {
-        let (code, retry_after) = merged_list(&alice, path).await;
-        assert_eq!((code, retry_after.as_deref()), (429, Some("1")), "{path}");
-    }
+    let (code, retry_after) = merged_list(&alice, &search).await;
+    assert_eq!((code, retry_after.as_deref()), (429, Some("1")), "{search}");
+    assert_eq!(merged_list(&alice, routed).await.0, 200, "{routed}");
+    drop(held);
+    // Every read place of the host taken: the read it routes is refused.
+    let host = fleet.host.server.clone();
+    let held: Vec<_> = (0..host.config.max_requests_inflight)
+        .map(|_| {
+            host.inflight
+                .admit(flotilla_apiserver::inflight::Class::ReadOnly)
+                .unwrap()
+        })
+        .collect();
+    let (code, retry_after) = merged_list(&alice, routed).await;
+    assert_eq!((code, retry_after.as_deref()), (429, Some("1")), "{routed}");
     drop(held);
 
     // FAN_OUTS reads wait for a member that never answers; the next one is refused at once.

@@ -27,26 +27,29 @@ use std::time::Duration;
 
 use axum::extract::Request;
 use axum::response::Response;
-use flotilla_apimachinery::{ApiError, ResourceDef, TableColumn, TablePrinter};
+use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_apiserver::ApiServer;
 use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::authz::RequestAttributes;
-use flotilla_apiserver::context::StoreContext;
+use flotilla_apiserver::context::{RequestContext, StoreContext};
 use flotilla_apiserver::filter::Selection;
+use flotilla_apiserver::handlers::{encode_object, list_response, watch_response};
 use flotilla_apiserver::request::{ListOptions, RequestInfo, ResourcePath, Verb};
-use flotilla_apiserver::response::{Format, add_warnings, error_response, json_value, negotiate};
-use flotilla_apiserver::rest::SubresourceHandler;
-use flotilla_apiserver::table::{self, IncludeObject};
+use flotilla_apiserver::response::{error_response, negotiate};
+use flotilla_apiserver::rest::{
+    ListAnswer, Object, ObjectAnswer, RestStorage, SubresourceHandler, WatchAnswer,
+};
 use flotilla_core::merged_reads;
 use flotilla_fanout::{
     ClusterFilter, CompositeVersion, ContinueToken, MemberObject, SourceObject, Sources,
 };
-use http::StatusCode;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tracing::Instrument;
 
 use crate::members::MemberConnections;
-pub use sources::{Endpoint, SourceError, TEMPLATE_READ_HEADER};
+pub use sources::{
+    Endpoint, HostTemplates, SourceError, TEMPLATE_READ_HEADER, TemplateStore, Templates,
+};
 
 /// The resource Karmada serves the search proxy under.
 pub const PROXYING: &str = "proxying";
@@ -122,7 +125,10 @@ impl Default for MergedReadOptions {
 /// What every merged read shares.
 pub(crate) struct Shared {
     pub members: Arc<MemberConnections>,
+    /// The host, for discovery under the search path.
     pub host: kube::Client,
+    /// Where templates are read.
+    pub templates: Templates,
     /// The merged resources by (group, version, plural), their printers extended with the
     /// CLUSTERS columns.
     pub resources: BTreeMap<(String, String, String), Arc<ResourceDef>>,
@@ -131,14 +137,25 @@ pub(crate) struct Shared {
     pub clusters: ClusterIndex,
 }
 
-/// The `proxying/proxy` handler.
-pub struct SearchProxy {
-    /// The server this proxy serves in (weak: the server holds the proxy): its storage of
-    /// Clusters, its authorizer, its metrics.
+/// The merged reads' REST storage: GET, LIST and WATCH of a merged resource, answered with
+/// merged objects. Served on the search proxy's paths ([`SearchProxy`]) and, in one process,
+/// installed by the host on its own resources (the host's `MergedReadStorage` calls it: no
+/// request leaves the process).
+pub struct MergedStore {
+    /// The aggregated server the reads are served from (weak: the server holds the store
+    /// through its handler): its storage of Clusters, its metrics.
     server: std::sync::Weak<ApiServer>,
     shared: Arc<Shared>,
     /// The fan-outs of GETs and LISTs under way, bounded by [`MergedReadOptions::max_inflight`].
     fanouts: FanOutLimit,
+}
+
+/// The `proxying/proxy` handler: the request the path carries, authorized and answered by
+/// the [`MergedStore`].
+pub struct SearchProxy {
+    /// The server this proxy serves in (weak: the server holds the proxy): its authorizer.
+    server: std::sync::Weak<ApiServer>,
+    store: Arc<MergedStore>,
 }
 
 /// The bound of merged reads fanned out at once, and a gauge of them on `/metrics`. Watches
@@ -194,47 +211,11 @@ impl FanOutLimit {
 }
 
 impl SearchProxy {
-    /// Merged reads of `options.resources` (looked up among the built-in kinds; unknown names
-    /// are reported by [`SearchProxy::unknown_resources`]).
-    pub fn new(
-        server: &Arc<ApiServer>,
-        members: Arc<MemberConnections>,
-        host: kube::Client,
-        options: &MergedReadOptions,
-    ) -> Self {
-        let builtins = flotilla_kinds::builtin_resources();
-        let mut resources = BTreeMap::new();
-        for name in &options.resources {
-            let (group, plural) = merged_reads::parse_resource(name);
-            for def in builtins
-                .iter()
-                .filter(|d| d.group == group && d.plural == plural)
-            {
-                resources.insert(
-                    (def.group.clone(), def.version.clone(), def.plural.clone()),
-                    Arc::new(with_cluster_columns(def)),
-                );
-            }
-        }
-        let caches = options.cache.then(|| {
-            cache::MemberCaches::new(
-                server,
-                members.clone(),
-                options.cache_max_objects,
-                options.member_timeout,
-            )
-        });
+    /// The search proxy of `store`, served by `server`.
+    pub fn new(server: &Arc<ApiServer>, store: Arc<MergedStore>) -> Self {
         Self {
             server: Arc::downgrade(server),
-            fanouts: FanOutLimit::new(server, options.max_inflight),
-            shared: Arc::new(Shared {
-                members,
-                host,
-                resources,
-                member_timeout: options.member_timeout,
-                clusters: ClusterIndex::new(),
-                caches,
-            }),
+            store,
         }
     }
 
@@ -254,45 +235,60 @@ impl SearchProxy {
     }
 }
 
-/// The resource's printer with two more columns: CLUSTERS (`member1(3),member2(2)`) and, in
-/// `-o wide`, CLUSTER-READY (`member1(3/3),member2(2/2)`).
-fn with_cluster_columns(def: &ResourceDef) -> ResourceDef {
-    let mut merged = def.clone();
-    let base = table::printer_for(def);
-    let mut columns = base.columns.clone();
-    columns.push(TableColumn {
-        name: "Clusters".into(),
-        column_type: "string".into(),
-        format: String::new(),
-        description: "The member clusters holding the object, with their replicas".into(),
-        priority: 0,
-    });
-    columns.push(TableColumn {
-        name: "Cluster-Ready".into(),
-        column_type: "string".into(),
-        format: String::new(),
-        description: "Ready and desired replicas per member cluster".into(),
-        priority: 1,
-    });
-    let cells = base.cells.clone();
-    merged.printer = Some(TablePrinter {
-        reads: None,
-        columns,
-        cells: Arc::new(move |obj, now| {
-            let mut row = cells(obj, now);
-            row.push(Value::String(flotilla_fanout::clusters_cell(obj)));
-            row.push(Value::String(flotilla_fanout::clusters_wide_cell(obj)));
-            row
-        }),
-    });
-    merged
+impl MergedStore {
+    /// Merged reads of `options.resources` (looked up among the built-in kinds; unknown names
+    /// are reported by [`SearchProxy::unknown_resources`]), their templates read from
+    /// `templates`.
+    pub fn new(
+        server: &Arc<ApiServer>,
+        members: Arc<MemberConnections>,
+        host: kube::Client,
+        templates: Templates,
+        options: &MergedReadOptions,
+    ) -> Self {
+        let builtins = flotilla_kinds::builtin_resources();
+        let mut resources = BTreeMap::new();
+        for name in &options.resources {
+            let (group, plural) = merged_reads::parse_resource(name);
+            for def in builtins
+                .iter()
+                .filter(|d| d.group == group && d.plural == plural)
+            {
+                resources.insert(
+                    (def.group.clone(), def.version.clone(), def.plural.clone()),
+                    Arc::new(flotilla_fanout::merged_resource(def)),
+                );
+            }
+        }
+        let caches = options.cache.then(|| {
+            cache::MemberCaches::new(
+                server,
+                members.clone(),
+                options.cache_max_objects,
+                options.member_timeout,
+            )
+        });
+        Self {
+            server: Arc::downgrade(server),
+            fanouts: FanOutLimit::new(server, options.max_inflight),
+            shared: Arc::new(Shared {
+                members,
+                host,
+                templates,
+                resources,
+                member_timeout: options.member_timeout,
+                clusters: ClusterIndex::new(),
+                caches,
+            }),
+        }
+    }
 }
 
 #[async_trait::async_trait]
 impl SubresourceHandler for SearchProxy {
     async fn handle(
         &self,
-        _store: &Arc<StoreContext>,
+        store: &Arc<StoreContext>,
         _def: &Arc<ResourceDef>,
         path: &ResourcePath,
         req: Request,
@@ -303,7 +299,7 @@ impl SubresourceHandler for SearchProxy {
                 "the server is shutting down",
             ));
         };
-        match self.serve(&server, path, req, user).await {
+        match self.serve(&server, store, path, req, user).await {
             Ok(resp) => resp,
             Err(e) => error_response(&e),
         }
@@ -363,8 +359,6 @@ pub(crate) struct Read {
     pub namespace: Option<String>,
     pub name: Option<String>,
     pub options: ListOptions,
-    pub format: Format,
-    pub include: IncludeObject,
     pub filter: ClusterFilter,
     /// The label selector without the cluster part, for the sources.
     pub selector: Option<String>,
@@ -392,22 +386,13 @@ impl Read {
         }
         q.finish()
     }
-
-    fn render_one(&self, obj: &Value) -> Response {
-        match self.format {
-            Format::Json => json_value(StatusCode::OK, obj),
-            Format::Table => json_value(
-                StatusCode::OK,
-                &table::table(&self.def, std::iter::once(obj), None, None, self.include),
-            ),
-        }
-    }
 }
 
 impl SearchProxy {
     async fn serve(
         &self,
         server: &Arc<ApiServer>,
+        store: &Arc<StoreContext>,
         path: &ResourcePath,
         req: Request,
         user: &UserInfo,
@@ -415,27 +400,10 @@ impl SearchProxy {
         let sub_path = path.sub_path.as_deref().unwrap_or("/");
         crate::proxy::check_proxy_path(sub_path).map_err(ApiError::bad_request)?;
         let inner = carried(sub_path, req.uri().query(), req.method(), req.headers())?;
-        let Some(rp) = inner.resource() else {
-            return self.discovery(&inner, req.headers()).await;
+        let Some(rp) = inner.resource().cloned() else {
+            return self.store.discovery(&inner, req.headers()).await;
         };
-        let def = self
-            .shared
-            .resources
-            .get(&(rp.group.clone(), rp.version.clone(), rp.resource.clone()))
-            .cloned()
-            .ok_or_else(|| {
-                let resource = if rp.group.is_empty() {
-                    rp.resource.clone()
-                } else {
-                    format!("{}.{}", rp.resource, rp.group)
-                };
-                let mut e = ApiError::path_not_found();
-                e.message = format!(
-                    "the server could not find the requested resource: {resource} ({}) is not a merged resource",
-                    rp.version
-                );
-                e
-            })?;
+        let def = self.store.resource(&rp.group, &rp.version, &rp.resource)?;
         if rp.subresource.is_some() {
             return Err(ApiError::path_not_found());
         }
@@ -448,40 +416,104 @@ impl SearchProxy {
         }
         // Refused before anything else is done for it, as the in-flight limits refuse before
         // authorization: a refusal must cost less than an answer.
-        let _place = match inner.verb {
+        let place = match inner.verb {
             Verb::Watch => None,
-            _ => Some(self.fanouts.admit(user)?),
+            _ => Some(self.store.fanouts.admit(user)?),
         };
         if let Some(authz) = &server.authorizer {
             authz
                 .authorize(user, &RequestAttributes::for_request(&inner))
                 .await?;
         }
-        let options = inner.options()?.list.clone();
-        let format = negotiate(req.headers())?;
-        let (filter, selector) = flotilla_fanout::split_selector(options.label_selector.as_deref())
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let read = Read {
+        inner.options()?;
+        let verb = inner.verb;
+        let ctx = RequestContext {
+            store: store.clone(),
             def,
-            namespace: rp.namespace.clone(),
-            name: rp.name.clone(),
-            format,
-            include: IncludeObject::from_query(inner.query.get("includeObject")),
-            options,
-            filter,
-            selector,
+            path: rp,
+            info: Arc::new(inner),
+            headers: req.headers().clone(),
             user: user.clone(),
         };
-        let span = tracing::debug_span!("merged read", verb = inner.verb.as_str(), resource = %read.def.plural);
+        let read = self.store.read(&ctx)?;
+        let span =
+            tracing::debug_span!("merged read", verb = verb.as_str(), resource = %read.def.plural);
         async {
-            match inner.verb {
-                Verb::Get => self.get(server, &read).await,
-                Verb::Watch => watch::serve(self.shared.clone(), server.clone(), read).await,
-                _ => self.list(server, &read).await,
-            }
+            let format = negotiate(&ctx.headers)?;
+            let include = ctx.include_object();
+            Ok(match verb {
+                Verb::Get => encode_object(
+                    &read.def,
+                    &read.def,
+                    format,
+                    include,
+                    self.store.get_merged(server, &read, place).await?,
+                ),
+                Verb::Watch => watch_response(
+                    &read.def,
+                    read.def.clone(),
+                    format,
+                    include,
+                    self.store.watch_merged(server, read.clone()).await?,
+                ),
+                _ => {
+                    let answer = self.store.list_merged(server, &read, place).await?;
+                    list_response(&read.def, &read.def, format, include, answer).await
+                }
+            })
         }
         .instrument(span)
         .await
+    }
+}
+
+impl MergedStore {
+    /// The merged resource `group/version/plural`, with its printer's cluster columns.
+    fn resource(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Result<Arc<ResourceDef>, ApiError> {
+        self.shared
+            .resources
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+            .ok_or_else(|| {
+                let resource = if group.is_empty() {
+                    plural.to_string()
+                } else {
+                    format!("{plural}.{group}")
+                };
+                let mut e = ApiError::path_not_found();
+                e.message = format!(
+                    "the server could not find the requested resource: {resource} ({version}) is not a merged resource"
+                );
+                e
+            })
+    }
+
+    /// The merged read `ctx` asks for.
+    fn read(&self, ctx: &RequestContext) -> Result<Read, ApiError> {
+        let def = self.resource(&ctx.def.group, &ctx.def.version, &ctx.def.plural)?;
+        let options = ctx.info.options()?.list.clone();
+        let (filter, selector) = flotilla_fanout::split_selector(options.label_selector.as_deref())
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        Ok(Read {
+            def,
+            namespace: ctx.path.namespace.clone(),
+            name: ctx.path.name.clone(),
+            options,
+            filter,
+            selector,
+            user: ctx.user.clone(),
+        })
+    }
+
+    fn server(&self) -> Result<Arc<ApiServer>, ApiError> {
+        self.server
+            .upgrade()
+            .ok_or_else(|| ApiError::service_unavailable("the server is shutting down"))
     }
 
     /// One member's part of a list, with its version: from its cache when that can answer,
@@ -574,12 +606,18 @@ impl SearchProxy {
         Ok(resp)
     }
 
-    async fn get(&self, server: &Arc<ApiServer>, read: &Read) -> Result<Response, ApiError> {
+    /// A merged GET; `_place` is its place among the fan-outs, held until it is answered.
+    async fn get_merged(
+        &self,
+        server: &Arc<ApiServer>,
+        read: &Read,
+        _place: Option<FanOut<'_>>,
+    ) -> Result<ObjectAnswer, ApiError> {
         let name = read.name.clone().unwrap_or_default();
         let (members, mut warnings) = member_endpoints(&self.shared, server, read).await;
         let path = read.path(true);
         let timeout = self.shared.member_timeout;
-        let template = Endpoint::Host(self.shared.host.clone());
+        let template = self.templates(read);
         let (name, path) = (name.as_str(), path.as_str());
         let member_get = |m: &Endpoint| {
             let m = m.clone();
@@ -630,12 +668,23 @@ impl SearchProxy {
             .map(|(cluster, object)| MemberObject::new(cluster, object))
             .collect();
         let merged = flotilla_fanout::merge_item(template.as_ref(), &objects);
-        let mut resp = read.render_one(&merged);
-        add_warnings(&mut resp, &warnings);
-        Ok(resp)
+        let mut answer = ObjectAnswer::ok(Object::Built(merged));
+        answer.warnings = warnings;
+        Ok(answer)
     }
 
-    async fn list(&self, server: &Arc<ApiServer>, read: &Read) -> Result<Response, ApiError> {
+    /// The template store, read for `read`'s caller.
+    fn templates(&self, read: &Read) -> Endpoint {
+        Endpoint::Host(self.shared.templates.clone(), read.user.clone())
+    }
+
+    /// A merged LIST; `_place` as for [`MergedStore::get_merged`].
+    async fn list_merged(
+        &self,
+        server: &Arc<ApiServer>,
+        read: &Read,
+        _place: Option<FanOut<'_>>,
+    ) -> Result<ListAnswer, ApiError> {
         let continued = read
             .options
             .continue_token
@@ -661,7 +710,7 @@ impl SearchProxy {
             .iter()
             .map(|m| query_at(at.and_then(|v| v.members.get(&cluster_of(m)))))
             .collect();
-        let host = Endpoint::Host(self.shared.host.clone());
+        let host = self.templates(read);
         // Reads at an exact position (continued lists) go to the members themselves.
         let selection = match (&self.shared.caches, &continued) {
             (Some(_), None) => {
@@ -734,33 +783,44 @@ impl SearchProxy {
             }
             .encode()
         });
-        let rv = version.encode();
-        let body = match read.format {
-            Format::Table => table::table(
-                &read.def,
-                page.items.iter(),
-                Some(rv),
-                continue_token,
-                read.include,
-            ),
-            Format::Json => {
-                let mut metadata = Map::new();
-                metadata.insert("resourceVersion".into(), Value::String(rv));
-                if let Some(c) = continue_token {
-                    metadata.insert("continue".into(), Value::String(c));
-                    metadata.insert("remainingItemCount".into(), json!(page.remaining));
-                }
-                json!({
-                    "kind": read.def.list_kind,
-                    "apiVersion": read.def.api_version(),
-                    "metadata": metadata,
-                    "items": page.items,
-                })
-            }
-        };
-        let mut resp = json_value(StatusCode::OK, &body);
-        add_warnings(&mut resp, &warnings);
-        Ok(resp)
+        Ok(ListAnswer {
+            items: page.items.into_iter().map(Object::Built).collect(),
+            resource_version: version.encode(),
+            continue_token,
+            remaining: page.remaining,
+            warnings,
+        })
+    }
+
+    /// A merged WATCH.
+    async fn watch_merged(
+        &self,
+        server: &Arc<ApiServer>,
+        read: Read,
+    ) -> Result<WatchAnswer, ApiError> {
+        watch::serve(self.shared.clone(), server.clone(), read).await
+    }
+}
+
+#[async_trait::async_trait]
+impl RestStorage for MergedStore {
+    async fn get(&self, ctx: &RequestContext) -> Result<ObjectAnswer, ApiError> {
+        let place = self.fanouts.admit(&ctx.user)?;
+        let (server, read) = (self.server()?, self.read(ctx)?);
+        self.get_merged(&server, &read, Some(place)).await
+    }
+    async fn list(&self, ctx: &RequestContext) -> Result<ListAnswer, ApiError> {
+        let place = self.fanouts.admit(&ctx.user)?;
+        let (server, read) = (self.server()?, self.read(ctx)?);
+        self.list_merged(&server, &read, Some(place)).await
+    }
+    async fn watch(&self, ctx: &RequestContext) -> Result<WatchAnswer, ApiError> {
+        let (server, read) = (self.server()?, self.read(ctx)?);
+        self.watch_merged(&server, read).await
+    }
+    fn table_resource(&self, ctx: &RequestContext) -> Arc<ResourceDef> {
+        self.resource(&ctx.def.group, &ctx.def.version, &ctx.def.plural)
+            .unwrap_or_else(|_| ctx.def.clone())
     }
 }
 
@@ -788,7 +848,7 @@ pub(crate) fn missing(endpoint: &Endpoint, e: &SourceError) -> String {
 pub(crate) fn cluster_of(endpoint: &Endpoint) -> String {
     match endpoint {
         Endpoint::Member { cluster, .. } => cluster.clone(),
-        Endpoint::Host(_) => String::new(),
+        Endpoint::Host(..) => String::new(),
     }
 }
 

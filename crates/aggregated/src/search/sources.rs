@@ -1,6 +1,7 @@
-//! The two kinds of source a merged read asks: the host's template store (through the
-//! aggregated server's host client, explicitly asking for templates so the host does not
-//! route the read back here) and each member cluster (through its shared connection, as the
+//! The two kinds of source a merged read asks: the host's template store ([`Templates`]: in
+//! this process, its generic store called directly; otherwise through the aggregated
+//! server's host client, explicitly asking for templates so the host does not route the read
+//! back here) and each member cluster (through its shared connection, as the
 //! caller: `Impersonate-*` headers, so the member's RBAC applies). Both answer the same three
 //! questions: one object, one list (with its resourceVersion) and a watch as a stream of
 //! parsed event lines.
@@ -10,8 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
+use flotilla_apimachinery::ApiError;
 use flotilla_apiserver::UserInfo;
+use flotilla_apiserver::context::RequestContext;
 use flotilla_apiserver::proxy::{Upstream, impersonation_headers};
+use flotilla_apiserver::request::RequestInfo;
+use flotilla_apiserver::rest::{GenericStore, Object, RestStorage, WatchEvent};
 use futures::{AsyncBufReadExt, Stream, StreamExt, TryStreamExt};
 use http::{HeaderName, HeaderValue, Method, header};
 use http_body_util::{BodyExt, BodyStream};
@@ -51,10 +56,36 @@ pub struct WatchLine {
 
 pub type WatchLines = Pin<Box<dyn Stream<Item = Result<WatchLine, SourceError>> + Send>>;
 
+/// The host's template store, read in this process: its generic store, called without a
+/// request (no HTTP, no filter chain: the merged read was authorized where it entered).
+#[async_trait::async_trait]
+pub trait TemplateStore: Send + Sync {
+    /// A GET of `path?query` (an object, or a list with `metadata.resourceVersion` and
+    /// `items`), as the host would answer it.
+    async fn get(&self, path: &str, query: &str, user: &UserInfo) -> Result<Value, SourceError>;
+    /// A watch of `path?query`.
+    async fn watch(
+        &self,
+        path: &str,
+        query: &str,
+        user: &UserInfo,
+    ) -> Result<WatchLines, SourceError>;
+}
+
+/// Where templates are read.
+#[derive(Clone)]
+pub enum Templates {
+    /// Over the network, through the host's API with the template header.
+    Remote(kube::Client),
+    /// The host's store in this process.
+    InProcess(Arc<dyn TemplateStore>),
+}
+
 /// Where a source is: the template store or one member.
 #[derive(Clone)]
 pub enum Endpoint {
-    Host(kube::Client),
+    /// The template store, read for `user` (who was authorized for the merged read).
+    Host(Templates, UserInfo),
     Member {
         cluster: String,
         upstream: Arc<Upstream>,
@@ -69,7 +100,7 @@ impl Endpoint {
     /// The source's name in warnings.
     pub fn describe(&self) -> String {
         match self {
-            Endpoint::Host(_) => "the template store".to_string(),
+            Endpoint::Host(..) => "the template store".to_string(),
             Endpoint::Member { cluster, .. } => format!("cluster {cluster:?}"),
         }
     }
@@ -83,7 +114,10 @@ impl Endpoint {
     ) -> Result<Value, SourceError> {
         bounded(timeout, async {
             let bytes = match self {
-                Endpoint::Host(client) => {
+                Endpoint::Host(Templates::InProcess(store), user) => {
+                    return store.get(path, query, user).await;
+                }
+                Endpoint::Host(Templates::Remote(client), _) => {
                     let req = host_request(path, query)?;
                     client
                         .request_text(req)
@@ -108,9 +142,15 @@ impl Endpoint {
         query: &str,
         timeout: Duration,
     ) -> Result<WatchLines, SourceError> {
+        if let Endpoint::Host(Templates::InProcess(store), user) = self {
+            return bounded(timeout, store.watch(path, query, user)).await;
+        }
         let open = async {
             let lines: Pin<Box<dyn Stream<Item = std::io::Result<String>> + Send>> = match self {
-                Endpoint::Host(client) => {
+                Endpoint::Host(Templates::InProcess(_), _) => {
+                    return Err(SourceError::Failed("not a remote source".into()));
+                }
+                Endpoint::Host(Templates::Remote(client), _) => {
                     let req = host_request(path, query)?;
                     let reader = client.request_stream(req).await.map_err(kube_error)?;
                     Box::pin(reader.lines())
@@ -230,6 +270,110 @@ impl Endpoint {
     }
 }
 
+/// The template store of a host API server in this process.
+pub struct HostTemplates {
+    /// Weak: the host outlives its readers, and must not be kept by them.
+    server: std::sync::Weak<flotilla_apiserver::ApiServer>,
+}
+
+impl HostTemplates {
+    pub fn new(server: &Arc<flotilla_apiserver::ApiServer>) -> Self {
+        Self {
+            server: Arc::downgrade(server),
+        }
+    }
+
+    /// The request `path?query` as the host's generic store gets it.
+    fn context(
+        &self,
+        path: &str,
+        query: &str,
+        user: &UserInfo,
+    ) -> Result<RequestContext, SourceError> {
+        let server = self
+            .server
+            .upgrade()
+            .ok_or_else(|| SourceError::Failed("the host is shutting down".into()))?;
+        let uri: http::Uri = if query.is_empty() {
+            path.parse()
+        } else {
+            format!("{path}?{query}").parse()
+        }
+        .map_err(|e| SourceError::Failed(format!("invalid path {path:?}: {e}")))?;
+        let info = RequestInfo::parse(&Method::GET, &uri, &http::HeaderMap::new());
+        let rp = info
+            .resource()
+            .cloned()
+            .ok_or_else(|| SourceError::Failed(format!("{path:?} is not a resource path")))?;
+        let def = server
+            .registry
+            .get(&rp.group, &rp.version, &rp.resource)
+            .ok_or(SourceError::NotFound)?;
+        Ok(RequestContext {
+            store: server.store.clone(),
+            def,
+            path: rp,
+            info: Arc::new(info),
+            headers: http::HeaderMap::new(),
+            user: user.clone(),
+        })
+    }
+}
+
+/// A store's refusal as a source's.
+fn api_error(e: ApiError) -> SourceError {
+    match e.code {
+        404 => SourceError::NotFound,
+        410 => SourceError::Expired(e.message),
+        code => SourceError::Failed(format!("HTTP {code}: {}", e.message)),
+    }
+}
+
+#[async_trait::async_trait]
+impl TemplateStore for HostTemplates {
+    async fn get(&self, path: &str, query: &str, user: &UserInfo) -> Result<Value, SourceError> {
+        let ctx = self.context(path, query, user)?;
+        if ctx.path.name.is_some() {
+            let answer = GenericStore.get(&ctx).await.map_err(api_error)?;
+            return Ok(answer.object.into_value());
+        }
+        let list = GenericStore.list(&ctx).await.map_err(api_error)?;
+        let items: Vec<Value> = list.items.into_iter().map(Object::into_value).collect();
+        Ok(serde_json::json!({
+            "metadata": {"resourceVersion": list.resource_version},
+            "items": items,
+        }))
+    }
+
+    async fn watch(
+        &self,
+        path: &str,
+        query: &str,
+        user: &UserInfo,
+    ) -> Result<WatchLines, SourceError> {
+        let ctx = self.context(path, query, user)?;
+        let answer = GenericStore.watch(&ctx).await.map_err(api_error)?;
+        Ok(Box::pin(answer.events.filter_map(|event| async move {
+            let event_type = event.type_name().to_string();
+            match event {
+                WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
+                    Some(Ok(WatchLine {
+                        event_type,
+                        object: o.into_value(),
+                    }))
+                }
+                WatchEvent::Bookmark {
+                    resource_version, ..
+                } => Some(Ok(WatchLine {
+                    event_type,
+                    object: serde_json::json!({"metadata": {"resourceVersion": resource_version}}),
+                })),
+                WatchEvent::Error(e) => Some(Err(api_error(e))),
+            }
+        })))
+    }
+}
+
 /// `work`, or a failure naming `timeout` when it takes longer.
 async fn bounded<T>(
     timeout: Duration,
@@ -273,15 +417,7 @@ fn kube_error(e: kube::Error) -> SourceError {
 
 /// The error of a non-2xx answer, from its `Status` body when it has one.
 fn status_error(code: u16, body: &[u8]) -> SourceError {
-    let message = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
-        .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(200).collect());
-    match code {
-        404 => SourceError::NotFound,
-        410 => SourceError::Expired(message),
-        _ => SourceError::Failed(format!("HTTP {code}: {message}")),
-    }
+    api_error(ApiError::from_status(code, body))
 }
 
 fn parse_line(line: &str) -> Result<WatchLine, SourceError> {

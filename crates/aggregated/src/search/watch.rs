@@ -14,22 +14,16 @@
 //!   resuming from the last event it saw continues where it left off. BOOKMARKs carry it too.
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::response::Response;
-use bytes::Bytes;
 use flotilla_apimachinery::ApiError;
 use flotilla_apiserver::ApiServer;
-use flotilla_apiserver::response::{Format, add_warnings};
-use flotilla_apiserver::table;
+use flotilla_apiserver::rest::{Object, WatchAnswer, WatchEvent};
 use flotilla_apiserver::tasks::AbortOnDrop;
-use flotilla_fanout::{CompositeVersion, MergedEvent, MergedView, Source, SourceEvent};
+use flotilla_fanout::{CompositeVersion, EventKind, MergedEvent, MergedView, Source, SourceEvent};
 use futures::StreamExt;
-use http::{HeaderValue, StatusCode, header};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -72,14 +66,14 @@ struct Stream {
     /// The members a membership check found; one check at a time.
     members: mpsc::Sender<Vec<Endpoint>>,
     checking: bool,
-    out: mpsc::Sender<Bytes>,
+    out: mpsc::Sender<WatchEvent>,
 }
 
 pub(super) async fn serve(
     shared: Arc<Shared>,
     server: Arc<ApiServer>,
     read: Read,
-) -> Result<Response, ApiError> {
+) -> Result<WatchAnswer, ApiError> {
     let start = match read.options.resource_version.as_ref().map(|v| v.as_str()) {
         None | Some("") | Some("0") => None,
         Some(rv) => {
@@ -96,14 +90,15 @@ pub(super) async fn serve(
             .keys()
             .find(|c| read.filter.allows(c) && !served.contains(*c))
         {
-            return Ok(expired_response(format!(
+            let events = futures::stream::iter([cannot_resume(format!(
                 "cluster {gone:?} is no longer part of the merged view"
-            )));
+            ))]);
+            return Ok(WatchAnswer::new(events.boxed()));
         }
     }
     let (reports_tx, mut reports_rx) = mpsc::channel(1024);
     let (members_tx, mut members_rx) = mpsc::channel(1);
-    let (out_tx, out_rx) = mpsc::channel::<Bytes>(256);
+    let (out_tx, out_rx) = mpsc::channel::<WatchEvent>(256);
     let mut stream = Stream {
         view: MergedView::new(read.filter.clone()),
         shared,
@@ -117,7 +112,7 @@ pub(super) async fn serve(
         checking: false,
         out: out_tx,
     };
-    let host = Endpoint::Host(stream.shared.host.clone());
+    let host = Endpoint::Host(stream.shared.templates.clone(), stream.read.user.clone());
     let mut initial = Vec::new();
     let mut expired = None;
     let mut loaded = Vec::new();
@@ -175,7 +170,7 @@ pub(super) async fn serve(
                     set_version(&mut object, &CompositeVersion::default());
                 }
                 MergedEvent {
-                    kind: flotilla_fanout::EventKind::Added,
+                    kind: EventKind::Added,
                     object,
                 }
             })
@@ -183,22 +178,11 @@ pub(super) async fn serve(
     }
     let timeout = stream.read.options.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let bookmarks = stream.read.options.allow_bookmarks;
-    let body = Body::from_stream(ReceiverStream::new(out_rx).map(Ok::<Bytes, Infallible>));
-    let mut resp = Response::new(body);
-    *resp.status_mut() = StatusCode::OK;
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    add_warnings(&mut resp, &warnings);
+    let mut answer = WatchAnswer::new(ReceiverStream::new(out_rx).boxed());
+    answer.warnings = warnings;
     if let Some(message) = expired {
-        let err = ApiError::expired(format!(
-            "the merged watch cannot resume from that resourceVersion: {message}"
-        ));
-        let _ = stream
-            .out
-            .try_send(line(&json!({"type": "ERROR", "object": err.to_status()})));
-        return Ok(resp);
+        let _ = stream.out.try_send(cannot_resume(message));
+        return Ok(answer);
     }
     tokio::spawn(async move {
         for event in initial {
@@ -242,7 +226,7 @@ pub(super) async fn serve(
             }
         }
     });
-    Ok(resp)
+    Ok(answer)
 }
 
 /// The client went away.
@@ -480,59 +464,30 @@ impl Stream {
     }
 
     async fn bookmark(&self) -> bool {
-        let position = self.view.position().encode();
-        let object = json!({
-            "kind": self.read.def.kind,
-            "apiVersion": self.read.def.api_version(),
-            "metadata": {"resourceVersion": position},
-        });
-        self.out
-            .send(line(&json!({"type": "BOOKMARK", "object": object})))
-            .await
-            .is_ok()
+        let event = WatchEvent::Bookmark {
+            resource_version: self.view.position().encode(),
+            initial_events_end: false,
+        };
+        self.out.send(event).await.is_ok()
     }
 
     /// Sends one merged change; false when the client is gone.
     async fn send(&self, change: &MergedEvent) -> bool {
-        let object = match self.read.format {
-            Format::Json => change.object.clone(),
-            Format::Table => {
-                let rv = change
-                    .object
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-                table::table(
-                    &self.read.def,
-                    std::iter::once(&change.object),
-                    rv,
-                    None,
-                    self.read.include,
-                )
-            }
+        let object = Object::Built(change.object.clone());
+        let event = match change.kind {
+            EventKind::Added => WatchEvent::Added(object),
+            EventKind::Modified => WatchEvent::Modified(object),
+            EventKind::Deleted => WatchEvent::Deleted(object),
         };
-        self.out
-            .send(line(
-                &json!({"type": change.kind.as_str(), "object": object}),
-            ))
-            .await
-            .is_ok()
+        self.out.send(event).await.is_ok()
     }
 }
 
-/// A watch that cannot resume: one ERROR event (410 Expired), which clients answer by
-/// listing again.
-fn expired_response(message: String) -> Response {
-    let err = ApiError::expired(format!(
+/// The end of a watch that cannot resume: 410 Expired, which clients answer by listing again.
+fn cannot_resume(message: String) -> WatchEvent {
+    WatchEvent::Error(ApiError::expired(format!(
         "the merged watch cannot resume from that resourceVersion: {message}"
-    ));
-    let event = line(&json!({"type": "ERROR", "object": err.to_status()}));
-    let mut resp = Response::new(Body::from(event));
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    resp
+    )))
 }
 
 fn set_version(object: &mut Value, position: &CompositeVersion) {
@@ -548,10 +503,4 @@ fn set_version(object: &mut Value, position: &CompositeVersion) {
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.insert("resourceVersion".into(), Value::String(version.encode()));
     }
-}
-
-fn line(v: &Value) -> Bytes {
-    let mut s = v.to_string();
-    s.push('\n');
-    Bytes::from(s)
 }

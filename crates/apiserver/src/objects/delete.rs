@@ -22,6 +22,11 @@ impl Objects<'_> {
     ) -> Result<Written, ApiError> {
         let def = self.def;
         let dry_run = dry_run || options.dry_run;
+        let precondition_revision = options
+            .resource_version
+            .as_ref()
+            .map(revision_of)
+            .transpose()?;
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -35,7 +40,7 @@ impl Objects<'_> {
                     )));
                 }
             }
-            if let Some(rv) = options.resource_version {
+            if let Some(rv) = precondition_revision {
                 if rv != old.revision {
                     return Err(ApiError::conflict_message(format!(
                         "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
@@ -140,7 +145,8 @@ pub enum PropagationPolicy {
 #[derive(Debug, Clone, Default)]
 pub struct DeleteOptions {
     pub uid: Option<String>,
-    pub resource_version: Option<Revision>,
+    /// `preconditions.resourceVersion`, as given (a storage may translate it first).
+    pub resource_version: Option<ResourceVersion>,
     /// The policy asked for (`propagationPolicy`, or `orphanDependents` true = Orphan and
     /// false = Background); `None` keeps the object's own GC finalizers, else Background.
     pub propagation: Option<PropagationPolicy>,
@@ -166,7 +172,7 @@ impl DeleteOptions {
             if let Some(p) = b.get("preconditions") {
                 opts.uid = p.get("uid").and_then(Value::as_str).map(str::to_string);
                 if let Some(rv) = p.get("resourceVersion").and_then(Value::as_str) {
-                    opts.resource_version = Some(revision_of(&ResourceVersion::new(rv))?);
+                    opts.resource_version = Some(ResourceVersion::new(rv));
                 }
             }
             if let Some(p) = b.get("propagationPolicy").and_then(Value::as_str) {

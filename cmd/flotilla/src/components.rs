@@ -422,6 +422,8 @@ pub struct ControllerSet {
     clusters: flotilla_controllers::ControllerManager,
     propagation: flotilla_propagation::Propagation,
     gc: flotilla_gc::GarbageCollector,
+    /// What they run on: one tree of tasks, the watches they share, their metrics.
+    manager: Arc<flotilla_runtime::Manager>,
     /// Last: dropped after the controllers' handles.
     runtime: ControllerRuntime,
 }
@@ -452,34 +454,33 @@ impl ControllerSet {
             .context("building a client for the host")?
             .with_layer(&throttle)
             .build();
+        let manager = flotilla_runtime::Manager::new(client);
         Ok(Self {
-            clusters: flotilla_controllers::spawn(client.clone(), clusters),
-            propagation: flotilla_propagation::spawn(client.clone(), propagation),
-            gc: flotilla_gc::spawn(client, flotilla_gc::GcOptions::default()),
+            clusters: flotilla_controllers::spawn_on(&manager, clusters),
+            propagation: flotilla_propagation::spawn_on(&manager, propagation),
+            gc: flotilla_gc::spawn_on(&manager, flotilla_gc::GcOptions::default()),
+            manager,
             runtime,
         })
     }
 
     /// Every controller's metrics as one exposition.
     pub fn metrics_text(&self) -> String {
-        let mut text = String::new();
-        for part in [
+        flotilla_runtime::join_expositions([
             self.clusters.metrics_text(),
             self.propagation.metrics_text(),
             self.gc.metrics_text(),
-        ] {
-            // OpenMetrics allows one `# EOF`, at the very end.
-            text.push_str(part.strip_suffix("# EOF\n").unwrap_or(&part));
-        }
-        text.push_str("# EOF\n");
-        text
+            self.manager.metrics_text(),
+        ])
     }
 
-    /// Stops propagation first (it stands on the others), then the rest, then their runtime.
+    /// Stops propagation first (it stands on the others), then the rest, then the watches
+    /// they shared, then their runtime.
     pub async fn stop(self) {
         self.propagation.stop().await;
         self.gc.stop().await;
         self.clusters.stop().await;
+        self.manager.stop().await;
         drop(self.runtime);
     }
 }

@@ -294,10 +294,25 @@ pub struct ControllerManager {
 
 /// Starts the cluster controller and the cluster status controller against `host`.
 pub fn spawn(host: kube::Client, opts: ControllerManagerOptions) -> ControllerManager {
+    spawn_with(host, opts, Tasks::new())
+}
+
+/// Starts the cluster controllers among `manager`'s tasks.
+pub fn spawn_on(
+    manager: &Arc<flotilla_runtime::Manager>,
+    opts: ControllerManagerOptions,
+) -> ControllerManager {
+    spawn_with(manager.client().clone(), opts, manager.component_tasks())
+}
+
+fn spawn_with(
+    host: kube::Client,
+    opts: ControllerManagerOptions,
+    tasks: Tasks,
+) -> ControllerManager {
     let metrics = Arc::new(Metrics::new());
     let opts = Arc::new(opts);
     let liveness = Arc::new(status::schedule::Liveness::default());
-    let tasks = Tasks::new();
     tasks.spawn(
         "cluster-controller",
         cluster::run(

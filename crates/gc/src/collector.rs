@@ -26,7 +26,7 @@ use crate::decide::{
 };
 use crate::graph::{Graph, ObjectInfo, OwnerRef, Resource, Work};
 use crate::{Error, GcOptions, Metrics, error_chain};
-use flotilla_runtime::WorkQueue;
+use flotilla_runtime::{Action, Controller, ControllerOptions, Manager, WorkQueue};
 
 const CRD_GROUP: &str = "apiextensions.k8s.io";
 const CRD_PLURAL: &str = "customresourcedefinitions";
@@ -47,25 +47,33 @@ pub struct Shared {
 /// A task aborted when dropped, so the discovery loop's watches end with it.
 use flotilla_tasks::{AbortOnDrop, Tasks};
 
-/// Starts discovery (which starts the watches) and the workers.
-pub(crate) fn start(client: kube::Client, opts: GcOptions) -> (Arc<Shared>, Tasks) {
-    let queue = WorkQueue::new(opts.retry_base, opts.retry_max);
-    let workers = opts.workers.max(1);
+/// The collector's name in the controller runtime's metrics.
+const CONTROLLER: &str = "garbage-collector";
+
+/// Starts discovery (which starts the watches) and the workers, on `manager`.
+pub(crate) fn start(manager: &Manager, opts: GcOptions) -> (Arc<Shared>, Tasks) {
+    let controller = manager.controller::<Work>(
+        CONTROLLER,
+        &ControllerOptions {
+            workers: opts.workers,
+            retry_base: opts.retry_base,
+            retry_max: opts.retry_max,
+            ..ControllerOptions::default()
+        },
+    );
     let shared = Arc::new(Shared {
-        client,
+        client: manager.client().clone(),
         opts,
         graph: Mutex::new(Graph::new()),
-        queue,
+        queue: controller.queue().clone(),
         metrics: Metrics::new(),
         kinds: RwLock::new(HashMap::new()),
         rediscover: Notify::new(),
         synced: watch::channel(false).0,
     });
-    let tasks = Tasks::new();
+    let tasks = manager.component_tasks();
     tasks.spawn("gc-discovery", discovery_loop(shared.clone()));
-    for _ in 0..workers {
-        tasks.spawn("gc-worker", worker(shared.clone()));
-    }
+    tasks.spawn("gc-workers", workers(shared.clone(), controller));
     (shared, tasks)
 }
 
@@ -334,38 +342,31 @@ fn object_info(
 
 // === workers ===
 
-async fn worker(shared: Arc<Shared>) {
+async fn workers(shared: Arc<Shared>, controller: Controller<Work>) {
     // The graph is incomplete until the first lists are done: an owner not listed yet would
     // look absent (live reads would save us, at the cost of one read per dependent).
     shared.synced().await;
-    while let Some(work) = shared.queue.pop().await {
-        let span = match &work {
-            Work::AttemptToDelete(uid) => {
-                tracing::info_span!("gc_attempt_to_delete", %uid, object = tracing::field::Empty)
+    controller
+        .run(move |work: Work| {
+            let shared = shared.clone();
+            async move {
+                let span = match &work {
+                    Work::AttemptToDelete(uid) => {
+                        tracing::info_span!("gc_attempt_to_delete", %uid, object = tracing::field::Empty)
+                    }
+                    Work::Orphan(uid) => {
+                        tracing::info_span!("gc_orphan", %uid, object = tracing::field::Empty)
+                    }
+                };
+                let result = process(&shared, &work).instrument(span).await;
+                shared.metrics.processed();
+                if let Err(e) = &result {
+                    shared.metrics.error(e.kind());
+                }
+                result.map(|()| Action::Done)
             }
-            Work::Orphan(uid) => {
-                tracing::info_span!("gc_orphan", %uid, object = tracing::field::Empty)
-            }
-        };
-        let result = process(&shared, &work).instrument(span.clone()).await;
-        shared.metrics.processed();
-        let ok = match result {
-            Ok(()) => true,
-            Err(e) => {
-                shared.metrics.error(e.kind());
-                span.in_scope(|| {
-                    tracing::warn!(error = %error_chain(&e), "garbage collection failed; will retry")
-                });
-                false
-            }
-        };
-        if ok {
-            shared.queue.forget(&work);
-        } else {
-            shared.queue.retry(work.clone());
-        }
-        shared.queue.done(&work);
-    }
+        })
+        .await;
 }
 
 async fn process(shared: &Shared, work: &Work) -> Result<(), Error> {

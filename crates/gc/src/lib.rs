@@ -132,24 +132,48 @@ impl Default for GcOptions {
 pub struct GarbageCollector {
     shared: Arc<collector::Shared>,
     tasks: flotilla_tasks::Tasks,
+    /// The manager, when the collector has it to itself ([`spawn`]).
+    own_manager: Option<Arc<flotilla_runtime::Manager>>,
 }
 
-/// Starts the garbage collector against `host`.
+/// Starts the garbage collector against `host`, on a manager of its own.
 pub fn spawn(host: kube::Client, opts: GcOptions) -> GarbageCollector {
-    let (shared, tasks) = collector::start(host, opts);
-    GarbageCollector { shared, tasks }
+    let manager = flotilla_runtime::Manager::new(host);
+    let mut gc = spawn_on(&manager, opts);
+    gc.own_manager = Some(manager);
+    gc
 }
+
+/// Starts the garbage collector on `manager`.
+pub fn spawn_on(manager: &Arc<flotilla_runtime::Manager>, opts: GcOptions) -> GarbageCollector {
+    let (shared, tasks) = collector::start(manager, opts);
+    GarbageCollector {
+        shared,
+        tasks,
+        own_manager: None,
+    }
+}
+
+impl flotilla_runtime::ReconcileError for Error {}
 
 impl GarbageCollector {
     /// Stops discovery, the watches and the workers.
     pub async fn stop(self) {
         self.shared.queue.shut_down();
         self.tasks.shutdown(flotilla_tasks::SHUTDOWN_GRACE).await;
+        if let Some(manager) = self.own_manager {
+            manager.stop().await;
+        }
     }
 
-    /// The collector's metrics in the Prometheus text format.
+    /// The collector's metrics in the Prometheus text format (with the runtime's
+    /// per-controller ones when the manager is its alone; otherwise its owner shows them).
     pub fn metrics_text(&self) -> String {
-        self.shared.metrics.render()
+        let own = self.shared.metrics.render();
+        match &self.own_manager {
+            Some(manager) => flotilla_runtime::join_expositions([own, manager.metrics_text()]),
+            None => own,
+        }
     }
 
     /// Resolves once the first discovery's resources have all been listed (or the sync

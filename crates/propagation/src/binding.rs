@@ -19,7 +19,7 @@ use flotilla_api::binding::{
 };
 use flotilla_api::work::Work;
 use flotilla_core::karmada;
-use flotilla_runtime::{EventRequest, WorkQueue};
+use flotilla_runtime::EventRequest;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
@@ -33,14 +33,16 @@ use tracing::{Instrument, debug, info_span};
 use crate::aggregate::{self, ClusterWork};
 use crate::binding_key::BindingKey;
 use crate::overrides::{ChangeTracker, OverrideChange, OverridePolicies};
+use crate::registry::dynamic_api;
 use crate::render::{Rendering, binding_id_label};
-use crate::runner::dynamic_api;
-use crate::runner::{AbortOnDrop, Next, spawn_workers, wait_ready};
 use crate::templates::{Templates, cached_template, involved};
 use crate::{BINDING_MANAGER, Context, Error, Shared, host_err, is_not_found};
+use flotilla_runtime::reflector::wait_ready;
+use flotilla_runtime::{Action, Controller};
 use flotilla_scheduler::ClusterSnapshot;
+use flotilla_tasks::AbortOnDrop;
 
-const CONTROLLER: &str = "binding";
+pub(crate) const CONTROLLER: &str = "binding";
 /// The Work annotations saying which override policies shaped its manifest.
 const APPLIED_OVERRIDE_ANNOTATIONS: [&str; 2] = [
     flotilla_overrides::APPLIED_OVERRIDES_ANNOTATION,
@@ -61,7 +63,6 @@ struct BindingController {
     /// The applied state last reported in an Event per (binding, cluster): the binding in the
     /// cache may not show our own status write yet, and must not make us report it twice.
     reported: dashmap::DashMap<(BindingKey, String), (Option<bool>, Option<String>)>,
-    queue: Arc<WorkQueue<BindingKey>>,
     bindings: Store<ResourceBinding>,
     cluster_bindings: Store<ClusterResourceBinding>,
     works: Store<Work>,
@@ -91,34 +92,26 @@ fn work_resource() -> ApiResource {
     )
 }
 
-/// Runs the binding controller; `works` is the shared Work cache and `work_events` names the
-/// binding of each Work that changed.
-/// Runs the binding controller; `events` names each binding that changed or whose Works did.
-/// `override_changes` names the override policies and Clusters that changed.
+/// Runs the binding controller: `controller` is queued with each binding that changed or
+/// whose Works did; `override_changes` names the override policies and Clusters that changed.
 pub(crate) async fn run(
     ctx: Arc<Context>,
     shared: Shared,
-    mut events: mpsc::UnboundedReceiver<BindingKey>,
+    controller: Controller<BindingKey>,
     mut override_changes: mpsc::UnboundedReceiver<OverrideChange>,
 ) {
-    let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
-    let forward = {
-        let queue = queue.clone();
-        tokio::spawn(async move {
-            while let Some(key) = events.recv().await {
-                queue.add(key);
-            }
-        })
-    };
-    let _forward = AbortOnDrop(forward);
-    if !wait_ready(&shared.works).await
-        || !wait_ready(&shared.bindings).await
-        || !wait_ready(&shared.cluster_bindings).await
-        || !wait_ready(&shared.overrides.namespaced).await
-        || !wait_ready(&shared.overrides.cluster).await
-        || !wait_ready(&shared.clusters).await
-    {
-        return;
+    let queue = controller.queue().clone();
+    for store_ready in [
+        wait_ready(&shared.works).await,
+        wait_ready(&shared.bindings).await,
+        wait_ready(&shared.cluster_bindings).await,
+        wait_ready(&shared.overrides.namespaced).await,
+        wait_ready(&shared.overrides.cluster).await,
+        wait_ready(&shared.clusters).await,
+    ] {
+        if !store_ready {
+            return;
+        }
     }
     let track = {
         let queue = queue.clone();
@@ -138,10 +131,9 @@ pub(crate) async fn run(
         })
     };
     let _track = AbortOnDrop(track);
-    let controller = Arc::new(BindingController {
-        ctx: ctx.clone(),
+    let binding = Arc::new(BindingController {
+        ctx,
         reported: dashmap::DashMap::new(),
-        queue: queue.clone(),
         bindings: shared.bindings,
         cluster_bindings: shared.cluster_bindings,
         works: shared.works,
@@ -149,24 +141,15 @@ pub(crate) async fn run(
         overrides: shared.overrides,
         clusters: shared.clusters,
     });
-    let workers = spawn_workers(
-        queue.clone(),
-        ctx.opts.binding_workers,
-        move |key: BindingKey| {
-            let c = controller.clone();
+    controller
+        .run(move |key: BindingKey| {
+            let c = binding.clone();
             async move {
                 let span = info_span!("bind", namespace = ?key.namespace, name = %key.name);
-                let mut timer = crate::metrics::Timer::start(&c.ctx.metrics, CONTROLLER);
-                let result = c.reconcile(&key).instrument(span).await;
-                timer.ok = result.is_ok();
-                c.ctx.metrics.queue_depth(CONTROLLER, c.queue.len());
-                result
+                c.reconcile(&key).instrument(span).await
             }
-        },
-    );
-    // The workers live as long as this task: aborting it (stop, lost leadership) ends them.
-    let _workers: Vec<AbortOnDrop> = workers.into_iter().map(AbortOnDrop).collect();
-    std::future::pending::<()>().await;
+        })
+        .await;
 }
 
 impl BindingController {
@@ -208,11 +191,11 @@ impl BindingController {
             .collect()
     }
 
-    async fn reconcile(&self, key: &BindingKey) -> Result<Next, Error> {
+    async fn reconcile(&self, key: &BindingKey) -> Result<Action, Error> {
         self.ctx.registry.loaded().await;
         let Some(binding) = self.binding(key) else {
             self.reported.retain(|(k, _), _| k != key);
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         };
         // The permanent id the detector gave the binding; its uid for bindings made by hand.
         let uid = binding
@@ -237,14 +220,14 @@ impl BindingController {
         let works = self.works_of(key.namespace.as_deref(), &uid);
         if binding.meta.deletion_timestamp.is_some() {
             if !finalizers.iter().any(|f| f == finalizer) {
-                return Ok(Next::Done);
+                return Ok(Action::Done);
             }
             if !works.is_empty() {
                 for work in works.values() {
                     self.delete_work(work).await?;
                 }
                 // Their deletion events bring the binding back here.
-                return Ok(Next::After(Duration::from_secs(5)));
+                return Ok(Action::RequeueAfter(Duration::from_secs(5)));
             }
             let kept: Vec<&String> = finalizers.iter().filter(|f| *f != finalizer).collect();
             let patch = json!({"metadata": {"finalizers": kept, "resourceVersion": binding.meta.resource_version}});
@@ -261,7 +244,7 @@ impl BindingController {
                     )(e));
                 }
             }
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         }
         let mut binding = binding;
         if !finalizers.iter().any(|f| f == finalizer) {
@@ -285,7 +268,7 @@ impl BindingController {
             .registry
             .lookup(&resource.api_version, &resource.kind)
         else {
-            return Ok(Next::After(Duration::from_secs(2)));
+            return Ok(Action::RequeueAfter(Duration::from_secs(2)));
         };
         let template_api = dynamic_api(
             &self.ctx.host,
@@ -307,7 +290,7 @@ impl BindingController {
             Some(Some(t)) => (*t).clone(),
             Some(None) | None => match template_api.get(&resource.name).await {
                 Ok(t) => t,
-                Err(e) if is_not_found(&e) => return Ok(Next::Done),
+                Err(e) if is_not_found(&e) => return Ok(Action::Done),
                 Err(e) => return Err(host_err("reading template", resource.name.clone())(e)),
             },
         };
@@ -444,9 +427,9 @@ impl BindingController {
                 .await?;
         }
         if recreate_later {
-            return Ok(Next::After(Duration::from_secs(1)));
+            return Ok(Action::RequeueAfter(Duration::from_secs(1)));
         }
-        Ok(Next::Done)
+        Ok(Action::Done)
     }
 
     async fn write_work(&self, rendered: crate::render::RenderedWork) -> Result<(), Error> {

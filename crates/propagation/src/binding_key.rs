@@ -12,6 +12,16 @@ pub struct BindingKey {
     pub name: String,
 }
 
+impl BindingKey {
+    /// The key of the binding with this metadata (a ClusterResourceBinding has no namespace).
+    pub fn of(meta: &kube::api::ObjectMeta) -> Self {
+        Self {
+            namespace: meta.namespace.clone(),
+            name: meta.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
 /// The binding a Work belongs to, from its annotations.
 pub fn binding_of_work(work: &Work) -> Option<BindingKey> {
     let a = work.annotations();

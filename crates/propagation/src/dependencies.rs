@@ -23,22 +23,21 @@ use std::sync::Arc;
 use flotilla_api::binding::{BindingSnapshot, ResourceBinding, TargetCluster};
 use flotilla_core::karmada;
 use flotilla_interpreter::Dependency;
-use flotilla_runtime::WorkQueue;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use petgraph::Direction;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tracing::{Instrument, debug, info_span};
 
 use crate::binding_key::BindingKey;
-use crate::runner::{AbortOnDrop, Next, spawn_workers, wait_ready};
 use crate::templates::{Templates, cached_template};
 use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
+use flotilla_runtime::reflector::wait_ready;
+use flotilla_runtime::{Action, Controller};
 
-const CONTROLLER: &str = "dependencies";
+pub(crate) const CONTROLLER: &str = "dependencies";
 
 /// Label on the attached bindings this controller creates (and may delete).
 pub const ATTACHED_BINDING_LABEL: &str = "flotilla.io/attached-binding";
@@ -212,27 +211,14 @@ struct Distributor {
     templates: Templates,
 }
 
-/// Runs the dependencies distributor; `events` says which bindings and objects changed.
-pub(crate) async fn run(
-    ctx: Arc<Context>,
-    shared: Shared,
-    mut events: mpsc::UnboundedReceiver<Signal>,
-) {
-    let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
-    let forward = {
-        let queue = queue.clone();
-        tokio::spawn(async move {
-            while let Some(signal) = events.recv().await {
-                queue.add(signal);
-            }
-        })
-    };
-    let _forward = AbortOnDrop(forward);
+/// Runs the dependencies distributor: `controller` is queued with the bindings and
+/// dependency objects that changed.
+pub(crate) async fn run(ctx: Arc<Context>, shared: Shared, controller: Controller<Signal>) {
     if !wait_ready(&shared.bindings).await {
         return;
     }
     let distributor = Arc::new(Distributor {
-        ctx: ctx.clone(),
+        ctx,
         graph: parking_lot::Mutex::new(DependencyGraph::default()),
         bindings: shared.bindings.clone(),
         templates: shared.templates,
@@ -242,22 +228,19 @@ pub(crate) async fn run(
     for b in shared.bindings.state() {
         if !b.spec.required_by.is_empty() {
             if let Some(d) = attached_object(&b) {
-                queue.add(Signal::Object(d));
+                controller.queue().add(Signal::Object(d));
             }
         }
     }
-    let workers = spawn_workers(queue.clone(), 1, move |signal: Signal| {
-        let d = distributor.clone();
-        async move {
-            let span = info_span!("dependencies", ?signal);
-            let mut timer = crate::metrics::Timer::start(&d.ctx.metrics, CONTROLLER);
-            let result = d.reconcile(&signal).instrument(span).await;
-            timer.ok = result.is_ok();
-            result
-        }
-    });
-    let _workers: Vec<AbortOnDrop> = workers.into_iter().map(AbortOnDrop).collect();
-    std::future::pending::<()>().await;
+    controller
+        .run(move |signal: Signal| {
+            let d = distributor.clone();
+            async move {
+                let span = info_span!("dependencies", ?signal);
+                d.reconcile(&signal).instrument(span).await
+            }
+        })
+        .await;
 }
 
 /// The object an attached binding is for.
@@ -288,17 +271,17 @@ impl Distributor {
         cached_template(&self.templates, &gvk, Some(ns), name)
     }
 
-    async fn reconcile(&self, signal: &Signal) -> Result<Next, Error> {
+    async fn reconcile(&self, signal: &Signal) -> Result<Action, Error> {
         match signal {
             Signal::Binding(key) => self.binding_changed(key).await,
             Signal::Object(object) => {
                 self.sync(object).await?;
-                Ok(Next::Done)
+                Ok(Action::Done)
             }
         }
     }
 
-    async fn binding_changed(&self, key: &BindingKey) -> Result<Next, Error> {
+    async fn binding_changed(&self, key: &BindingKey) -> Result<Action, Error> {
         let binding = self
             .binding(key)
             .filter(|b| b.metadata.deletion_timestamp.is_none());
@@ -322,7 +305,7 @@ impl Distributor {
                     Some(None) => BTreeSet::new(),
                     // The detector does not watch the kind yet, or has not listed it: its
                     // dependencies stay as they are until it has.
-                    None => return Ok(Next::After(std::time::Duration::from_secs(2))),
+                    None => return Ok(Action::RequeueAfter(std::time::Duration::from_secs(2))),
                 }
             }
             _ => BTreeSet::new(),
@@ -331,7 +314,7 @@ impl Distributor {
         for object in touched {
             self.sync(&object).await?;
         }
-        Ok(Next::Done)
+        Ok(Action::Done)
     }
 
     /// Writes the attached binding of `object` from the graph.

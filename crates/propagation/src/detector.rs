@@ -39,22 +39,21 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
 use tracing::{Instrument, debug, info_span};
 
 use crate::policy::{PolicyId, PolicyScope, PolicyView, TemplateView};
+use crate::registry::dynamic_api;
 use crate::registry::{ResourceInfo, api_version_of};
-use crate::runner::{
-    AbortOnDrop, Next, dynamic_api, reflect, reflect_kept, spawn_workers, wait_ready,
-};
 use crate::templates::{TemplateWatch, Templates, cached, cached_template, involved};
 use crate::unimplemented::{self, unimplemented_fields};
 use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
+use flotilla_runtime::reflector::wait_ready;
+use flotilla_runtime::{Action, Reflector, ReflectorSpec};
+use flotilla_tasks::AbortOnDrop;
 
-const CONTROLLER: &str = "detector";
+pub(crate) const CONTROLLER: &str = "detector";
 /// Annotation on a binding: hash of its template outside status, at the last binding write.
 pub const TEMPLATE_HASH_ANNOTATION: &str = "flotilla.io/template-hash";
 
@@ -109,7 +108,7 @@ struct Detector {
     bindings: Store<ResourceBinding>,
     cluster_bindings: Store<ClusterResourceBinding>,
     /// Objects that may be a workload's dependency, for the dependencies distributor.
-    dependency_signals: mpsc::UnboundedSender<crate::dependencies::Signal>,
+    dependency_signals: Arc<WorkQueue<crate::dependencies::Signal>>,
 }
 
 /// Enqueues the templates a policy may select or holds.
@@ -198,90 +197,79 @@ where
 }
 
 pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
-    let queue = WorkQueue::new(ctx.opts.retry_base, ctx.opts.retry_max);
+    let controller = ctx.manager.controller::<TemplateKey>(
+        CONTROLLER,
+        &ctx.controller_options(ctx.opts.detector_workers),
+    );
+    let queue = controller.queue().clone();
     let templates = shared.templates.clone();
     let warned: Warned = Arc::default();
-    let mut tasks = Vec::new();
 
-    let (policies, task) = {
+    let policies = ctx.manager.reflector::<PropagationPolicy>();
+    {
         let (templates, queue, host) = (templates.clone(), queue.clone(), ctx.host.clone());
         let warned = warned.clone();
-        reflect(
-            Api::<PropagationPolicy>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |p: &PropagationPolicy, deleted| {
-                ensure_permanent_id(
-                    Api::<PropagationPolicy>::namespaced(
-                        host.clone(),
-                        &p.namespace().unwrap_or_default(),
-                    ),
-                    p,
-                    karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL,
-                );
-                let id = PolicyId {
-                    scope: PolicyScope::Namespaced,
-                    namespace: p.namespace().unwrap_or_default(),
-                    name: p.name_any(),
-                };
-                if deleted {
-                    warned.remove(&id);
-                }
-                enqueue_for_policy(&templates, &queue, &id, &p.spec);
-            },
-        )
-    };
-    tasks.push(AbortOnDrop(task));
-    let (cluster_policies, task) = {
+        policies.subscribe(move |p: &PropagationPolicy, deleted| {
+            ensure_permanent_id(
+                Api::<PropagationPolicy>::namespaced(
+                    host.clone(),
+                    &p.namespace().unwrap_or_default(),
+                ),
+                p,
+                karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+            );
+            let id = PolicyId {
+                scope: PolicyScope::Namespaced,
+                namespace: p.namespace().unwrap_or_default(),
+                name: p.name_any(),
+            };
+            if deleted {
+                warned.remove(&id);
+            }
+            enqueue_for_policy(&templates, &queue, &id, &p.spec);
+        });
+    }
+    let cluster_policies = ctx.manager.reflector::<ClusterPropagationPolicy>();
+    {
         let (templates, queue, host) = (templates.clone(), queue.clone(), ctx.host.clone());
         let warned = warned.clone();
-        reflect(
-            Api::<ClusterPropagationPolicy>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |p: &ClusterPropagationPolicy, deleted| {
-                ensure_permanent_id(
-                    Api::<ClusterPropagationPolicy>::all(host.clone()),
-                    p,
-                    karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
-                );
-                let id = PolicyId {
-                    scope: PolicyScope::Cluster,
-                    namespace: String::new(),
-                    name: p.name_any(),
-                };
-                if deleted {
-                    warned.remove(&id);
-                }
-                enqueue_for_policy(&templates, &queue, &id, &p.spec);
-            },
-        )
-    };
-    tasks.push(AbortOnDrop(task));
+        cluster_policies.subscribe(move |p: &ClusterPropagationPolicy, deleted| {
+            ensure_permanent_id(
+                Api::<ClusterPropagationPolicy>::all(host.clone()),
+                p,
+                karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+            );
+            let id = PolicyId {
+                scope: PolicyScope::Cluster,
+                namespace: String::new(),
+                name: p.name_any(),
+            };
+            if deleted {
+                warned.remove(&id);
+            }
+            enqueue_for_policy(&templates, &queue, &id, &p.spec);
+        });
+    }
     // A CRD added or removed changes what the host serves: look again now, and once more
     // shortly after, when a new CRD is being established.
-    let (_crds, task) = {
+    {
         let registry = ctx.registry.clone();
-        reflect(
-            Api::<CustomResourceDefinition>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |_: &CustomResourceDefinition, _| {
+        ctx.manager
+            .reflector::<CustomResourceDefinition>()
+            .subscribe(move |_: &CustomResourceDefinition, _| {
                 registry.request_refresh();
                 let registry = registry.clone();
                 tokio::spawn(async move {
                     tokio::time::sleep(Duration::from_secs(2)).await;
                     registry.request_refresh();
                 });
-            },
-        )
-    };
-    tasks.push(AbortOnDrop(task));
+            });
+    }
     let (bindings, cluster_bindings) = (shared.bindings, shared.cluster_bindings);
     let dependency_signals = shared.dependency_signals;
     for ready in [
-        wait_ready(&policies).await,
-        wait_ready(&cluster_policies).await,
+        policies.ready().await,
+        cluster_policies.ready().await,
         wait_ready(&bindings).await,
         wait_ready(&cluster_bindings).await,
     ] {
@@ -294,30 +282,22 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
         warned,
         queue: queue.clone(),
         templates,
-        policies,
-        cluster_policies,
+        policies: policies.store().clone(),
+        cluster_policies: cluster_policies.store().clone(),
         bindings,
         cluster_bindings,
         dependency_signals,
     });
     let workers = {
         let detector = detector.clone();
-        spawn_workers(queue.clone(), ctx.opts.detector_workers, move |key| {
+        AbortOnDrop(tokio::spawn(controller.run(move |key: TemplateKey| {
             let detector = detector.clone();
             async move {
                 let span = info_span!("detect", kind = %key.gvk.kind, namespace = ?key.namespace, name = %key.name);
-                let mut timer = crate::metrics::Timer::start(&detector.ctx.metrics, CONTROLLER);
-                let result = detector.reconcile(&key).instrument(span).await;
-                timer.ok = result.is_ok();
-                detector
-                    .ctx
-                    .metrics
-                    .queue_depth(CONTROLLER, detector.queue.len());
-                result
+                detector.reconcile(&key).instrument(span).await
             }
-        })
+        })))
     };
-    let _workers: Vec<AbortOnDrop> = workers.into_iter().map(AbortOnDrop).collect();
     let mut revisions = ctx.registry.subscribe();
     loop {
         detector.sync_watches();
@@ -326,7 +306,7 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared) {
         }
     }
     queue.shut_down();
-    drop(tasks);
+    drop(workers);
 }
 
 impl Detector {
@@ -355,37 +335,36 @@ impl Detector {
             let api_version = api_version_of(&gvk);
             let dependencies = crate::dependencies::is_dependency_kind(&api_version, &gvk.kind)
                 .then(|| self.dependency_signals.clone());
-            let (store, task) = reflect_kept(
+            let (reflector, task) = Reflector::start_owned(
                 Api::<DynamicObject>::all_with(self.ctx.host.clone(), &info.resource),
-                watcher::Config::default(),
                 info.resource.clone(),
-                cached,
-                |_| {},
-                move |obj: &DynamicObject, _deleted| {
-                    let namespace = obj.metadata.namespace.clone();
-                    if let (Some(tx), Some(ns)) = (&dependencies, &namespace) {
-                        let _ = tx.send(crate::dependencies::Signal::Object(
-                            flotilla_interpreter::Dependency {
-                                api_version: api_version.clone(),
-                                kind: key_gvk.kind.clone(),
-                                namespace: ns.clone(),
-                                name: obj.name_any(),
-                            },
-                        ));
-                    }
-                    queue.add(TemplateKey {
-                        gvk: key_gvk.clone(),
-                        namespace,
-                        name: obj.name_any(),
-                    });
-                },
+                ReflectorSpec::default().keep(cached),
+                format!("template-cache {}", gvk.kind),
             );
+            reflector.subscribe(move |obj: &DynamicObject, _deleted| {
+                let namespace = obj.metadata.namespace.clone();
+                if let (Some(signals), Some(ns)) = (&dependencies, &namespace) {
+                    signals.add(crate::dependencies::Signal::Object(
+                        flotilla_interpreter::Dependency {
+                            api_version: api_version.clone(),
+                            kind: key_gvk.kind.clone(),
+                            namespace: ns.clone(),
+                            name: obj.name_any(),
+                        },
+                    ));
+                }
+                queue.add(TemplateKey {
+                    gvk: key_gvk.clone(),
+                    namespace,
+                    name: obj.name_any(),
+                });
+            });
             self.templates.insert(
                 gvk,
                 TemplateWatch {
                     info,
-                    store,
-                    _task: AbortOnDrop(task),
+                    store: reflector.store().clone(),
+                    _task: task,
                 },
             );
         }
@@ -500,9 +479,9 @@ impl Detector {
         });
     }
 
-    async fn reconcile(&self, key: &TemplateKey) -> Result<Next, Error> {
+    async fn reconcile(&self, key: &TemplateKey) -> Result<Action, Error> {
         let Some(info) = self.templates.get(&key.gvk).map(|w| w.info.clone()) else {
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         };
         let template = match cached_template(
             &self.templates,
@@ -511,12 +490,12 @@ impl Detector {
             &key.name,
         ) {
             Some(Some(t)) => t,
-            Some(None) => return self.delete_binding(key).await.map(|()| Next::Done),
+            Some(None) => return self.delete_binding(key).await.map(|()| Action::Done),
             // Not listed yet: its end reports every template again.
-            None => return Ok(Next::Done),
+            None => return Ok(Action::Done),
         };
         if template.metadata.deletion_timestamp.is_some() {
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         }
         let value = serde_json::to_value(template.as_ref()).map_err(|source| Error::Encode {
             what: "a template",
@@ -539,14 +518,14 @@ impl Detector {
             if claimed.is_some() {
                 self.write_claim(&info, key, None, None).await?;
             }
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         };
         let Some(permanent_id) = ids.get(&winner).cloned() else {
             // The policy gets its id in a moment; its update re-queues this template.
-            return Ok(Next::After(Duration::from_secs(2)));
+            return Ok(Action::RequeueAfter(Duration::from_secs(2)));
         };
         let Some(spec) = self.policy_spec(&winner) else {
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         };
         self.warn_unimplemented(&winner);
         let value = if claimed.as_ref() != Some(&winner)
@@ -565,7 +544,7 @@ impl Detector {
         };
         self.write_binding(key, &value, &winner, &permanent_id, &spec)
             .await?;
-        Ok(Next::Done)
+        Ok(Action::Done)
     }
 
     /// Sets (or with `None`, removes) the claim labels and annotations on the template.

@@ -39,10 +39,12 @@ use tracing::{Instrument, debug, info_span};
 
 use crate::members::MemberClients;
 use crate::registry::{ResourceInfo, gvk_of};
-use crate::runner::{AbortOnDrop, Next, reflect_trimmed, spawn_workers, wait_ready};
 use crate::{Context, EXECUTION_MANAGER, Error, Shared, host_err, is_not_found};
+use flotilla_runtime::reflector::wait_ready;
+use flotilla_runtime::{Action, ControllerOptions, Reflector, ReflectorSpec};
+use flotilla_tasks::AbortOnDrop;
 
-const CONTROLLER: &str = "execution";
+pub(crate) const CONTROLLER: &str = "execution";
 /// Applied condition reasons and message (Karmada's).
 pub const REASON_APPLIED_SUCCESSFUL: &str = "AppliedSuccessful";
 pub const REASON_APPLIED_FAILED: &str = "AppliedFailed";
@@ -71,7 +73,7 @@ pub(crate) enum Signal {
 
 struct ClusterQueue {
     queue: Arc<WorkQueue<String>>,
-    _workers: Vec<AbortOnDrop>,
+    _workers: AbortOnDrop,
 }
 
 struct MemberWatch {
@@ -160,44 +162,48 @@ impl Execution {
             return;
         }
         let entry = self.queues.entry(cluster.to_string()).or_insert_with(|| {
-            let queue = WorkQueue::new(self.ctx.opts.retry_base, self.ctx.opts.retry_max);
-            let exec = self.clone();
-            let name = cluster.to_string();
-            let workers = spawn_workers(
-                queue.clone(),
-                self.ctx.opts.execution_workers_per_cluster,
-                move |work: String| {
-                    let exec = exec.clone();
-                    let cluster = name.clone();
-                    async move {
-                        let span = info_span!("execute", cluster = %cluster, work = %work);
-                        let mut timer = crate::metrics::Timer::start(&exec.ctx.metrics, CONTROLLER);
-                        let result = exec.reconcile(&cluster, &work).instrument(span).await;
-                        timer.ok = result.is_ok();
-                        result
-                    }
+            // One controller per cluster (a slow member holds up only its own Works), all
+            // named `execution` in metrics: the depth reported is their sum (below).
+            let controller = self.ctx.manager.controller::<String>(
+                CONTROLLER,
+                &ControllerOptions {
+                    report_queue_depth: false,
+                    ..self
+                        .ctx
+                        .controller_options(self.ctx.opts.execution_workers_per_cluster)
                 },
             );
+            let queue = controller.queue().clone();
+            let exec = self.clone();
+            let name = cluster.to_string();
+            let workers = controller.run(move |work: String| {
+                let exec = exec.clone();
+                let cluster = name.clone();
+                async move {
+                    let span = info_span!("execute", cluster = %cluster, work = %work);
+                    exec.reconcile(&cluster, &work).instrument(span).await
+                }
+            });
             ClusterQueue {
                 queue,
-                _workers: workers.into_iter().map(AbortOnDrop).collect(),
+                _workers: AbortOnDrop(tokio::spawn(workers)),
             }
         });
         entry.queue.add(work);
         // The entry holds its shard's lock: release it before reading every queue.
         drop(entry);
         let depth: usize = self.queues.iter().map(|q| q.queue.len()).sum();
-        self.ctx.metrics.queue_depth(CONTROLLER, depth);
+        self.ctx.manager.metrics().queue_depth(CONTROLLER, depth);
     }
 
-    async fn reconcile(self: &Arc<Self>, cluster: &str, name: &str) -> Result<Next, Error> {
+    async fn reconcile(self: &Arc<Self>, cluster: &str, name: &str) -> Result<Action, Error> {
         self.ctx.registry.loaded().await;
         let ns = karmada::execution_namespace(cluster);
         debug!("reconciling Work");
         let Some(work) = self.works.get(&ObjectRef::new(name).within(&ns)) else {
             self.applied
                 .remove(&(cluster.to_string(), name.to_string()));
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         };
         let api: Api<Work> = Api::namespaced(self.ctx.host.clone(), &ns);
         let finalizers = work.metadata.finalizers.clone().unwrap_or_default();
@@ -206,7 +212,7 @@ impl Execution {
             .any(|f| f == karmada::EXECUTION_CONTROLLER_FINALIZER);
         if work.metadata.deletion_timestamp.is_some() {
             if !has_finalizer {
-                return Ok(Next::Done);
+                return Ok(Action::Done);
             }
             let preserve = work.spec.preserve_resources_on_deletion == Some(true);
             let exists = self
@@ -232,7 +238,7 @@ impl Execution {
             }
             self.applied
                 .remove(&(cluster.to_string(), name.to_string()));
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         }
         if !has_finalizer {
             let mut all = finalizers.clone();
@@ -245,14 +251,14 @@ impl Execution {
         let suspended = work.spec.suspend_dispatching == Some(true);
         let dispatching = self.write_dispatching(&api, name, &work, suspended).await?;
         if suspended {
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         }
         if self.members.cluster(cluster).is_none() {
-            return Ok(Next::Done);
+            return Ok(Action::Done);
         }
         if !self.members.ready(cluster) {
             // The status controller flips Ready back; the Cluster event re-queues the Works.
-            return Ok(Next::After(Duration::from_secs(10)));
+            return Ok(Action::RequeueAfter(Duration::from_secs(10)));
         }
         let member = match self.members.get(cluster).await {
             Ok(m) => m,
@@ -392,7 +398,7 @@ impl Execution {
             .await?;
         }
         if ok {
-            Ok(Next::Done)
+            Ok(Action::Done)
         } else {
             Err(Error::ApplyFailed {
                 cluster: cluster.to_string(),
@@ -486,34 +492,37 @@ impl Execution {
         let tx = self.signals.clone();
         let expected_ns = karmada::execution_namespace(cluster);
         let cluster_name = cluster.to_string();
-        let (store, task) = reflect_trimmed(
+        let (reflector, task) = Reflector::start_owned(
             Api::<DynamicObject>::all_with(member.client.clone(), &info.resource),
-            watcher::Config::default().labels(&format!(
-                "{}={}",
-                karmada::MANAGED_BY_KARMADA_LABEL,
-                karmada::MANAGED_BY_KARMADA_LABEL_VALUE
-            )),
             info.resource.clone(),
-            trim_member_object,
-            move |obj: &DynamicObject, _| {
-                let a = obj.annotations();
-                if a.get(karmada::WORK_NAMESPACE_ANNOTATION) != Some(&expected_ns) {
-                    return;
-                }
-                if let Some(work) = a.get(karmada::WORK_NAME_ANNOTATION) {
-                    let _ = tx.send(Signal::Work {
-                        cluster: cluster_name.clone(),
-                        name: work.clone(),
-                    });
-                }
-            },
+            ReflectorSpec::default()
+                .config(watcher::Config::default().labels(&format!(
+                    "{}={}",
+                    karmada::MANAGED_BY_KARMADA_LABEL,
+                    karmada::MANAGED_BY_KARMADA_LABEL_VALUE
+                )))
+                .trim(trim_member_object),
+            format!("member-cache {cluster} {}", gvk.kind),
         );
+        reflector.subscribe(move |obj: &DynamicObject, _| {
+            let a = obj.annotations();
+            if a.get(karmada::WORK_NAMESPACE_ANNOTATION) != Some(&expected_ns) {
+                return;
+            }
+            if let Some(work) = a.get(karmada::WORK_NAME_ANNOTATION) {
+                let _ = tx.send(Signal::Work {
+                    cluster: cluster_name.clone(),
+                    name: work.clone(),
+                });
+            }
+        });
+        let store = reflector.store().clone();
         self.watches.insert(
             key,
             MemberWatch {
                 epoch: member.epoch,
                 store: store.clone(),
-                _task: AbortOnDrop(task),
+                _task: task,
             },
         );
         store
@@ -532,7 +541,7 @@ impl Execution {
         known: bool,
     ) -> Outcome {
         let timeout = self.ctx.opts.member_timeout;
-        let api = crate::runner::dynamic_api(client, &info.resource, namespace);
+        let api = crate::registry::dynamic_api(client, &info.resource, namespace);
         let name = manifest
             .pointer("/metadata/name")
             .and_then(Value::as_str)
@@ -677,7 +686,7 @@ impl Execution {
                 continue;
             };
             let ns = manifest.namespace().filter(|_| info.namespaced);
-            let api = crate::runner::dynamic_api(&member.client, &info.resource, ns);
+            let api = crate::registry::dynamic_api(&member.client, &info.resource, ns);
             let member_err = |action: &'static str| {
                 let object = format!("{kind} {name}");
                 let cluster = cluster.to_string();

@@ -43,7 +43,6 @@ pub(crate) mod overrides;
 pub mod policy;
 pub mod registry;
 pub mod render;
-mod runner;
 pub mod templates;
 pub mod unimplemented;
 
@@ -53,12 +52,14 @@ use std::time::Duration;
 
 use flotilla_api::overrides::{ClusterOverridePolicy, OverridePolicy};
 use flotilla_api::{Cluster, ClusterResourceBinding, ResourceBinding, Work};
-use flotilla_runtime::EventRecorder;
+use flotilla_runtime::{
+    ControllerOptions, EventRecorder, Manager, ReconcileError, ReflectorSpec, WorkQueue,
+};
 use flotilla_tasks::Tasks;
-use kube::api::Api;
 use kube::runtime::reflector::Store;
-use kube::runtime::watcher;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
+
+use crate::binding_key::BindingKey;
 
 pub use metrics::Metrics;
 
@@ -114,6 +115,8 @@ pub enum Error {
     },
     #[error("cluster {cluster} did not answer in time")]
     MemberTimeout { cluster: String },
+    #[error("a pass of the namespace sync left work undone (see its warnings); trying again")]
+    NamespaceSync,
     #[error("{action} {object} in cluster {cluster}")]
     Member {
         action: &'static str,
@@ -195,6 +198,20 @@ pub(crate) struct Context {
     pub registry: Arc<registry::Registry>,
     pub metrics: Arc<Metrics>,
     pub events: EventRecorder,
+    /// The manager the controllers run on (their shared reflectors, their metrics).
+    pub manager: Arc<Manager>,
+}
+
+impl Context {
+    /// How a controller with `workers` workers runs.
+    pub(crate) fn controller_options(&self, workers: usize) -> ControllerOptions {
+        ControllerOptions {
+            workers,
+            retry_base: self.opts.retry_base,
+            retry_max: self.opts.retry_max,
+            ..ControllerOptions::default()
+        }
+    }
 }
 
 /// The caches the controllers share (see [`spawn`]); cloning shares them.
@@ -208,21 +225,40 @@ pub(crate) struct Shared {
     pub templates: templates::Templates,
     /// OverridePolicies and ClusterOverridePolicies.
     pub overrides: overrides::OverridePolicies,
-    /// To the dependencies distributor: bindings and dependency objects that changed.
-    pub dependency_signals: mpsc::UnboundedSender<dependencies::Signal>,
+    /// The dependencies distributor's queue: bindings and dependency objects that changed.
+    pub dependency_signals: Arc<WorkQueue<dependencies::Signal>>,
+}
+
+impl ReconcileError for Error {
+    fn is_conflict(&self) -> bool {
+        Error::is_conflict(self)
+    }
 }
 
 /// The running propagation controllers.
 pub struct Propagation {
     tasks: Tasks,
     metrics: Arc<Metrics>,
+    /// The manager, when these controllers have it to themselves ([`spawn`]).
+    own_manager: Option<Arc<Manager>>,
 }
 
-/// Starts the detector, the binding, execution and namespace controllers against `host`.
+/// Starts the detector, the binding, execution and namespace controllers against `host`, on
+/// a manager of their own.
 pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
+    let manager = Manager::new(host);
+    let mut propagation = spawn_on(&manager, opts);
+    propagation.own_manager = Some(manager);
+    propagation
+}
+
+/// Starts the propagation controllers on `manager`, sharing its reflectors with the other
+/// controllers of the process.
+pub fn spawn_on(manager: &Arc<Manager>, opts: PropagationOptions) -> Propagation {
+    let host = manager.client().clone();
     let metrics = Arc::new(Metrics::new());
     let registry = registry::Registry::new();
-    let tasks = Tasks::new();
+    let tasks = manager.component_tasks();
     let events = if opts.events {
         let (recorder, task) = EventRecorder::start(
             host.clone(),
@@ -240,145 +276,102 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
         registry: registry.clone(),
         metrics: metrics.clone(),
         events,
+        manager: manager.clone(),
     });
     tasks.spawn(
         "resource-discovery",
-        registry.clone().run(host.clone(), opts.discovery_period),
+        registry.clone().run(host, opts.discovery_period),
     );
-    // The caches the controllers share, each watched once: Works (the largest objects
-    // Flotilla keeps, a copy of every manifest per cluster), bindings, Clusters and the
-    // detector's templates. Each change goes to the controllers it concerns.
-    let (binding_tx, binding_rx) = mpsc::unbounded_channel();
-    let (exec_tx, exec_rx) = mpsc::unbounded_channel();
-    let namespaces_dirty = Arc::new(Notify::new());
-    let (works, task) = {
-        let (binding_tx, exec_tx, dirty) = (
-            binding_tx.clone(),
-            exec_tx.clone(),
-            namespaces_dirty.clone(),
-        );
-        runner::reflect(
-            Api::<Work>::all(host.clone()),
-            watcher::Config::default(),
-            (),
-            move |w: &Work, _| {
-                if let Some(key) = binding_key::binding_of_work(w) {
-                    let _ = binding_tx.send(key);
-                }
-                if let Some(signal) = execution::signal_of(w) {
-                    let _ = exec_tx.send(signal);
-                }
-                if namespaces::is_namespace_work(w) {
-                    dirty.notify_one();
-                }
-            },
-        )
-    };
-    tasks.adopt("work-cache", task);
-    let (dependency_tx, dependency_rx) = mpsc::unbounded_channel();
-    let (bindings, task) = {
-        let (tx, dependency_tx) = (binding_tx.clone(), dependency_tx.clone());
-        runner::reflect(
-            Api::<ResourceBinding>::all(host.clone()),
-            watcher::Config::default(),
-            (),
-            move |b: &ResourceBinding, _| {
-                let key = binding_key::BindingKey {
-                    namespace: b.metadata.namespace.clone(),
-                    name: b.metadata.name.clone().unwrap_or_default(),
-                };
-                let _ = dependency_tx.send(dependencies::Signal::Binding(key.clone()));
-                let _ = tx.send(key);
-            },
-        )
-    };
-    tasks.adopt("binding-cache", task);
-    let (cluster_bindings, task) = runner::reflect(
-        Api::<ClusterResourceBinding>::all(host.clone()),
-        watcher::Config::default(),
-        (),
-        move |b: &ClusterResourceBinding, _| {
-            let _ = binding_tx.send(binding_key::BindingKey {
-                namespace: None,
-                name: b.metadata.name.clone().unwrap_or_default(),
-            });
-        },
+    // The caches the controllers share, each watched once in the process: Works (the
+    // largest objects Flotilla keeps, a copy of every manifest per cluster), bindings,
+    // override policies and Clusters. Each controller says which changes concern it.
+    let works = manager.reflector::<Work>();
+    let bindings = manager.reflector::<ResourceBinding>();
+    let cluster_bindings = manager.reflector::<ClusterResourceBinding>();
+    let override_policies = manager.reflector::<OverridePolicy>();
+    let cluster_override_policies = manager.reflector::<ClusterOverridePolicy>();
+    // Nothing here reads a member's discovery or capacity: not keeping them halves what a
+    // Cluster costs.
+    let clusters = manager.reflector_with::<Cluster>("trimmed", || {
+        ReflectorSpec::default().trim(Cluster::trim_for_cache)
+    });
+
+    let binding = manager.controller::<BindingKey>(
+        binding::CONTROLLER,
+        &ctx.controller_options(opts.binding_workers),
     );
-    tasks.adopt("cluster-binding-cache", task);
+    binding.watches(&works, |w, _| binding_key::binding_of_work(w));
+    binding.watches(&bindings, |b, _| Some(BindingKey::of(&b.metadata)));
+    binding.watches(&cluster_bindings, |b, _| Some(BindingKey::of(&b.metadata)));
+    let distributor = manager
+        .controller::<dependencies::Signal>(dependencies::CONTROLLER, &ctx.controller_options(1));
+    distributor.watches(&bindings, |b, _| {
+        Some(dependencies::Signal::Binding(BindingKey::of(&b.metadata)))
+    });
+    let namespace_sync =
+        manager.controller::<()>(namespaces::CONTROLLER, &ctx.controller_options(1));
+    namespace_sync.watches(&works, |w, _| {
+        namespaces::is_namespace_work(w).then_some(())
+    });
     // Override policies and Clusters changing re-render the Works they concern (see
-    // [`overrides::ChangeTracker`]).
+    // [`overrides::ChangeTracker`]); Clusters changing also concern the execution and
+    // namespace controllers.
     let (override_tx, override_rx) = mpsc::unbounded_channel();
-    let (override_policies, task) = {
+    {
         let tx = override_tx.clone();
-        runner::reflect(
-            Api::<OverridePolicy>::all(host.clone()),
-            watcher::Config::default(),
-            (),
-            move |p: &OverridePolicy, _| {
-                let _ = tx.send(overrides::OverrideChange::Policy {
-                    namespace: p.metadata.namespace.clone(),
-                    name: p.metadata.name.clone().unwrap_or_default(),
-                });
-            },
-        )
-    };
-    tasks.adopt("override-policy-cache", task);
-    let (cluster_override_policies, task) = {
+        override_policies.subscribe(move |p: &OverridePolicy, _| {
+            let _ = tx.send(overrides::OverrideChange::Policy {
+                namespace: p.metadata.namespace.clone(),
+                name: p.metadata.name.clone().unwrap_or_default(),
+            });
+        });
         let tx = override_tx.clone();
-        runner::reflect(
-            Api::<ClusterOverridePolicy>::all(host.clone()),
-            watcher::Config::default(),
-            (),
-            move |p: &ClusterOverridePolicy, _| {
-                let _ = tx.send(overrides::OverrideChange::Policy {
-                    namespace: None,
-                    name: p.metadata.name.clone().unwrap_or_default(),
-                });
-            },
-        )
-    };
-    tasks.adopt("cluster-override-policy-cache", task);
-    let (clusters, task) = {
-        let (exec_tx, dirty) = (exec_tx.clone(), namespaces_dirty.clone());
+        cluster_override_policies.subscribe(move |p: &ClusterOverridePolicy, _| {
+            let _ = tx.send(overrides::OverrideChange::Policy {
+                namespace: None,
+                name: p.metadata.name.clone().unwrap_or_default(),
+            });
+        });
+    }
+    let (exec_tx, exec_rx) = mpsc::unbounded_channel();
+    {
+        let tx = exec_tx.clone();
+        works.subscribe(move |w: &Work, _| {
+            if let Some(signal) = execution::signal_of(w) {
+                let _ = tx.send(signal);
+            }
+        });
+        let (exec_tx, namespaces_queue) = (exec_tx.clone(), namespace_sync.queue().clone());
         let members = namespaces::Members::default();
-        // Nothing here reads a member's discovery or capacity: not keeping them halves what a
-        // Cluster costs.
-        runner::reflect_trimmed(
-            Api::<Cluster>::all(host),
-            watcher::Config::default(),
-            (),
-            Cluster::trim_for_cache,
-            move |c: &Cluster, deleted| {
-                let name = c.metadata.name.clone().unwrap_or_default();
-                let _ = override_tx.send(overrides::OverrideChange::Cluster(name.clone()));
-                let _ = exec_tx.send(execution::Signal::Cluster(name));
-                if members.changed(c, deleted) {
-                    dirty.notify_one();
-                }
-            },
-        )
-    };
-    tasks.adopt("cluster-cache", task);
+        clusters.subscribe(move |c: &Cluster, deleted| {
+            let name = c.metadata.name.clone().unwrap_or_default();
+            let _ = override_tx.send(overrides::OverrideChange::Cluster(name.clone()));
+            let _ = exec_tx.send(execution::Signal::Cluster(name));
+            if members.changed(c, deleted) {
+                namespaces_queue.add(());
+            }
+        });
+    }
     let shared = Shared {
-        works,
-        bindings,
-        cluster_bindings,
-        clusters,
+        works: works.store().clone(),
+        bindings: bindings.store().clone(),
+        cluster_bindings: cluster_bindings.store().clone(),
+        clusters: clusters.store().clone(),
         templates: Arc::new(dashmap::DashMap::new()),
-        dependency_signals: dependency_tx,
+        dependency_signals: distributor.queue().clone(),
         overrides: overrides::OverridePolicies {
-            namespaced: override_policies,
-            cluster: cluster_override_policies,
+            namespaced: override_policies.store().clone(),
+            cluster: cluster_override_policies.store().clone(),
         },
     };
     tasks.spawn("detector", detector::run(ctx.clone(), shared.clone()));
     tasks.spawn(
         "binding-controller",
-        binding::run(ctx.clone(), shared.clone(), binding_rx, override_rx),
+        binding::run(ctx.clone(), shared.clone(), binding, override_rx),
     );
     tasks.spawn(
         "dependencies-distributor",
-        dependencies::run(ctx.clone(), shared.clone(), dependency_rx),
+        dependencies::run(ctx.clone(), shared.clone(), distributor),
     );
     tasks.spawn(
         "execution-controller",
@@ -386,19 +379,32 @@ pub fn spawn(host: kube::Client, opts: PropagationOptions) -> Propagation {
     );
     tasks.spawn(
         "namespace-sync",
-        namespaces::run(ctx, shared, namespaces_dirty),
+        namespaces::run(ctx, shared, namespace_sync),
     );
-    Propagation { tasks, metrics }
+    Propagation {
+        tasks,
+        metrics,
+        own_manager: None,
+    }
 }
 
 impl Propagation {
-    /// Stops every controller and the member watches they own.
+    /// Stops every controller and the member watches they own (and their manager's shared
+    /// watches, when the manager is theirs alone).
     pub async fn stop(self) {
         self.tasks.shutdown(flotilla_tasks::SHUTDOWN_GRACE).await;
+        if let Some(manager) = self.own_manager {
+            manager.stop().await;
+        }
     }
 
-    /// The controllers' metrics in the Prometheus text format.
+    /// The controllers' metrics in the Prometheus text format (with the runtime's
+    /// per-controller ones when the manager is theirs alone; otherwise its owner shows them).
     pub fn metrics_text(&self) -> String {
-        self.metrics.render()
+        let own = self.metrics.render();
+        match &self.own_manager {
+            Some(manager) => flotilla_runtime::join_expositions([own, manager.metrics_text()]),
+            None => own,
+        }
     }
 }

@@ -19,13 +19,12 @@ use flotilla_core::karmada;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
-use kube::runtime::watcher;
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 use tracing::warn;
 
-use crate::runner::{AbortOnDrop, identity_only, reflect_kept, wait_ready};
-use crate::{Context, NAMESPACE_MANAGER, Shared, is_not_found};
+use crate::{Context, Error, NAMESPACE_MANAGER, Shared, is_not_found};
+use flotilla_runtime::reflector::{identity_only, wait_ready};
+use flotilla_runtime::{Action, Controller, ReflectorSpec};
 
 /// Label on the Works of the namespace sync.
 pub const NAMESPACE_WORK_LABEL: &str = "namespace.flotilla.io/sync";
@@ -116,58 +115,58 @@ fn trim_unpropagated(ns: &mut Namespace, skipped_prefixes: &[String]) {
     }
 }
 
-/// Runs the namespace sync; `dirty` is notified on every change of namespaces, of the
-/// [`Members`] and of namespace Works.
-pub(crate) async fn run(ctx: Arc<Context>, shared: Shared, dirty: Arc<Notify>) {
-    let (namespaces, task) = {
-        let dirty = dirty.clone();
-        let prefixes = ctx.opts.skipped_namespace_prefixes.clone();
-        let never = prefixes.clone();
-        reflect_kept(
-            Api::<Namespace>::all(ctx.host.clone()),
-            watcher::Config::default(),
-            (),
-            move |ns: &Namespace| {
-                !never_propagated(ns.metadata.name.as_deref().unwrap_or_default(), &never)
-            },
-            move |ns: &mut Namespace| trim_unpropagated(ns, &prefixes),
-            move |_: &Namespace, _| dirty.notify_one(),
-        )
-    };
-    let _task = AbortOnDrop(task);
+/// The namespace sync's name in metrics.
+pub(crate) const CONTROLLER: &str = "namespace";
+
+/// Runs the namespace sync: `controller` (one key: every pass looks at everything) is
+/// queued on every change of namespaces, of the [`Members`] and of namespace Works.
+pub(crate) async fn run(ctx: Arc<Context>, shared: Shared, controller: Controller<()>) {
+    let prefixes = ctx.opts.skipped_namespace_prefixes.clone();
+    let namespaces = ctx
+        .manager
+        .reflector_with::<Namespace>("propagated", move || {
+            let never = prefixes.clone();
+            ReflectorSpec::default()
+                .keep(move |ns: &Namespace| {
+                    !never_propagated(ns.metadata.name.as_deref().unwrap_or_default(), &never)
+                })
+                .trim(move |ns: &mut Namespace| trim_unpropagated(ns, &prefixes))
+        });
+    controller.watches(&namespaces, |_, _| Some(()));
     let (clusters, works) = (shared.clusters, shared.works);
-    if !wait_ready(&namespaces).await || !wait_ready(&clusters).await || !wait_ready(&works).await {
+    if !namespaces.ready().await || !wait_ready(&clusters).await || !wait_ready(&works).await {
         return;
     }
-    let mut failures = 0u32;
-    loop {
-        let started = std::time::Instant::now();
-        let namespace_works: Vec<Arc<Work>> = works
-            .state()
-            .into_iter()
-            .filter(|w| is_namespace_work(w))
-            .collect();
-        let ok = sync(
-            &ctx,
-            &namespaces.state(),
-            &clusters.state(),
-            &namespace_works,
-        )
-        .await;
-        ctx.metrics.reconciled("namespace", ok, started.elapsed());
-        if ok {
-            failures = 0;
-            dirty.notified().await;
-        } else {
-            failures = failures.saturating_add(1);
-            let delay =
-                flotilla_runtime::queue::backoff(ctx.opts.retry_base, ctx.opts.retry_max, failures);
-            tokio::select! {
-                _ = tokio::time::sleep(delay) => {}
-                _ = dirty.notified() => {}
+    let namespaces = namespaces.store().clone();
+    controller
+        .run(move |()| {
+            let (ctx, namespaces, clusters, works) = (
+                ctx.clone(),
+                namespaces.clone(),
+                clusters.clone(),
+                works.clone(),
+            );
+            async move {
+                let namespace_works: Vec<Arc<Work>> = works
+                    .state()
+                    .into_iter()
+                    .filter(|w| is_namespace_work(w))
+                    .collect();
+                if sync(
+                    &ctx,
+                    &namespaces.state(),
+                    &clusters.state(),
+                    &namespace_works,
+                )
+                .await
+                {
+                    Ok(Action::Done)
+                } else {
+                    Err(Error::NamespaceSync)
+                }
             }
-        }
-    }
+        })
+        .await;
 }
 
 /// One pass: writes missing or outdated namespace Works and deletes those no longer wanted.

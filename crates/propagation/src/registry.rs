@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::api::ApiResource;
+use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Discovery, Scope, verbs};
 use parking_lot::RwLock;
@@ -159,6 +159,18 @@ pub fn api_version_of(gvk: &GroupVersionKind) -> String {
         gvk.version.clone()
     } else {
         format!("{}/{}", gvk.group, gvk.version)
+    }
+}
+
+/// A dynamic API for one resource, namespaced or not.
+pub(crate) fn dynamic_api(
+    client: &kube::Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
     }
 }
 

@@ -13,7 +13,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use serde_json::Value;
 
 use crate::registry::ResourceInfo;
-use crate::runner::AbortOnDrop;
+use flotilla_tasks::AbortOnDrop;
 
 /// Whether templates in this namespace are left alone (Kubernetes' `kube-*` and Karmada's own
 /// `karmada-*` namespaces); the namespace sync does not propagate them either.

@@ -1,6 +1,15 @@
-//! Plumbing shared by Flotilla's controllers (the scheduler and the propagation
-//! controllers), with no decisions of its own:
+//! The controller runtime Flotilla's controllers run on, with no decisions of its own:
 //!
+//! ```text
+//!  Manager ── one Tasks tree, one client ── Reflector per kind (shared) ──subscribe──┐
+//!     └── Controller: triggers ──▶ WorkQueue (dedup, backoff) ──▶ workers ──▶ reconcile
+//!                                      ▲                                     │ Action
+//!                                      └──────── requeue / retry ◀───────────┘
+//! ```
+//!
+//! - [`manager`]: a process's controllers: their tasks, their shared reflectors, their metrics;
+//! - [`reflector`]: one watch of a kind into a store, its changes to every subscriber;
+//! - [`controller`]: the skeleton every controller shares (queue, workers, retries, metrics);
 //! - [`queue`]: the coalescing work queue keyed by object, with per-key exponential backoff;
 //! - [`events`]: the core/v1 Event recorder, writing in the background with deduplication;
 //! - [`client`]: kube-rs clients whose idle connections close;
@@ -8,11 +17,18 @@
 //! - [`encode_metrics`] and [`stop_tasks`]: what every controller's `/metrics` and `stop` do.
 
 pub mod client;
+pub mod controller;
 pub mod events;
+pub mod manager;
+pub mod metrics;
 pub mod queue;
+pub mod reflector;
 
+pub use controller::{Action, Controller, ControllerOptions, ReconcileError};
 pub use events::{EventRecorder, EventRequest};
+pub use manager::Manager;
 pub use queue::WorkQueue;
+pub use reflector::{Reflector, ReflectorSpec};
 
 /// A Prometheus registry in the text exposition format.
 pub fn encode_metrics(registry: &prometheus_client::registry::Registry) -> String {
@@ -22,6 +38,16 @@ pub fn encode_metrics(registry: &prometheus_client::registry::Registry) -> Strin
         tracing::warn!("encoding metrics failed");
     }
     out
+}
+
+/// Several expositions as one: OpenMetrics allows one `# EOF`, at the very end.
+pub fn join_expositions(parts: impl IntoIterator<Item = String>) -> String {
+    let mut text = String::new();
+    for part in parts {
+        text.push_str(part.strip_suffix("# EOF\n").unwrap_or(&part));
+    }
+    text.push_str("# EOF\n");
+    text
 }
 
 /// The causes of `error`, outermost first, joined with ": ". A level whose text its parent

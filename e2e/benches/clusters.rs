@@ -44,7 +44,7 @@ fn spawn_ready(args: &[&str], log: &Path, lines: usize) -> (Proc, Vec<(String, S
     (proc, ready.iter().map(|l| ready_name_url(l)).collect())
 }
 
-fn ready_and_pods(c: &flotilla_api::Cluster) -> (bool, i64) {
+fn ready_and_pods(c: &flotilla_karmada_api::Cluster) -> (bool, i64) {
     let Some(status) = &c.status else {
         return (false, 0);
     };
@@ -142,7 +142,7 @@ async fn main() {
         .unwrap();
     let cm = Proc(cm);
     let pid = cm.0.id();
-    let clusters: Api<flotilla_api::Cluster> = Api::all(host.clone());
+    let clusters: Api<flotilla_karmada_api::Cluster> = Api::all(host.clone());
     let ready_deadline = Instant::now() + Duration::from_secs(300);
     loop {
         let list = clusters.list(&Default::default()).await.unwrap();

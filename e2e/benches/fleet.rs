@@ -39,7 +39,7 @@ mod support;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use flotilla_api::Cluster;
+use flotilla_karmada_api::Cluster;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::Api;

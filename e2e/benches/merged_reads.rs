@@ -245,7 +245,7 @@ async fn run(k: u32, cache: bool, requests: u32, patches: u32) {
     );
     let t = Instant::now();
     join_member_sims(&host, &members_dir, &urls, 16).await;
-    let clusters: Api<flotilla_api::Cluster> = Api::all(host.clone());
+    let clusters: Api<flotilla_karmada_api::Cluster> = Api::all(host.clone());
     let deadline = Instant::now() + Duration::from_secs(600);
     loop {
         let list = clusters.list(&Default::default()).await.unwrap();

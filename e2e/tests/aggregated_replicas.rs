@@ -284,7 +284,7 @@ fn aggregated_replicas_on_one_etcd_serve_the_same_clusters_and_survive_a_kill() 
     // other, and re-established (resuming at its resourceVersion, an etcd revision both
     // replicas share) when that one dies.
     let client = rt.block_on(support::kube_client(&host.kubeconfig, None));
-    let (reader, writer) = kube::runtime::reflector::store::<flotilla_api::Cluster>();
+    let (reader, writer) = kube::runtime::reflector::store::<flotilla_karmada_api::Cluster>();
     let watch = kube::runtime::reflector(
         writer,
         kube::runtime::WatchStreamExt::default_backoff(kube::runtime::watcher(

@@ -5,7 +5,7 @@
 #![no_main]
 
 use flotilla_fuzz::{parse, schema};
-use flotilla_merge::{ApplyOptions, UpdateOptions, apply, track_update};
+use flotilla_patch::{ApplyOptions, UpdateOptions, apply, track_update};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

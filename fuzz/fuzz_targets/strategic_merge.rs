@@ -4,7 +4,7 @@
 #![no_main]
 
 use flotilla_fuzz::{parse, schema};
-use flotilla_merge::strategic_merge;
+use flotilla_patch::strategic_merge;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! it, and choosing the merge schema a target exercises.
 
 use flotilla_apimachinery::nesting::{MAX_NESTING_DEPTH, json_exceeds};
-use flotilla_merge::Schema;
+use flotilla_patch::Schema;
 use serde_json::Value;
 
 /// `text` as JSON, when the API server would parse it at all (within its nesting limit).

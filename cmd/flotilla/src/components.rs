@@ -95,8 +95,8 @@ fn default_controller_threads() -> u16 {
 }
 
 impl ClusterControllerFlags {
-    pub fn options(&self) -> flotilla_controllers::ControllerManagerOptions {
-        flotilla_controllers::ControllerManagerOptions {
+    pub fn options(&self) -> flotilla_cluster_controllers::ControllerManagerOptions {
+        flotilla_cluster_controllers::ControllerManagerOptions {
             status_period: self.cluster_status_update_frequency,
             probe_concurrency: usize::try_from(self.concurrent_cluster_status_syncs)
                 .unwrap_or(usize::MAX),
@@ -135,8 +135,8 @@ pub struct SchedulerFlags {
 }
 
 impl SchedulerFlags {
-    pub fn options(&self) -> flotilla_scheduler_runtime::SchedulerOptions {
-        flotilla_scheduler_runtime::SchedulerOptions {
+    pub fn options(&self) -> flotilla_scheduler_controller::SchedulerOptions {
+        flotilla_scheduler_controller::SchedulerOptions {
             scheduler_name: self.scheduler_name.clone(),
             default_toleration_seconds: self.default_toleration_seconds.as_secs(),
             eviction_grace_period: self.eviction_grace_period,
@@ -419,11 +419,11 @@ impl Drop for ControllerRuntime {
 /// controllers and the garbage collector, on a runtime of their own with one host client
 /// whose writes are rate-limited (`host_qps`, `host_burst`).
 pub struct ControllerSet {
-    clusters: flotilla_controllers::ControllerManager,
+    clusters: flotilla_cluster_controllers::ControllerManager,
     propagation: flotilla_propagation::Propagation,
     gc: flotilla_gc::GarbageCollector,
     /// What they run on: one tree of tasks, the watches they share, their metrics.
-    manager: Arc<flotilla_runtime::Manager>,
+    manager: Arc<flotilla_controller_runtime::Manager>,
     /// Last: dropped after the controllers' handles.
     runtime: ControllerRuntime,
 }
@@ -433,7 +433,7 @@ impl ControllerSet {
     /// runtime (the client's background tasks and connections live there too).
     pub fn spawn(
         host: kube::Config,
-        clusters: flotilla_controllers::ControllerManagerOptions,
+        clusters: flotilla_cluster_controllers::ControllerManagerOptions,
         propagation: flotilla_propagation::PropagationOptions,
         threads: u16,
         nice: i32,
@@ -445,18 +445,18 @@ impl ControllerSet {
             .map(|rt| rt.handle().clone())
             .context("the controllers' runtime is gone")?;
         let _on_runtime = handle.enter();
-        let throttle = flotilla_controllers::throttle::WriteThrottleLayer::new(
+        let throttle = flotilla_cluster_controllers::throttle::WriteThrottleLayer::new(
             clusters.host_qps,
             clusters.host_burst,
         );
         // Idle connections close (kube-rs's own client keeps them for good).
-        let client = flotilla_runtime::client::client_builder(host)
+        let client = flotilla_controller_runtime::client::client_builder(host)
             .context("building a client for the host")?
             .with_layer(&throttle)
             .build();
-        let manager = flotilla_runtime::Manager::new(client);
+        let manager = flotilla_controller_runtime::Manager::new(client);
         Ok(Self {
-            clusters: flotilla_controllers::spawn_on(&manager, clusters),
+            clusters: flotilla_cluster_controllers::spawn_on(&manager, clusters),
             propagation: flotilla_propagation::spawn_on(&manager, propagation),
             gc: flotilla_gc::spawn_on(&manager, flotilla_gc::GcOptions::default()),
             manager,
@@ -466,7 +466,7 @@ impl ControllerSet {
 
     /// Every controller's metrics as one exposition.
     pub fn metrics_text(&self) -> String {
-        flotilla_runtime::join_expositions([
+        flotilla_controller_runtime::join_expositions([
             self.clusters.metrics_text(),
             self.propagation.metrics_text(),
             self.gc.metrics_text(),
@@ -541,7 +541,7 @@ pub async fn run_scheduler(args: SchedulerArgs) -> anyhow::Result<()> {
     // The scheduler runs its engine per term itself (flotilla_leader::run_elected), so that
     // a standby still serves its metrics.
     opts.leader = args.component.leader("scheduler")?;
-    let scheduler = Arc::new(flotilla_scheduler_runtime::spawn(host, opts));
+    let scheduler = Arc::new(flotilla_scheduler_controller::spawn(host, opts));
     let source: Arc<parking_lot::Mutex<Option<MetricsSource>>> = Arc::default();
     let for_metrics = scheduler.clone();
     *source.lock() = Some(Arc::new(move || for_metrics.metrics_text()));

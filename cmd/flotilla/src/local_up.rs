@@ -101,11 +101,11 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
 
 /// The in-process components of local-up besides the servers.
 struct LocalComponents {
-    controllers: flotilla_controllers::ControllerManagerOptions,
+    controllers: flotilla_cluster_controllers::ControllerManagerOptions,
     controller_threads: u16,
     controller_nice: i32,
     propagation: flotilla_propagation::PropagationOptions,
-    scheduler: flotilla_scheduler_runtime::SchedulerOptions,
+    scheduler: flotilla_scheduler_controller::SchedulerOptions,
     merged_host: flotilla_host::merged_reads::MergedReadsConfig,
     merged_aggregated: Option<flotilla_aggregated::search::MergedReadOptions>,
     aggregated_storage: flotilla_etcd::StorageChoice,
@@ -180,7 +180,7 @@ async fn serve_local_up(
         components.controller_threads,
         components.controller_nice,
     )?;
-    let scheduler = flotilla_scheduler_runtime::spawn(scheduler_client, components.scheduler);
+    let scheduler = flotilla_scheduler_controller::spawn(scheduler_client, components.scheduler);
     let mut members = Vec::new();
     for spec in specs {
         let name = &spec.name;
@@ -263,7 +263,7 @@ async fn serve_local_up(
 /// Waits (bounded) until `count` Clusters report Ready=True, so that "ready" means usable;
 /// a member that stays unready is reported and does not block the start.
 async fn wait_members_ready(client: &kube::Client, count: usize, timeout: std::time::Duration) {
-    let clusters: kube::Api<flotilla_api::Cluster> = kube::Api::all(client.clone());
+    let clusters: kube::Api<flotilla_karmada_api::Cluster> = kube::Api::all(client.clone());
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         let ready = match clusters.list(&Default::default()).await {

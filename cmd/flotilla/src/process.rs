@@ -55,7 +55,8 @@ fn component_config(mut config: kube::Config) -> kube::Config {
 
 /// A client whose idle connections close (kube-rs's own keeps them for good).
 fn client_of(config: kube::Config) -> anyhow::Result<kube::Client> {
-    flotilla_runtime::client::kube_client(config).context("building a client for the host")
+    flotilla_controller_runtime::client::kube_client(config)
+        .context("building a client for the host")
 }
 
 /// The host configuration from `kubeconfig`, else the in-cluster service account.

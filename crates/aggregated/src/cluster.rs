@@ -292,12 +292,12 @@ pub fn apply_defaults(obj: &mut Value) {
     }
 }
 
-/// The `clusters` resource definition: the structural schema of `flotilla-api`'s Cluster
+/// The `clusters` resource definition: the structural schema of `flotilla-karmada-api`'s Cluster
 /// (pruning, schema defaults and validation, OpenAPI for `kubectl explain`) plus the checks
 /// and defaults above, the `proxy` subresource, strategic merge (Cluster is a typed kind in
 /// Karmada) and Karmada's columns.
 pub fn cluster_resource() -> ResourceDef {
-    let from_schema = serde_json::to_value(flotilla_api::crd::cluster_crd())
+    let from_schema = serde_json::to_value(flotilla_karmada_api::crd::cluster_crd())
         .ok()
         .and_then(|crd| match flotilla_apiserver::crds::defs_for_crd(&crd) {
             Ok(defs) => defs.into_iter().find(|d| d.version == VERSION),

@@ -357,7 +357,7 @@ pub async fn start_registered(
     if running.merged_reads {
         register_search_apiservice(host, &running.url(), &running.ca_pem).await?;
     }
-    let clusters: Api<flotilla_api::Cluster> = Api::all(host.clone());
+    let clusters: Api<flotilla_karmada_api::Cluster> = Api::all(host.clone());
     let timeout = std::time::Duration::from_secs(30);
     let deadline = tokio::time::Instant::now() + timeout;
     while clusters.list(&Default::default()).await.is_err() {

@@ -19,7 +19,7 @@ use crate::table::IncludeObject;
 
 /// Merge schemas of custom resources (from their CRD's schema), by (group, plural), for
 /// server-side apply of list-map fields.
-pub type MergeSchemas = dashmap::DashMap<(String, String), Arc<flotilla_merge::Schema>>;
+pub type MergeSchemas = dashmap::DashMap<(String, String), Arc<flotilla_patch::Schema>>;
 
 /// The parts of a server the generic store works with.
 pub struct StoreContext {

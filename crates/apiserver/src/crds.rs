@@ -323,7 +323,7 @@ async fn sync(server: &Arc<ApiServer>, served: &mut Served, crd: &Value) {
     {
         server.store.merge_schemas.insert(
             (group.clone(), plural.clone()),
-            Arc::new(flotilla_merge::Schema::from_openapi(schema)),
+            Arc::new(flotilla_patch::Schema::from_openapi(schema)),
         );
     }
     for def in defs {

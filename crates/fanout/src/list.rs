@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use flotilla_api::binding::AggregatedStatusItem;
+use flotilla_karmada_api::binding::AggregatedStatusItem;
 
 use serde_json::Value;
 

@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use flotilla_api::binding::AggregatedStatusItem;
 use flotilla_apimachinery::{ResourceDef, TableColumn, TablePrinter};
 use flotilla_core::karmada::CLUSTER_NAME_LABEL;
 use flotilla_interpreter::{aggregate_status, applied_item, get_replicas, revise_replicas};
+use flotilla_karmada_api::binding::AggregatedStatusItem;
 use serde_json::{Map, Value};
 
 use crate::CLUSTERS_ANNOTATION;

@@ -26,7 +26,7 @@ use crate::decide::{
 };
 use crate::graph::{Graph, ObjectInfo, OwnerRef, Resource, Work};
 use crate::{Error, GcOptions, Metrics, error_chain};
-use flotilla_runtime::{Action, Controller, ControllerOptions, Manager, WorkQueue};
+use flotilla_controller_runtime::{Action, Controller, ControllerOptions, Manager, WorkQueue};
 
 const CRD_GROUP: &str = "apiextensions.k8s.io";
 const CRD_PLURAL: &str = "customresourcedefinitions";

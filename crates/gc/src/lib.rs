@@ -9,7 +9,7 @@
 //!                                 graph (uid → owners, dependents)  [`graph`, pure]
 //!                                                        │ work: AttemptToDelete(uid) / Orphan(uid)
 //!                                                        ▼
-//!                         queue (dedup, retry with backoff) (flotilla_runtime::WorkQueue) ──▶ workers
+//!                         queue (dedup, retry with backoff) (flotilla_controller_runtime::WorkQueue) ──▶ workers
 //!                              live GETs decide ([`decide`], pure) ──▶ DELETE / PATCH
 //! ```
 //!
@@ -32,7 +32,7 @@ pub mod decide;
 pub mod graph;
 pub mod metrics;
 
-pub(crate) use flotilla_runtime::error_chain;
+pub(crate) use flotilla_controller_runtime::error_chain;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -133,19 +133,22 @@ pub struct GarbageCollector {
     shared: Arc<collector::Shared>,
     tasks: flotilla_tasks::Tasks,
     /// The manager, when the collector has it to itself ([`spawn`]).
-    own_manager: Option<Arc<flotilla_runtime::Manager>>,
+    own_manager: Option<Arc<flotilla_controller_runtime::Manager>>,
 }
 
 /// Starts the garbage collector against `host`, on a manager of its own.
 pub fn spawn(host: kube::Client, opts: GcOptions) -> GarbageCollector {
-    let manager = flotilla_runtime::Manager::new(host);
+    let manager = flotilla_controller_runtime::Manager::new(host);
     let mut gc = spawn_on(&manager, opts);
     gc.own_manager = Some(manager);
     gc
 }
 
 /// Starts the garbage collector on `manager`.
-pub fn spawn_on(manager: &Arc<flotilla_runtime::Manager>, opts: GcOptions) -> GarbageCollector {
+pub fn spawn_on(
+    manager: &Arc<flotilla_controller_runtime::Manager>,
+    opts: GcOptions,
+) -> GarbageCollector {
     let (shared, tasks) = collector::start(manager, opts);
     GarbageCollector {
         shared,
@@ -154,7 +157,7 @@ pub fn spawn_on(manager: &Arc<flotilla_runtime::Manager>, opts: GcOptions) -> Ga
     }
 }
 
-impl flotilla_runtime::ReconcileError for Error {}
+impl flotilla_controller_runtime::ReconcileError for Error {}
 
 impl GarbageCollector {
     /// Stops discovery, the watches and the workers.
@@ -171,7 +174,9 @@ impl GarbageCollector {
     pub fn metrics_text(&self) -> String {
         let own = self.shared.metrics.render();
         match &self.own_manager {
-            Some(manager) => flotilla_runtime::join_expositions([own, manager.metrics_text()]),
+            Some(manager) => {
+                flotilla_controller_runtime::join_expositions([own, manager.metrics_text()])
+            }
             None => own,
         }
     }

@@ -11,7 +11,7 @@
 //!   YAML changes on one field, the deprecated fields mixed with `overrideRules`, command or
 //!   args `replace`, label keys that are not qualified names: `flotilla_overrides::validate`)
 //!   is refused with `422 Invalid`, naming each field. What a schema can say (operators, JSON pointer
-//!   syntax) is said by the CRD schema in `flotilla_api::overrides`, so `kubectl explain`
+//!   syntax) is said by the CRD schema in `flotilla_karmada_api::overrides`, so `kubectl explain`
 //!   shows it and any host enforces it.
 //!
 //! Deletion protection and collections: kube-apiserver admits a `deletecollection` item by
@@ -24,10 +24,10 @@
 
 use std::sync::Arc;
 
-use flotilla_api::overrides::OverrideSpec;
 use flotilla_apimachinery::{ApiError, Cause};
 use flotilla_apiserver::builtin_admission::{Operation, PluginRequest, ValidatingPlugin};
 use flotilla_core::karmada::{DELETION_PROTECTED_ALWAYS, DELETION_PROTECTED_LABEL};
+use flotilla_karmada_api::overrides::OverrideSpec;
 use serde_json::Value;
 
 /// The name Karmada's deletion-protection webhook answers under; kubectl users (and

@@ -415,7 +415,7 @@ async fn install_crds(server: &Arc<ApiServer>) -> Result<(), HostError> {
         dry_run: false,
     };
     let objects = flotilla_apiserver::objects::Objects::new(&def, &server.storage);
-    for crd in flotilla_api::crd::crds() {
+    for crd in flotilla_karmada_api::crd::crds() {
         let value = serde_json::to_value(&crd).map_err(|e| HostError::Bootstrap {
             name: "crd".into(),
             message: e.to_string(),

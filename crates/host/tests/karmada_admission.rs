@@ -10,7 +10,7 @@ mod common;
 use flotilla_testwait::eventually;
 use std::time::Duration;
 
-use flotilla_api::OverridePolicy;
+use flotilla_karmada_api::OverridePolicy;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};

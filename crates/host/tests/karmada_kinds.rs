@@ -1,5 +1,5 @@
 //! Karmada's kinds through the real host, over TLS with the admin client certificate: every
-//! sample manifest of `crates/api/tests/samples` whose kind is one of the installed CRDs
+//! sample manifest of `crates/karmada-api/tests/samples` whose kind is one of the installed CRDs
 //! (all of Karmada's, with the fields Karmada added lately) is applied with server-side
 //! apply and `fieldValidation=Strict`, its status written through the status subresource
 //! where it has one, and read back with every field intact; the same files go through
@@ -23,12 +23,12 @@ use serde_json::{Value, json};
 const MANAGER: &str = "karmada-samples";
 
 fn samples_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../api/tests/samples")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../karmada-api/tests/samples")
 }
 
 /// The samples whose kind is an installed CRD: (file name, object).
 fn crd_samples() -> Vec<(String, Value)> {
-    let kinds: Vec<String> = flotilla_api::crds()
+    let kinds: Vec<String> = flotilla_karmada_api::crds()
         .into_iter()
         .map(|c| c.spec.names.kind)
         .collect();
@@ -52,7 +52,7 @@ fn crd_samples() -> Vec<(String, Value)> {
 
 /// The API resource of an installed CRD kind, and whether it is namespaced.
 fn resource_of(kind: &str) -> (ApiResource, bool) {
-    let crd = flotilla_api::crds()
+    let crd = flotilla_karmada_api::crds()
         .into_iter()
         .find(|c| c.spec.names.kind == kind)
         .unwrap();
@@ -104,7 +104,7 @@ fn missing(want: &Value, got: &Value, path: &str, out: &mut Vec<String>) {
 
 /// Waits until every installed CRD kind can be listed.
 async fn wait_served(client: &kube::Client) {
-    for crd in flotilla_api::crds() {
+    for crd in flotilla_karmada_api::crds() {
         let (resource, _) = resource_of(&crd.spec.names.kind);
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         eventually(
@@ -158,7 +158,11 @@ async fn karmada_samples_are_applied_strictly_and_stored_with_every_field() {
         .collect();
     kinds.sort_unstable();
     kinds.dedup();
-    assert_eq!(kinds.len(), flotilla_api::crds().len(), "kinds: {kinds:?}");
+    assert_eq!(
+        kinds.len(),
+        flotilla_karmada_api::crds().len(),
+        "kinds: {kinds:?}"
+    );
     create_namespaces(&client, &samples).await;
 
     for (file, object) in &samples {
@@ -203,7 +207,7 @@ async fn karmada_samples_are_applied_strictly_and_stored_with_every_field() {
     }
 
     // The fields issue 11 names, read back typed.
-    let pp: Api<flotilla_api::PropagationPolicy> = Api::namespaced(client.clone(), "ml");
+    let pp: Api<flotilla_karmada_api::PropagationPolicy> = Api::namespaced(client.clone(), "ml");
     let pp = pp.get("training-jobs").await.unwrap();
     assert_eq!(pp.spec.association, Some(true));
     assert_eq!(
@@ -215,13 +219,14 @@ async fn karmada_samples_are_applied_strictly_and_stored_with_every_field() {
     assert!(placement.workload_affinity.unwrap().anti_affinity.is_some());
     // Server defaults still apply around them.
     assert_eq!(pp.spec.priority, Some(0));
-    let rb: Api<flotilla_api::ResourceBinding> = Api::namespaced(client.clone(), "streaming");
+    let rb: Api<flotilla_karmada_api::ResourceBinding> =
+        Api::namespaced(client.clone(), "streaming");
     let rb = rb.get("word-count-flinkdeployment").await.unwrap();
     assert_eq!(rb.spec.components.len(), 2);
     assert_eq!(rb.spec.clusters[0].components.len(), 2);
     assert_eq!(rb.spec.schedule_priority.unwrap().priority, Some(1000));
     assert!(rb.spec.workload_affinity_groups.is_some());
-    let hpa: Api<flotilla_api::FederatedHPA> = Api::namespaced(client.clone(), "default");
+    let hpa: Api<flotilla_karmada_api::FederatedHPA> = Api::namespaced(client.clone(), "default");
     let hpa = hpa.get("nginx").await.unwrap();
     assert_eq!(hpa.status.unwrap().desired_replicas, 4);
 

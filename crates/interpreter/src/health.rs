@@ -1,7 +1,7 @@
 //! Health of a member object (Karmada's `healthy.go`, plus a Job rule), recorded per manifest
 //! in `Work.status.manifestStatuses[].health` and from there in the binding.
 
-use flotilla_api::work::ResourceHealth;
+use flotilla_karmada_api::work::ResourceHealth;
 use serde_json::Value;
 
 use crate::Kind;

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use flotilla_api::binding::{NodeClaim, ReplicaRequirements, TargetCluster};
+use flotilla_karmada_api::binding::{NodeClaim, ReplicaRequirements, TargetCluster};
 use k8s_openapi::api::core::v1::PodSpec;
 use serde_json::{Map, Value};
 

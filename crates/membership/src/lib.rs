@@ -20,7 +20,7 @@ mod validate;
 pub use credentials::{
     KEY_CA_BUNDLE, KEY_CLIENT_CERT, KEY_CLIENT_KEY, KEY_TOKEN, MemberCredentials,
 };
-pub use flotilla_runtime::error_chain;
+pub use flotilla_controller_runtime::error_chain;
 pub use probe::{PROBE_TIMEOUT, probe_member, probe_member_within};
 pub use reader::{MemberReader, MemberResponse};
 pub use target::{MemberConnector, MemberTarget};
@@ -356,7 +356,7 @@ pub async fn join_with(
 /// The credentials of a joined cluster, read from the Secret its `spec.secretRef` names.
 pub async fn credentials_of(
     host: &kube::Client,
-    cluster: &flotilla_api::Cluster,
+    cluster: &flotilla_karmada_api::Cluster,
 ) -> Result<MemberCredentials, MembershipError> {
     let name = cluster.metadata.name.as_deref().unwrap_or_default();
     MemberTarget::of(cluster).credentials(host, name).await
@@ -366,7 +366,7 @@ pub async fn credentials_of(
 /// `spec.insecureSkipTLSVerification`.
 pub async fn member_client(
     host: &kube::Client,
-    cluster: &flotilla_api::Cluster,
+    cluster: &flotilla_karmada_api::Cluster,
 ) -> Result<kube::Client, MembershipError> {
     let name = cluster.metadata.name.clone().unwrap_or_default();
     let target = MemberTarget::of(cluster);

@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::ListParams;
 
 use crate::{MemberCredentials, MembershipError};
-use flotilla_runtime::error_chain;
+use flotilla_controller_runtime::error_chain;
 
 /// How long [`probe_member`] waits for the member to answer (connecting included).
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);

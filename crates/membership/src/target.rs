@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_api::Cluster;
-use flotilla_api::cluster::LocalSecretReference;
+use flotilla_karmada_api::Cluster;
+use flotilla_karmada_api::cluster::LocalSecretReference;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
@@ -178,10 +178,10 @@ impl MemberConnector {
     /// A new client of member `name`; nothing is connected until its first request.
     pub fn client(&self, name: &str) -> Result<kube::Client, MembershipError> {
         let built = match &self.tls {
-            Some(tls) => flotilla_runtime::client::kube_client_with(
+            Some(tls) => flotilla_controller_runtime::client::kube_client_with(
                 &self.config,
                 (**tls).clone(),
-                flotilla_runtime::client::Pooling {
+                flotilla_controller_runtime::client::Pooling {
                     read_buffer: Some(MEMBER_READ_BUFFER),
                     ..Default::default()
                 },

@@ -10,7 +10,7 @@
 //! one document is an error where Karmada keeps the first and drops the rest; an overrider
 //! with neither list leaves the field alone where Karmada would empty it.
 
-use flotilla_api::overrides::{FieldOverrider, FieldPatchOperation};
+use flotilla_karmada_api::overrides::{FieldOverrider, FieldPatchOperation};
 use serde_json::Value;
 
 use crate::Failed;
@@ -101,7 +101,7 @@ pub(crate) fn apply(doc: &mut Value, overrider: &FieldOverrider) -> Result<(), F
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_api::overrides::OverriderOperator::{self, Add, Remove, Replace};
+    use flotilla_karmada_api::overrides::OverriderOperator::{self, Add, Remove, Replace};
     use serde_json::json;
 
     fn op(

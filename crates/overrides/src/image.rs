@@ -21,7 +21,7 @@
 
 use std::fmt;
 
-use flotilla_api::overrides::{ImageComponent, ImageOverrider, OverriderOperator};
+use flotilla_karmada_api::overrides::{ImageComponent, ImageOverrider, OverriderOperator};
 
 use crate::error::OverrideFailure;
 
@@ -299,7 +299,7 @@ mod tests {
     use super::*;
     use ImageComponent::{Registry, Repository, Tag};
     use OverriderOperator::{Add, Remove, Replace};
-    use flotilla_api::overrides::ImagePredicate;
+    use flotilla_karmada_api::overrides::ImagePredicate;
 
     const SHA: &str = "sha256:50d858e0985ecc7f60418aaf0cc5ab587f42c2570a884095a9e8ccacd0f6545c";
 

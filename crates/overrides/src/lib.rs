@@ -39,8 +39,8 @@ mod patch;
 mod validate;
 mod workload;
 
-use flotilla_api::overrides::{ImageOverrider, OverrideSpec, Overriders};
-use flotilla_api::policy::ClusterAffinity;
+use flotilla_karmada_api::overrides::{ImageOverrider, OverrideSpec, Overriders};
+use flotilla_karmada_api::policy::ClusterAffinity;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 //! overwriting keys that exist); `replace` sets only keys that exist; `remove` deletes the
 //! keys that exist. Keys missing for `replace`/`remove` are skipped, not errors.
 
-use flotilla_api::overrides::{LabelAnnotationOverrider, OverriderOperator};
+use flotilla_karmada_api::overrides::{LabelAnnotationOverrider, OverriderOperator};
 use serde_json::{Map, Value};
 
 use crate::Failed;

@@ -2,7 +2,7 @@
 //! through evanphx/json-patch), and the explanation of a failed operation in terms a policy
 //! author can act on: `json-patch` only says "path is invalid".
 
-use flotilla_api::overrides::OverriderOperator;
+use flotilla_karmada_api::overrides::OverriderOperator;
 use json_patch::jsonptr::{ParseError, Pointer};
 use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 use serde_json::Value;

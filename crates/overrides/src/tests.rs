@@ -3,7 +3,7 @@
 
 use super::*;
 use OverriderOperator::{Add, Remove, Replace};
-use flotilla_api::overrides::{
+use flotilla_karmada_api::overrides::{
     CommandArgsOverrider, FieldOverrider, FieldPatchOperation, ImageComponent, ImageOverrider,
     ImagePredicate, LabelAnnotationOverrider, OverriderOperator, PlaintextOverrider,
     RuleWithCluster,

@@ -5,10 +5,10 @@
 //! do nothing useful, for every template. Messages follow the Kubernetes field error forms
 //! (`Invalid value: ...`, `Required value: ...`) so a 422 can carry them as causes.
 
-use flotilla_api::overrides::{
+use flotilla_apimachinery::names::{label_value_errors, qualified_name_errors};
+use flotilla_karmada_api::overrides::{
     FieldPatchOperation, LabelAnnotationOverrider, OverrideSpec, OverriderOperator, Overriders,
 };
-use flotilla_apimachinery::names::{label_value_errors, qualified_name_errors};
 
 use crate::patch::{operator_name, pointer_problem};
 
@@ -176,11 +176,11 @@ fn annotations(at: &str, o: &LabelAnnotationOverrider, problems: &mut Problems) 
 mod tests {
     use super::*;
     use OverriderOperator::{Add, Remove, Replace};
-    use flotilla_api::overrides::{
+    use flotilla_karmada_api::overrides::{
         CommandArgsOverrider, FieldOverrider, ImageComponent, ImageOverrider, ImagePredicate,
         PlaintextOverrider, RuleWithCluster,
     };
-    use flotilla_api::policy::ClusterAffinity;
+    use flotilla_karmada_api::policy::ClusterAffinity;
     use serde_json::json;
     use std::collections::BTreeMap;
 

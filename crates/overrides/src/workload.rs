@@ -17,7 +17,7 @@
 //! container without the list leaves it absent where Karmada writes an empty list; both
 //! mean the same to the member's API server.
 
-use flotilla_api::overrides::{CommandArgsOverrider, ImageOverrider, OverriderOperator};
+use flotilla_karmada_api::overrides::{CommandArgsOverrider, ImageOverrider, OverriderOperator};
 use json_patch::jsonptr::PointerBuf;
 use serde_json::Value;
 

@@ -42,8 +42,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_api::{ResourceBinding, Work};
 use flotilla_core::karmada;
+use flotilla_karmada_api::{ResourceBinding, Work};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
@@ -549,7 +549,7 @@ fn stats_line(label: &str, values: impl Iterator<Item = Option<f64>>, total: usi
 // === setup ===
 
 async fn wait_clusters_ready(host: &kube::Client, count: usize) {
-    let clusters: Api<flotilla_api::Cluster> = Api::all(host.clone());
+    let clusters: Api<flotilla_karmada_api::Cluster> = Api::all(host.clone());
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         let list = clusters.list(&ListParams::default()).await.unwrap();

@@ -4,8 +4,8 @@
 //! cluster's Work is applied. Conditions keep their lastTransitionTime while their status
 //! holds, so an unchanged outcome writes nothing.
 
-use flotilla_api::binding::{AggregatedStatusItem, BINDING_FULLY_APPLIED, TargetCluster};
-use flotilla_api::work::{WORK_APPLIED, WorkStatus};
+use flotilla_karmada_api::binding::{AggregatedStatusItem, BINDING_FULLY_APPLIED, TargetCluster};
+use flotilla_karmada_api::work::{WORK_APPLIED, WorkStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 

@@ -13,13 +13,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_api::binding::{
+use flotilla_controller_runtime::EventRequest;
+use flotilla_core::karmada;
+use flotilla_karmada_api::binding::{
     AggregatedStatusItem, BINDING_FULLY_APPLIED, ClusterResourceBinding, ResourceBinding,
     ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
 };
-use flotilla_api::work::Work;
-use flotilla_core::karmada;
-use flotilla_runtime::EventRequest;
+use flotilla_karmada_api::work::Work;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
@@ -37,8 +37,8 @@ use crate::registry::dynamic_api;
 use crate::render::{Rendering, binding_id_label};
 use crate::templates::{Templates, cached_template, involved};
 use crate::{BINDING_MANAGER, Context, Error, Shared, host_err, is_not_found};
-use flotilla_runtime::reflector::wait_ready;
-use flotilla_runtime::{Action, Controller};
+use flotilla_controller_runtime::reflector::wait_ready;
+use flotilla_controller_runtime::{Action, Controller};
 use flotilla_scheduler::ClusterSnapshot;
 use flotilla_tasks::AbortOnDrop;
 
@@ -68,7 +68,7 @@ struct BindingController {
     works: Store<Work>,
     templates: Templates,
     overrides: OverridePolicies,
-    clusters: Store<flotilla_api::Cluster>,
+    clusters: Store<flotilla_karmada_api::Cluster>,
 }
 
 fn binding_resource(namespaced: bool) -> ApiResource {

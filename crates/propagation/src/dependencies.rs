@@ -20,9 +20,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use flotilla_api::binding::{BindingSnapshot, ResourceBinding, TargetCluster};
 use flotilla_core::karmada;
 use flotilla_interpreter::Dependency;
+use flotilla_karmada_api::binding::{BindingSnapshot, ResourceBinding, TargetCluster};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -34,8 +34,8 @@ use tracing::{Instrument, debug, info_span};
 use crate::binding_key::BindingKey;
 use crate::templates::{Templates, cached_template};
 use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
-use flotilla_runtime::reflector::wait_ready;
-use flotilla_runtime::{Action, Controller};
+use flotilla_controller_runtime::reflector::wait_ready;
+use flotilla_controller_runtime::{Action, Controller};
 
 pub(crate) const CONTROLLER: &str = "dependencies";
 

@@ -30,10 +30,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dashmap::DashMap;
-use flotilla_api::binding::{ClusterResourceBinding, ResourceBinding};
-use flotilla_api::policy::{ClusterPropagationPolicy, PropagationPolicy, PropagationSpec};
+use flotilla_controller_runtime::{EventRequest, WorkQueue};
 use flotilla_core::karmada;
-use flotilla_runtime::{EventRequest, WorkQueue};
+use flotilla_karmada_api::binding::{ClusterResourceBinding, ResourceBinding};
+use flotilla_karmada_api::policy::{ClusterPropagationPolicy, PropagationPolicy, PropagationSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -49,8 +49,8 @@ use crate::registry::{ResourceInfo, api_version_of};
 use crate::templates::{TemplateWatch, Templates, cached, cached_template, involved};
 use crate::unimplemented::{self, unimplemented_fields};
 use crate::{Context, DETECTOR_MANAGER, Error, Shared, host_err, is_not_found};
-use flotilla_runtime::reflector::wait_ready;
-use flotilla_runtime::{Action, Reflector, ReflectorSpec};
+use flotilla_controller_runtime::reflector::wait_ready;
+use flotilla_controller_runtime::{Action, Reflector, ReflectorSpec};
 use flotilla_tasks::AbortOnDrop;
 
 pub(crate) const CONTROLLER: &str = "detector";
@@ -981,7 +981,7 @@ pub fn desired_binding_spec(
             policy
                 .scheduler_name
                 .clone()
-                .unwrap_or_else(|| flotilla_api::policy::DEFAULT_SCHEDULER_NAME.to_string())
+                .unwrap_or_else(|| flotilla_karmada_api::policy::DEFAULT_SCHEDULER_NAME.to_string())
         ),
     );
     spec.insert(
@@ -1120,9 +1120,9 @@ mod tests {
         assert_eq!(spec["schedulerName"], "default-scheduler");
         assert_eq!(spec["propagateDeps"], Value::Null);
         // The result parses as a binding spec.
-        let parsed: flotilla_api::ResourceBindingSpec = serde_json::from_value(Value::Object(
-            spec.into_iter().filter(|(_, v)| !v.is_null()).collect(),
-        ))
+        let parsed: flotilla_karmada_api::ResourceBindingSpec = serde_json::from_value(
+            Value::Object(spec.into_iter().filter(|(_, v)| !v.is_null()).collect()),
+        )
         .unwrap();
         assert_eq!(parsed.replicas, 6);
     }

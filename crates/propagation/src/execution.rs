@@ -21,11 +21,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dashmap::DashMap;
-use flotilla_api::work::{
+use flotilla_controller_runtime::WorkQueue;
+use flotilla_core::karmada;
+use flotilla_karmada_api::work::{
     ManifestStatus, ResourceIdentifier, WORK_APPLIED, WORK_DISPATCHING, Work, WorkStatus,
 };
-use flotilla_core::karmada;
-use flotilla_runtime::WorkQueue;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::ResourceExt;
@@ -40,8 +40,8 @@ use tracing::{Instrument, debug, info_span};
 use crate::members::MemberClients;
 use crate::registry::{ResourceInfo, gvk_of};
 use crate::{Context, EXECUTION_MANAGER, Error, Shared, host_err, is_not_found};
-use flotilla_runtime::reflector::wait_ready;
-use flotilla_runtime::{Action, ControllerOptions, Reflector, ReflectorSpec};
+use flotilla_controller_runtime::reflector::wait_ready;
+use flotilla_controller_runtime::{Action, ControllerOptions, Reflector, ReflectorSpec};
 use flotilla_tasks::AbortOnDrop;
 
 pub(crate) const CONTROLLER: &str = "execution";

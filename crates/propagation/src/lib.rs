@@ -46,15 +46,15 @@ pub mod render;
 pub mod templates;
 pub mod unimplemented;
 
-pub use flotilla_runtime::error_chain;
+pub use flotilla_controller_runtime::error_chain;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_api::overrides::{ClusterOverridePolicy, OverridePolicy};
-use flotilla_api::{Cluster, ClusterResourceBinding, ResourceBinding, Work};
-use flotilla_runtime::{
+use flotilla_controller_runtime::{
     ControllerOptions, EventRecorder, Manager, ReconcileError, ReflectorSpec, WorkQueue,
 };
+use flotilla_karmada_api::overrides::{ClusterOverridePolicy, OverridePolicy};
+use flotilla_karmada_api::{Cluster, ClusterResourceBinding, ResourceBinding, Work};
 use flotilla_tasks::Tasks;
 use kube::runtime::reflector::Store;
 use tokio::sync::mpsc;
@@ -403,7 +403,9 @@ impl Propagation {
     pub fn metrics_text(&self) -> String {
         let own = self.metrics.render();
         match &self.own_manager {
-            Some(manager) => flotilla_runtime::join_expositions([own, manager.metrics_text()]),
+            Some(manager) => {
+                flotilla_controller_runtime::join_expositions([own, manager.metrics_text()])
+            }
             None => own,
         }
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_api::Cluster;
+use flotilla_karmada_api::Cluster;
 use flotilla_membership::{MemberCredentials, MemberTarget};
 use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;

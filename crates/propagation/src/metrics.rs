@@ -65,7 +65,7 @@ impl Metrics {
     }
 
     pub fn render(&self) -> String {
-        flotilla_runtime::encode_metrics(&self.registry)
+        flotilla_controller_runtime::encode_metrics(&self.registry)
     }
 }
 

@@ -13,9 +13,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use flotilla_api::Cluster;
-use flotilla_api::work::{Manifest, Work, WorkSpec, WorkloadTemplate};
 use flotilla_core::karmada;
+use flotilla_karmada_api::Cluster;
+use flotilla_karmada_api::work::{Manifest, Work, WorkSpec, WorkloadTemplate};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
@@ -23,8 +23,8 @@ use serde_json::{Value, json};
 use tracing::warn;
 
 use crate::{Context, Error, NAMESPACE_MANAGER, Shared, is_not_found};
-use flotilla_runtime::reflector::{identity_only, wait_ready};
-use flotilla_runtime::{Action, Controller, ReflectorSpec};
+use flotilla_controller_runtime::reflector::{identity_only, wait_ready};
+use flotilla_controller_runtime::{Action, Controller, ReflectorSpec};
 
 /// Label on the Works of the namespace sync.
 pub const NAMESPACE_WORK_LABEL: &str = "namespace.flotilla.io/sync";

@@ -8,10 +8,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use flotilla_api::Cluster;
-use flotilla_api::binding::{ClusterResourceBinding, ResourceBinding};
-use flotilla_api::overrides::{ClusterOverridePolicy, OverridePolicy, OverrideSpec};
-use flotilla_api::policy::ResourceSelector;
+use flotilla_karmada_api::Cluster;
+use flotilla_karmada_api::binding::{ClusterResourceBinding, ResourceBinding};
+use flotilla_karmada_api::overrides::{ClusterOverridePolicy, OverridePolicy, OverrideSpec};
+use flotilla_karmada_api::policy::ResourceSelector;
 use flotilla_overrides::{MatchedPolicy, OverrideScope};
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -275,7 +275,7 @@ impl ChangeTracker {
         sets: &[Vec<ResourceSelector>],
     ) -> Vec<BindingKey> {
         let mut out = Vec::new();
-        let mut consider = |key: BindingKey, r: &flotilla_api::binding::ObjectReference| {
+        let mut consider = |key: BindingKey, r: &flotilla_karmada_api::binding::ObjectReference| {
             if namespace.is_some() && r.namespace.as_deref() != namespace {
                 return;
             }
@@ -316,7 +316,7 @@ impl ChangeTracker {
 
     fn template_labels(
         &self,
-        r: &flotilla_api::binding::ObjectReference,
+        r: &flotilla_karmada_api::binding::ObjectReference,
     ) -> Option<Map<String, Value>> {
         let gvk = crate::registry::gvk_of(&r.api_version, &r.kind);
         let t = cached_template(&self.templates, &gvk, r.namespace.as_deref(), &r.name)??;

@@ -16,8 +16,8 @@
 
 use std::cmp::Ordering;
 
-use flotilla_api::policy::{PreemptionBehavior, PropagationSpec, ResourceSelector};
 use flotilla_apimachinery::selector::LabelSelector;
+use flotilla_karmada_api::policy::{PreemptionBehavior, PropagationSpec, ResourceSelector};
 use serde_json::{Map, Value};
 
 /// How specifically a selector matched (Karmada's implicit priority).

@@ -16,10 +16,10 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_api::binding::ResourceBindingSpec;
-use flotilla_api::policy::ConflictResolution;
-use flotilla_api::work::{Manifest, WorkSpec, WorkloadTemplate};
 use flotilla_core::karmada;
+use flotilla_karmada_api::binding::ResourceBindingSpec;
+use flotilla_karmada_api::policy::ConflictResolution;
+use flotilla_karmada_api::work::{Manifest, WorkSpec, WorkloadTemplate};
 use flotilla_overrides::{AppliedOverrides, MatchedPolicy};
 use flotilla_scheduler::ClusterSnapshot;
 use serde_json::{Map, Value, json};

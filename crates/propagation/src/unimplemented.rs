@@ -14,7 +14,7 @@
 //! `propagateDeps`, `failover.cluster.purgeMode` and `failover.application`
 //! (`decisionConditions`, `purgeMode`, `gracePeriodSeconds`).
 
-use flotilla_api::policy::PropagationSpec;
+use flotilla_karmada_api::policy::PropagationSpec;
 
 /// Event reason of the warning.
 pub const REASON: &str = "FeatureNotImplemented";

@@ -9,8 +9,8 @@ use flotilla_testwait::eventually;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use flotilla_api::{ResourceBinding, Work};
 use flotilla_core::karmada;
+use flotilla_karmada_api::{ResourceBinding, Work};
 use flotilla_membersim::{MemberOptions, RunningMember};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace};
@@ -31,8 +31,8 @@ struct Env {
     aggregated: flotilla_aggregated::RunningAggregated,
     client: kube::Client,
     members: BTreeMap<String, RunningMember>,
-    clusters: Option<flotilla_controllers::ControllerManager>,
-    scheduler: Option<flotilla_scheduler_runtime::RunningScheduler>,
+    clusters: Option<flotilla_cluster_controllers::ControllerManager>,
+    scheduler: Option<flotilla_scheduler_controller::RunningScheduler>,
     propagation: Option<flotilla_propagation::Propagation>,
 }
 
@@ -58,15 +58,15 @@ impl Env {
             flotilla_membership::join(&client, &join).await.unwrap();
             members.insert(name.to_string(), member);
         }
-        let clusters = flotilla_controllers::spawn(
+        let clusters = flotilla_cluster_controllers::spawn(
             client.clone(),
-            flotilla_controllers::ControllerManagerOptions {
+            flotilla_cluster_controllers::ControllerManagerOptions {
                 status_period: Duration::from_millis(300),
                 probe_timeout: Duration::from_secs(1),
                 ..Default::default()
             },
         );
-        let scheduler = flotilla_scheduler_runtime::spawn(client.clone(), Default::default());
+        let scheduler = flotilla_scheduler_controller::spawn(client.clone(), Default::default());
         let propagation = flotilla_propagation::spawn(
             client.clone(),
             flotilla_propagation::PropagationOptions {
@@ -106,7 +106,7 @@ impl Env {
     }
 
     async fn wait_clusters_ready(&self) {
-        let clusters: Api<flotilla_api::Cluster> = Api::all(self.client.clone());
+        let clusters: Api<flotilla_karmada_api::Cluster> = Api::all(self.client.clone());
         eventually("three Ready clusters with capacity", WAIT, || async {
             let list = clusters
                 .list(&ListParams::default())
@@ -539,7 +539,7 @@ async fn cluster_scoped_templates_and_late_policies() {
         })
         .await;
     }
-    let crbs: Api<flotilla_api::ClusterResourceBinding> = Api::all(env.client.clone());
+    let crbs: Api<flotilla_karmada_api::ClusterResourceBinding> = Api::all(env.client.clone());
     let crb = crbs.get("viewer-clusterrole").await.unwrap();
     let clusters: Vec<String> = crb.spec.clusters.iter().map(|c| c.name.clone()).collect();
     assert_eq!(clusters, ["member1", "member3"]);
@@ -656,7 +656,8 @@ async fn cluster_scoped_templates_and_late_policies() {
     })
     .await;
     // Deleting the policy releases the template; the copies stay (Karmada's behaviour).
-    let pps: Api<flotilla_api::PropagationPolicy> = Api::namespaced(env.client.clone(), "late");
+    let pps: Api<flotilla_karmada_api::PropagationPolicy> =
+        Api::namespaced(env.client.clone(), "late");
     pps.delete("late-cfg", &DeleteParams::default())
         .await
         .unwrap();
@@ -1036,7 +1037,7 @@ fn image_and_replicas(d: &Value) -> (String, i64, String) {
 async fn override_policies_shape_each_members_copy() {
     let env = Env::start().await;
     env.create_namespace("ov").await;
-    let clusters: Api<flotilla_api::Cluster> = Api::all(env.client.clone());
+    let clusters: Api<flotilla_karmada_api::Cluster> = Api::all(env.client.clone());
     clusters
         .patch(
             "member1",
@@ -1195,7 +1196,7 @@ async fn override_policies_shape_each_members_copy() {
         "{message}"
     );
     // Deleting the bad one and the registry override: the plain template (with the others).
-    let ops: Api<flotilla_api::overrides::OverridePolicy> =
+    let ops: Api<flotilla_karmada_api::overrides::OverridePolicy> =
         Api::namespaced(env.client.clone(), "ov");
     for name in ["broken", "eu-registry"] {
         ops.delete(name, &DeleteParams::default()).await.unwrap();
@@ -1268,7 +1269,7 @@ async fn dispatching(env: &Env, cluster: &str, name: &str) -> Option<String> {
         .status?
         .conditions
         .into_iter()
-        .find(|c| c.type_ == flotilla_api::work::WORK_DISPATCHING)
+        .find(|c| c.type_ == flotilla_karmada_api::work::WORK_DISPATCHING)
         .map(|c| c.status)
 }
 

@@ -8,15 +8,15 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
-use flotilla_api::cluster::{
+use flotilla_karmada_api::cluster::{
     ApiEnablement, ApiResource, ClusterSpec, ClusterStatus, ClusterSyncMode, NodeCapacityGroup,
     ResourceSummary,
 };
-use flotilla_api::policy::{
+use flotilla_karmada_api::policy::{
     ClusterAffinity, ClusterPreferences, DynamicWeightFactor, Placement, ReplicaDivisionPreference,
     ReplicaSchedulingStrategy, ReplicaSchedulingType, StaticClusterWeight,
 };
-use flotilla_api::{Cluster, ResourceList};
+use flotilla_karmada_api::{Cluster, ResourceList};
 use flotilla_scheduler::{
     ClusterSnapshot, Reservations, ResourceVector, ScheduleRequest, TargetCluster, schedule,
 };

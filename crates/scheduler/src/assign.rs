@@ -2,7 +2,7 @@
 //! Divided by dynamic weight (`AvailableReplicas`) and Divided Aggregated, with Karmada's
 //! fresh / steady (scale-up, scale-down, unchanged) modes.
 
-use flotilla_api::policy::{
+use flotilla_karmada_api::policy::{
     Placement, ReplicaDivisionPreference, ReplicaSchedulingType, StaticClusterWeight,
 };
 
@@ -363,7 +363,7 @@ mod tests {
 
     #[test]
     fn static_weights_table() {
-        use flotilla_api::policy::ClusterAffinity;
+        use flotilla_karmada_api::policy::ClusterAffinity;
         let s = snaps(3);
         let c = cands(&s, &[(0, -1), (0, -1), (0, -1)]);
         let w = |names: &[&str], weight: i64| StaticClusterWeight {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_api::policy::{ClusterAffinity, FieldSelector};
+use flotilla_karmada_api::policy::{ClusterAffinity, FieldSelector};
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 

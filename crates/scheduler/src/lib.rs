@@ -2,7 +2,7 @@
 //! and a snapshot of the member clusters, decide which clusters get how many replicas.
 //!
 //! No IO, no clocks, no async: every function here is a pure function of its arguments, so
-//! the scheduling loop (`flotilla-scheduler-runtime`) owns watching, queueing and writing.
+//! the scheduling loop (`flotilla-scheduler-controller`) owns watching, queueing and writing.
 //!
 //! Pipeline (Karmada's, see DESIGN §5): filter -> score -> select (spread constraints) ->
 //! assign replicas.
@@ -25,13 +25,15 @@ pub mod snapshot;
 pub mod webster;
 
 pub use filter::{AffinityMatcher, no_execute_eviction_after, tolerates};
-pub use flotilla_api::binding::TargetCluster;
+pub use flotilla_karmada_api::binding::TargetCluster;
 pub use k8s_openapi::api::core::v1::{Taint, Toleration};
 pub use resources::ResourceVector;
 pub use schedule::schedule;
 pub use snapshot::{ApiSet, ClusterSnapshot, NodeGroup, Reservations, api_hash};
 
-use flotilla_api::binding::{REASON_NO_CLUSTER_FIT, REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE};
+use flotilla_karmada_api::binding::{
+    REASON_NO_CLUSTER_FIT, REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE,
+};
 
 /// One scheduling decision's input, borrowed from the binding.
 #[derive(Clone, Copy, Debug)]
@@ -49,7 +51,7 @@ pub struct ScheduleRequest<'a> {
     /// What one replica requests (see [`ResourceVector::from_resource_list`]).
     pub per_replica: &'a ResourceVector,
     /// The binding's placement.
-    pub placement: &'a flotilla_api::Placement,
+    pub placement: &'a flotilla_karmada_api::Placement,
     /// The current `spec.clusters`.
     pub previous: &'a [TargetCluster],
     /// A reschedule was triggered after the last schedule: recompute everything.

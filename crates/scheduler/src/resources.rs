@@ -5,7 +5,7 @@
 //! count, `cpu` and every other resource in milli-units (so fractional extended resources keep
 //! their precision). Requests round up and capacities round down, so estimates stay safe.
 
-use flotilla_api::ResourceList;
+use flotilla_karmada_api::ResourceList;
 
 use crate::SchedulerError;
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use flotilla_api::binding::TargetCluster;
-use flotilla_api::policy::{ClusterAffinity, SpreadConstraint};
+use flotilla_karmada_api::binding::TargetCluster;
+use flotilla_karmada_api::policy::{ClusterAffinity, SpreadConstraint};
 
 use crate::assign::{Strategy, assign};
 use crate::filter::{

@@ -8,7 +8,7 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
-use flotilla_api::policy::{SpreadConstraint, SpreadFieldValue};
+use flotilla_karmada_api::policy::{SpreadConstraint, SpreadFieldValue};
 
 use crate::ScheduleError;
 use crate::snapshot::ClusterSnapshot;

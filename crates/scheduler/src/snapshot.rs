@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use flotilla_api::Cluster;
+use flotilla_karmada_api::Cluster;
 use k8s_openapi::api::core::v1::Taint;
 
 use crate::resources::{ResourceVector, Round};
@@ -310,13 +310,13 @@ impl Reservations {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_api::cluster::{
+    use flotilla_karmada_api::cluster::{
         ApiEnablement, ApiResource, ClusterSpec, ClusterStatus, ClusterSyncMode, NodeCapacityGroup,
         ResourceSummary,
     };
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-    fn list(pairs: &[(&str, &str)]) -> flotilla_api::ResourceList {
+    fn list(pairs: &[(&str, &str)]) -> flotilla_karmada_api::ResourceList {
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), Quantity((*v).to_owned())))

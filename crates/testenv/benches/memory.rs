@@ -21,7 +21,7 @@ const CLIENTS: usize = 16;
 const PHASE_ENV: &str = "FLOTILLA_MEMORY_PHASE";
 
 /// The sample Cluster of the API crate's tests (spec and a member's status).
-const CLUSTER_SAMPLE: &str = include_str!("../../api/tests/samples/cluster.yaml");
+const CLUSTER_SAMPLE: &str = include_str!("../../karmada-api/tests/samples/cluster.yaml");
 
 fn scale() -> f64 {
     std::env::var("MEMORY_OBJECTS")

@@ -123,7 +123,7 @@ impl Fleet {
 
 /// Marks a Cluster Ready (no cluster controller runs here).
 async fn mark_ready(client: &kube::Client, name: &str) {
-    let clusters: Api<flotilla_api::Cluster> = Api::all(client.clone());
+    let clusters: Api<flotilla_karmada_api::Cluster> = Api::all(client.clone());
     let status = json!({"status": {"conditions": [{
         "type": "Ready", "status": "True", "reason": "ClusterReady",
         "message": "marked by the test", "lastTransitionTime": "2026-01-01T00:00:00Z",
@@ -721,7 +721,7 @@ async fn cached_lists_follow_the_members_and_are_reported_in_metrics() {
     assert!(one.get("late").await.is_ok());
     assert!(one.get(&format!("{cluster}-0")).await.is_err());
     // A cluster that is no longer Ready loses its cache.
-    let clusters: Api<flotilla_api::Cluster> = Api::all(fleet.components.clone());
+    let clusters: Api<flotilla_karmada_api::Cluster> = Api::all(fleet.components.clone());
     clusters
         .patch_status(
             cluster,

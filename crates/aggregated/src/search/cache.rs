@@ -18,13 +18,13 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use flotilla_api::binding::AggregatedStatusItem;
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::ApiServer;
 use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::filter::Selection;
 use flotilla_apiserver::tasks::AbortOnDrop;
 use flotilla_fanout::SourceObject;
+use flotilla_karmada_api::binding::AggregatedStatusItem;
 use futures::StreamExt;
 use parking_lot::{Mutex, RwLock};
 use prometheus_client::metrics::gauge::Gauge;

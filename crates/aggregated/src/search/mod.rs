@@ -935,7 +935,7 @@ impl ClusterIndex {
 fn is_ready(cluster: &Value) -> bool {
     cluster
         .get("status")
-        .and_then(|s| serde_json::from_value::<flotilla_api::ClusterStatus>(s.clone()).ok())
+        .and_then(|s| serde_json::from_value::<flotilla_karmada_api::ClusterStatus>(s.clone()).ok())
         .is_some_and(|s| s.is_ready())
 }
 

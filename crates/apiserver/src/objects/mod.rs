@@ -26,7 +26,7 @@ use std::sync::Arc;
 use chrono::{SecondsFormat, Utc};
 use flotilla_apimachinery::status::Cause;
 use flotilla_apimachinery::{ApiError, Requester, ResourceDef};
-use flotilla_merge as merge;
+use flotilla_patch as merge;
 use flotilla_storage::{Storage, StorageError, StoredObject};
 use rand::Rng;
 use serde_json::{Map, Value, json};

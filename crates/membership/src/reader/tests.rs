@@ -6,7 +6,7 @@ use crate::test_member::{Seen, member, member_with_hang_up, next};
 use crate::{MemberCredentials, MemberReader, MemberTarget, MembershipError};
 
 async fn reader_of(endpoint: &str, credentials: &MemberCredentials) -> MemberReader {
-    let cluster: flotilla_api::Cluster = serde_json::from_value(json!({
+    let cluster: flotilla_karmada_api::Cluster = serde_json::from_value(json!({
         "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
         "metadata": {"name": "m1"},
         "spec": {"syncMode": "Push", "apiEndpoint": endpoint},

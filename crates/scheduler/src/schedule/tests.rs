@@ -3,7 +3,7 @@
 use super::*;
 use crate::resources::ResourceVector;
 use crate::snapshot::NodeGroup;
-use flotilla_api::policy::{
+use flotilla_karmada_api::policy::{
     ClusterAffinityTerm, ClusterPreferences, DynamicWeightFactor, FieldSelector, Placement,
     ReplicaDivisionPreference, ReplicaSchedulingStrategy, ReplicaSchedulingType, SpreadFieldValue,
     StaticClusterWeight,
@@ -305,7 +305,7 @@ fn spread_constraints() {
         s.region = Some(region.into());
     }
     let c = arcs(c);
-    let spread = |field, min, max| flotilla_api::policy::SpreadConstraint {
+    let spread = |field, min, max| flotilla_karmada_api::policy::SpreadConstraint {
         spread_by_field: Some(field),
         spread_by_label: None,
         min_groups: Some(min),

@@ -1,0 +1,700 @@
+//! The running loop: leader election around it, three watchers (Clusters, ResourceBindings,
+//! ClusterResourceBindings) feeding the cluster index, the binding cache and the work queue,
+//! and the workers that plan each binding and write the result.
+//!
+//! Writes per scheduled binding: one JSON merge patch of the spec (`clusters`,
+//! `gracefulEvictionTasks`, guarded by `resourceVersion`), then one merge patch of the
+//! `status` subresource; each only when it changes something. The objects those writes
+//! return are remembered until the watch delivers something at least as new, so a worker
+//! never decides on a cache that lags behind its own writes.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_karmada_api::{Cluster, ClusterResourceBinding, ResourceBinding};
+use flotilla_leader::TermEnd;
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use parking_lot::{Mutex, RwLock};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::clusters::{ClusterChange, ClusterIndex, ReservationBook};
+use crate::decide::{self, Binding, BindingKey, PlanOptions};
+use crate::metrics::{Metrics, Outcome};
+use crate::{
+    EVENT_EVICT, EVENT_SCHEDULE_FAILED, EVENT_SCHEDULE_SUCCEED, Error, FIELD_MANAGER,
+    SchedulerOptions,
+};
+use flotilla_controller_runtime::WorkQueue;
+use flotilla_controller_runtime::{EventRecorder, EventRequest};
+
+/// Extra wait after a toleration or grace deadline, so the recheck lands after it.
+const RECHECK_SLACK: Duration = Duration::from_millis(50);
+
+/// Runs until `stop` turns true: directly, or whenever this process holds the Lease
+/// (`flotilla_leader::run_elected`, one engine run per term).
+pub(crate) async fn run(
+    host: kube::Client,
+    opts: SchedulerOptions,
+    metrics: Arc<Metrics>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let shutdown = async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    flotilla_leader::run_elected(host.clone(), opts.leader.clone(), shutdown, |mut term| {
+        let (host, opts, metrics) = (host.clone(), opts.clone(), metrics.clone());
+        async move {
+            if term.elected() {
+                tracing::info!("acquired the scheduler Lease; scheduling");
+            }
+            metrics.set_active(true);
+            run_engine(host, opts, metrics.clone(), async move {
+                if term.ended().await == TermEnd::Lost {
+                    tracing::warn!(
+                        "lost the scheduler Lease; stopping scheduling, competing again"
+                    );
+                }
+            })
+            .await;
+            metrics.set_active(false);
+        }
+    })
+    .await;
+}
+
+/// State shared by the watchers and the workers of one engine run.
+struct Shared {
+    client: kube::Client,
+    plan_opts: PlanOptions,
+    metrics: Arc<Metrics>,
+    clusters: ClusterIndex,
+    bindings: RwLock<HashMap<BindingKey, Arc<Binding>>>,
+    /// Objects returned by our own writes, newer than the cache until the watch catches up.
+    written: Mutex<HashMap<BindingKey, Arc<Binding>>>,
+    book: Mutex<ReservationBook>,
+    /// Application failover: since when each binding's copy on each cluster is Unhealthy.
+    /// In memory, as Karmada's controller keeps it: a new term starts counting afresh.
+    unhealthy: Mutex<HashMap<BindingKey, decide::UnhealthySince>>,
+    queue: Arc<WorkQueue<BindingKey>>,
+    events: EventRecorder,
+    clusters_synced: watch::Sender<bool>,
+}
+
+async fn run_engine(
+    client: kube::Client,
+    opts: SchedulerOptions,
+    metrics: Arc<Metrics>,
+    until: impl Future<Output = ()>,
+) {
+    let (events, event_task) = if opts.events {
+        let (recorder, task) = EventRecorder::start(
+            client.clone(),
+            opts.scheduler_name.clone(),
+            opts.event_dedupe_window,
+        );
+        (recorder, Some(task))
+    } else {
+        (EventRecorder::disabled(), None)
+    };
+    // A new term counts unhealthy copies afresh.
+    metrics.unhealthy_copies(0);
+    let shared = Arc::new(Shared {
+        client: client.clone(),
+        plan_opts: PlanOptions {
+            scheduler_name: opts.scheduler_name.clone(),
+            default_toleration_seconds: opts.default_toleration_seconds,
+            eviction_grace_period: opts.eviction_grace_period,
+        },
+        metrics,
+        clusters: ClusterIndex::new(),
+        bindings: RwLock::new(HashMap::new()),
+        written: Mutex::new(HashMap::new()),
+        book: Mutex::new(ReservationBook::new(opts.reservation_ttl)),
+        unhealthy: Mutex::new(HashMap::new()),
+        queue: WorkQueue::new(opts.backoff_base, opts.backoff_max),
+        events,
+        clusters_synced: watch::channel(false).0,
+    });
+    let mut watchers: Vec<JoinHandle<()>> = vec![
+        tokio::spawn(watch_clusters(shared.clone())),
+        tokio::spawn(watch_bindings(
+            shared.clone(),
+            stream_of::<ResourceBinding>(&client),
+        )),
+        tokio::spawn(watch_bindings(
+            shared.clone(),
+            stream_of::<ClusterResourceBinding>(&client),
+        )),
+    ];
+    let workers: Vec<JoinHandle<()>> = (0..opts.workers.max(1))
+        .map(|_| tokio::spawn(worker(shared.clone())))
+        .collect();
+    until.await;
+    shared.queue.shut_down();
+    for w in &watchers {
+        w.abort();
+    }
+    for w in watchers.drain(..) {
+        let _ = w.await;
+    }
+    for w in workers {
+        let _ = w.await;
+    }
+    // The recorder's last clone goes with `shared`; the writer then drains its backlog.
+    drop(shared);
+    if let Some(task) = event_task {
+        let _ = task.await;
+    }
+}
+
+fn stream_of<K>(
+    client: &kube::Client,
+) -> impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + use<K>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + 'static,
+{
+    let api: Api<K> = Api::all(client.clone());
+    watcher(api, watcher::Config::default()).backoff(WatchBackoff::default())
+}
+
+/// Retry delays of the watches: 250 ms doubling to 5 s. kube-runtime's default grows to
+/// 30 s, so a few failed attempts (e.g. the Cluster API briefly unavailable behind its
+/// APIService) would leave the scheduler blind for half a minute after it recovers.
+#[derive(Clone, Copy, Debug)]
+struct WatchBackoff {
+    next: Duration,
+}
+
+impl WatchBackoff {
+    const MIN: Duration = Duration::from_millis(250);
+    const MAX: Duration = Duration::from_secs(5);
+}
+
+impl Default for WatchBackoff {
+    fn default() -> Self {
+        Self { next: Self::MIN }
+    }
+}
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        let delay = self.next;
+        self.next = (self.next * 2).min(Self::MAX);
+        Some(delay)
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = Self::MIN;
+    }
+}
+
+async fn watch_clusters(shared: Arc<Shared>) {
+    let api: Api<Cluster> = Api::all(shared.client.clone());
+    let mut stream = watcher(api, watcher::Config::default())
+        .backoff(WatchBackoff::default())
+        .boxed();
+    let mut listing: Option<HashSet<String>> = None;
+    let mut changes: Vec<(String, ClusterChange)> = Vec::new();
+    while let Some(event) = stream.next().await {
+        let event = match event {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(error = %e, "watching Clusters");
+                continue;
+            }
+        };
+        let now = Timestamp::now();
+        match event {
+            watcher::Event::Init => listing = Some(HashSet::new()),
+            watcher::Event::InitApply(c) => {
+                let name = c.metadata.name.clone().unwrap_or_default();
+                let change = shared.clusters.apply(&c, now);
+                changes.push((name.clone(), change));
+                if let Some(l) = listing.as_mut() {
+                    l.insert(name);
+                }
+            }
+            watcher::Event::InitDone => {
+                if let Some(seen) = listing.take() {
+                    for name in shared.clusters.names() {
+                        if !seen.contains(&name) && shared.clusters.remove(&name) {
+                            changes.push((name, removed()));
+                        }
+                    }
+                }
+                for (name, change) in std::mem::take(&mut changes) {
+                    cluster_changed(&shared, &name, change);
+                }
+                tracing::debug!(clusters = shared.clusters.names().len(), "Clusters listed");
+                // `send` stores nothing while no worker has subscribed yet (they may not have run
+                // when a fast list completes); `send_replace` always does.
+                shared.clusters_synced.send_replace(true);
+            }
+            watcher::Event::Apply(c) => {
+                let name = c.metadata.name.clone().unwrap_or_default();
+                let change = shared.clusters.apply(&c, now);
+                cluster_changed(&shared, &name, change);
+            }
+            watcher::Event::Delete(c) => {
+                let name = c.metadata.name.clone().unwrap_or_default();
+                if shared.clusters.remove(&name) {
+                    cluster_changed(&shared, &name, removed());
+                }
+            }
+        }
+    }
+}
+
+/// The change of a cluster that went away: it matters to the bindings on it.
+fn removed() -> ClusterChange {
+    ClusterChange {
+        matters: true,
+        taints: true,
+        usage_grew: true,
+        fit: true,
+    }
+}
+
+/// Queues the bindings a cluster change can affect: those waiting for capacity or a cluster,
+/// (when taints changed or the cluster went) those placed on it, and (when what the filters
+/// read changed) the Duplicated ones, which Karmada re-places whenever it looks at them.
+fn cluster_changed(shared: &Shared, name: &str, change: ClusterChange) {
+    if change.usage_grew {
+        shared.book.lock().clear(name);
+    }
+    if !change.matters {
+        return;
+    }
+    let bindings = shared.bindings.read();
+    for (key, b) in bindings.iter() {
+        let placed_here = change.taints && b.spec.clusters.iter().any(|t| t.name == name);
+        let duplicated = change.fit && decide::is_duplicated(b);
+        if placed_here || duplicated || decide::is_waiting(b) {
+            shared.queue.add(key.clone());
+        }
+    }
+    shared.metrics.queue_depth(shared.queue.len());
+}
+
+async fn watch_bindings<K>(
+    shared: Arc<Shared>,
+    stream: impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send,
+) where
+    K: Into<Binding>,
+{
+    let mut stream = std::pin::pin!(stream);
+    let mut listing: Option<HashSet<BindingKey>> = None;
+    let mut kind: Option<&'static str> = None;
+    while let Some(event) = stream.next().await {
+        let event = match event {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(error = %e, "watching bindings");
+                continue;
+            }
+        };
+        match event {
+            watcher::Event::Init => listing = Some(HashSet::new()),
+            watcher::Event::InitApply(obj) => {
+                let b: Binding = obj.into();
+                kind = Some(b.key.kind());
+                if let Some(l) = listing.as_mut() {
+                    l.insert(b.key.clone());
+                }
+                // After a (re)list everything is looked at once: failover deadlines and
+                // eviction tasks may have passed while nobody watched.
+                binding_seen(&shared, b, true);
+            }
+            watcher::Event::InitDone => {
+                if let (Some(seen), Some(kind)) = (listing.take(), kind) {
+                    let mut bindings = shared.bindings.write();
+                    bindings.retain(|k, _| k.kind() != kind || seen.contains(k));
+                }
+            }
+            watcher::Event::Apply(obj) => binding_seen(&shared, obj.into(), false),
+            watcher::Event::Delete(obj) => {
+                let b: Binding = obj.into();
+                kind = Some(b.key.kind());
+                shared.bindings.write().remove(&b.key);
+                shared.written.lock().remove(&b.key);
+                {
+                    let mut all = shared.unhealthy.lock();
+                    if all.remove(&b.key).is_some() {
+                        shared
+                            .metrics
+                            .unhealthy_copies(all.values().map(|s| s.len()).sum());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn binding_seen(shared: &Shared, b: Binding, relisted: bool) {
+    let key = b.key.clone();
+    let responsible = decide::is_responsible(&b, &shared.plan_opts.scheduler_name);
+    let interesting = responsible
+        && (relisted
+            || decide::schedule_trigger(&b).is_some()
+            || !b.spec.graceful_eviction_tasks.is_empty()
+            // Application failover follows every status change (health comes that way).
+            || decide::application_failover(&b).is_some());
+    {
+        let mut written = shared.written.lock();
+        if let Some(w) = written.get(&key) {
+            if newer_or_same(&b, w) {
+                written.remove(&key);
+            }
+        }
+    }
+    tracing::debug!(binding = %key, revision = ?b.revision(), relisted, interesting, "binding seen");
+    shared.bindings.write().insert(key.clone(), Arc::new(b));
+    if interesting {
+        shared.queue.add(key);
+        shared.metrics.queue_depth(shared.queue.len());
+    }
+}
+
+/// Whether `a` is at least as new as `b` (by numeric resourceVersion; unknown: yes).
+fn newer_or_same(a: &Binding, b: &Binding) -> bool {
+    match (a.revision(), b.revision()) {
+        (Some(x), Some(y)) => x >= y,
+        _ => true,
+    }
+}
+
+async fn worker(shared: Arc<Shared>) {
+    let mut synced = shared.clusters_synced.subscribe();
+    // Deciding before the first Cluster list would find no cluster at all.
+    if synced.wait_for(|s| *s).await.is_err() {
+        return;
+    }
+    while let Some(key) = shared.queue.pop().await {
+        shared.metrics.queue_depth(shared.queue.len());
+        process(&shared, &key).await;
+        shared.queue.done(&key);
+    }
+}
+
+/// The freshest copy of a binding: the cache, or our own last write when newer.
+fn current(shared: &Shared, key: &BindingKey) -> Option<Arc<Binding>> {
+    let cached = shared.bindings.read().get(key).cloned()?;
+    let written = shared.written.lock().get(key).cloned();
+    match written {
+        Some(w) if !newer_or_same(&cached, &w) => Some(w),
+        _ => Some(cached),
+    }
+}
+
+async fn process(shared: &Arc<Shared>, key: &BindingKey) {
+    let started = Instant::now();
+    let Some(binding) = current(shared, key) else {
+        shared.queue.forget(key);
+        return;
+    };
+    let now = Timestamp::now();
+    let snapshot = shared.clusters.snapshot();
+    let unhealthy = {
+        let mut all = shared.unhealthy.lock();
+        let since = decide::track_unhealthy(
+            &binding,
+            all.get(key).unwrap_or(&decide::UnhealthySince::new()),
+            now,
+        );
+        if since.is_empty() {
+            all.remove(key);
+        } else {
+            tracing::debug!(binding = %key, unhealthy = ?since, "unhealthy copies");
+            all.insert(key.clone(), since.clone());
+        }
+        shared
+            .metrics
+            .unhealthy_copies(all.values().map(|s| s.len()).sum());
+        since
+    };
+    let (plan, reserved) = {
+        let mut book = shared.book.lock();
+        let algo = Instant::now();
+        let plan = decide::plan_with(
+            &binding,
+            &snapshot,
+            book.current(algo),
+            &shared.plan_opts,
+            &unhealthy,
+            now,
+        );
+        shared.metrics.algorithm(algo.elapsed().as_secs_f64());
+        let mut reserved = Vec::new();
+        if let Some(Ok(result)) = &plan.result {
+            reserved = decide::added_replicas(&binding.spec.clusters, &result.clusters);
+            for (cluster, n) in &reserved {
+                book.reserve(cluster, &plan.per_replica, *n, algo);
+            }
+        }
+        (plan, reserved)
+    };
+    let release = |shared: &Shared| {
+        let mut book = shared.book.lock();
+        for (cluster, n) in &reserved {
+            book.release(cluster, &plan.per_replica, *n);
+        }
+    };
+
+    let mut latest = binding.clone();
+    if plan.spec_changed(&binding) {
+        match write_spec(shared, &binding, &plan).await {
+            Ok(b) => latest = Arc::new(b),
+            Err(e) => {
+                release(shared);
+                tracing::warn!(binding = %key, error = %e, cause = ?std::error::Error::source(&e), "writing the schedule result");
+                shared
+                    .metrics
+                    .attempt(Outcome::Error, started.elapsed().as_secs_f64());
+                shared.queue.retry(key.clone());
+                return;
+            }
+        }
+        shared.written.lock().insert(key.clone(), latest.clone());
+        for cluster in plan.evicted_now.iter().chain(&plan.moved_off) {
+            shared.metrics.evicted();
+            let why = if plan.app_failed_now.contains(cluster) {
+                "the application there has been unhealthy longer than its failover tolerates"
+            } else if plan.moved_off.contains(cluster) {
+                "a reschedule moved its replicas to other clusters"
+            } else {
+                "it has a NoExecute taint the placement does not tolerate"
+            };
+            tracing::info!(binding = %key, %cluster, why, "evicting");
+            shared.events.record(EventRequest {
+                involved: binding_ref(&binding),
+                type_: "Warning",
+                reason: EVENT_EVICT,
+                message: format!("Evicting the workload from cluster {cluster}: {why}"),
+            });
+        }
+    }
+
+    if let Some(recheck) = plan.recheck {
+        shared.queue.add_after(key.clone(), recheck + RECHECK_SLACK);
+    }
+    let Some(result) = &plan.result else {
+        shared.queue.forget(key);
+        return;
+    };
+    if let Some(patch) = decide::status_patch(
+        &latest.status,
+        latest.metadata.generation,
+        result,
+        plan.scheduled_time,
+        now,
+    ) {
+        match write_status(shared, &latest, patch).await {
+            Ok(b) => {
+                latest = Arc::new(b);
+                shared.written.lock().insert(key.clone(), latest.clone());
+            }
+            Err(e) => {
+                tracing::warn!(binding = %key, error = %e, cause = ?std::error::Error::source(&e), "writing the scheduling status");
+                shared
+                    .metrics
+                    .attempt(Outcome::Error, started.elapsed().as_secs_f64());
+                shared.queue.retry(key.clone());
+                return;
+            }
+        }
+        record_outcome(shared, &latest, result);
+    }
+    match result {
+        Ok(_) => {
+            shared
+                .metrics
+                .attempt(Outcome::Scheduled, started.elapsed().as_secs_f64());
+            shared.queue.forget(key);
+        }
+        Err(e) => {
+            shared
+                .metrics
+                .attempt(Outcome::Unschedulable, started.elapsed().as_secs_f64());
+            let delay = shared.queue.retry(key.clone());
+            tracing::debug!(binding = %key, reason = e.reason(), ?delay, "unschedulable; retrying");
+        }
+    }
+}
+
+fn record_outcome(
+    shared: &Shared,
+    binding: &Binding,
+    result: &Result<flotilla_scheduler::ScheduleResult, flotilla_scheduler::ScheduleError>,
+) {
+    let (type_, reason, message) = match result {
+        Ok(r) => (
+            "Normal",
+            EVENT_SCHEDULE_SUCCEED,
+            format!(
+                "{} Result: {}",
+                decide::SCHEDULED_MESSAGE,
+                decide::result_text(&r.clusters)
+            ),
+        ),
+        Err(e) => ("Warning", EVENT_SCHEDULE_FAILED, e.message().to_owned()),
+    };
+    for involved in [binding_ref(binding), template_ref(binding)] {
+        shared.events.record(EventRequest {
+            involved,
+            type_,
+            reason,
+            message: message.clone(),
+        });
+    }
+}
+
+fn binding_ref(b: &Binding) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("work.karmada.io/v1alpha2".into()),
+        kind: Some(b.key.kind().into()),
+        namespace: b.key.namespace().map(str::to_owned),
+        name: Some(b.key.name().to_owned()),
+        uid: b.metadata.uid.clone(),
+        ..ObjectReference::default()
+    }
+}
+
+fn template_ref(b: &Binding) -> ObjectReference {
+    let r = &b.spec.resource;
+    ObjectReference {
+        api_version: Some(r.api_version.clone()),
+        kind: Some(r.kind.clone()),
+        namespace: r.namespace.clone(),
+        name: Some(r.name.clone()),
+        uid: r.uid.clone(),
+        ..ObjectReference::default()
+    }
+}
+
+fn patch_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..Default::default()
+    }
+}
+
+fn null_if_empty<T: serde::Serialize>(v: &[T]) -> Value {
+    if v.is_empty() { Value::Null } else { json!(v) }
+}
+
+async fn write_spec(shared: &Shared, b: &Binding, plan: &decide::Plan) -> Result<Binding, Error> {
+    let patch = json!({
+        "metadata": {"resourceVersion": b.metadata.resource_version},
+        "spec": {
+            "clusters": null_if_empty(&plan.clusters),
+            "gracefulEvictionTasks": null_if_empty(&plan.tasks),
+        },
+    });
+    merge_patch(shared, &b.key, &patch, false)
+        .await
+        .map_err(|source| Error::WriteSpec {
+            binding: b.key.to_string(),
+            source,
+        })
+}
+
+/// One JSON merge patch of a ResourceBinding or ClusterResourceBinding (its `status`
+/// subresource when `status`), returning the written binding.
+async fn merge_patch(
+    shared: &Shared,
+    key: &BindingKey,
+    patch: &Value,
+    status: bool,
+) -> Result<Binding, kube::Error> {
+    // A write that hangs (seen under heavy load, cause not yet found) must not hold the
+    // binding's worker for the client's 295 s read timeout: give up and retry with backoff.
+    match tokio::time::timeout(WRITE_TIMEOUT, merge_patch_once(shared, key, patch, status)).await {
+        Ok(result) => result,
+        Err(_) => Err(kube::Error::Service(Box::new(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within {WRITE_TIMEOUT:?}"),
+        )))),
+    }
+}
+
+/// How long one write of a binding may take before it is retried.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+async fn merge_patch_once(
+    shared: &Shared,
+    key: &BindingKey,
+    patch: &Value,
+    status: bool,
+) -> Result<Binding, kube::Error> {
+    let pp = patch_params();
+    let patch = Patch::Merge(patch);
+    match key {
+        BindingKey::Namespaced { namespace, name } => {
+            let api: Api<ResourceBinding> = Api::namespaced(shared.client.clone(), namespace);
+            let written = if status {
+                api.patch_status(name, &pp, &patch).await
+            } else {
+                api.patch(name, &pp, &patch).await
+            };
+            written.map(Binding::from)
+        }
+        BindingKey::Cluster { name } => {
+            let api: Api<ClusterResourceBinding> = Api::all(shared.client.clone());
+            let written = if status {
+                api.patch_status(name, &pp, &patch).await
+            } else {
+                api.patch(name, &pp, &patch).await
+            };
+            written.map(Binding::from)
+        }
+    }
+}
+
+async fn write_status(shared: &Shared, b: &Binding, mut patch: Value) -> Result<Binding, Error> {
+    // The conditions list is replaced as a whole: guard it against a concurrent writer of
+    // another condition (FullyApplied) with the resourceVersion we read.
+    if let Some(obj) = patch.as_object_mut() {
+        obj.insert(
+            "metadata".into(),
+            json!({"resourceVersion": b.metadata.resource_version}),
+        );
+    }
+    merge_patch(shared, &b.key, &patch, true)
+        .await
+        .map_err(|source| Error::WriteStatus {
+            binding: b.key.to_string(),
+            source,
+        })
+}
+
+#[cfg(test)]
+mod watch_backoff_tests {
+    use super::*;
+    use kube::runtime::utils::Backoff;
+
+    #[test]
+    fn doubles_to_five_seconds_and_resets() {
+        let mut b = WatchBackoff::default();
+        let delays: Vec<u128> = b.by_ref().take(7).map(|d| d.as_millis()).collect();
+        assert_eq!(delays, [250, 500, 1000, 2000, 4000, 5000, 5000]);
+        b.reset();
+        assert_eq!(b.next(), Some(Duration::from_millis(250)));
+    }
+}

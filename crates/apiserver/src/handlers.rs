@@ -280,19 +280,28 @@ pub async fn serve(
     verb: Verb,
     body: &Bytes,
 ) -> Result<Response, ApiError> {
-    let table_resource = || storage.table_resource(ctx);
+    // Only a Table asks the storage for its printer (a GET of JSON is the hot path).
+    let table_resource = |format: Format| match format {
+        Format::Table => storage.table_resource(ctx),
+        Format::Json => ctx.def.clone(),
+    };
     match verb {
         Verb::Get => {
             let format = negotiate(&ctx.headers)?;
             let answer = storage.get(ctx).await?;
-            Ok(object_response(ctx, &table_resource(), format, answer))
+            Ok(object_response(
+                ctx,
+                &table_resource(format),
+                format,
+                answer,
+            ))
         }
         Verb::List => {
             let format = negotiate(&ctx.headers)?;
             let answer = storage.list(ctx).await?;
             Ok(list_response(
                 &ctx.def,
-                &table_resource(),
+                &table_resource(format),
                 format,
                 ctx.include_object(),
                 answer,
@@ -304,7 +313,7 @@ pub async fn serve(
             let answer = storage.watch(ctx).await?;
             Ok(watch_response(
                 &ctx.def,
-                table_resource(),
+                table_resource(format),
                 format,
                 ctx.include_object(),
                 answer,

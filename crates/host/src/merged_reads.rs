@@ -22,6 +22,7 @@ use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_apiserver::ApiServer;
 use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::aggregator::Aggregator;
+use flotilla_apiserver::authz::{Authorizer, RequestAttributes};
 use flotilla_apiserver::context::RequestContext;
 use flotilla_apiserver::objects::{DeleteOptions, Patch};
 use flotilla_apiserver::request::ResourceVersion;
@@ -73,6 +74,7 @@ pub fn install(
     let storage: Arc<dyn RestStorage> = Arc::new(MergedReadStorage {
         transport,
         aggregator: server.aggregator.clone(),
+        authorizer: server.authorizer.clone(),
         bypass_groups: config.bypass_groups.clone(),
     });
     let mut unknown = Vec::new();
@@ -94,6 +96,9 @@ pub struct MergedReadStorage {
     transport: ReadTransport,
     /// The host's aggregator, which reaches the search APIService ([`ReadTransport::ApiService`]).
     aggregator: Option<Arc<Aggregator>>,
+    /// The host's authorizer: a failed write looks the object up in the members only for a
+    /// caller who may `get` it (the read the write's answer reveals).
+    authorizer: Option<Arc<dyn Authorizer>>,
     bypass_groups: Vec<String>,
 }
 
@@ -192,8 +197,18 @@ impl MergedReadStorage {
         Ok((value, warnings))
     }
 
-    /// The member clusters holding the object a failed write named, from a merged GET.
+    /// The member clusters holding the object a failed write named, from a merged GET; none
+    /// for a caller who may not `get` it (the search path authorizes that GET itself; in
+    /// process, it is authorized here).
     async fn member_clusters(&self, ctx: &RequestContext) -> Vec<String> {
+        if let Some(authz) = &self.authorizer {
+            let mut attrs = RequestAttributes::for_request(&ctx.info);
+            attrs.verb = "get".into();
+            attrs.subresource.clear();
+            if authz.authorize(&ctx.user, &attrs).await.is_err() {
+                return Vec::new();
+            }
+        }
         let object = match self.reader(ctx) {
             Reader::Templates => return Vec::new(),
             Reader::InProcess(store) => match store.get(ctx).await {

@@ -23,6 +23,9 @@ pub enum Action {
     Done,
     /// Look again after this long.
     RequeueAfter(Duration),
+    /// Look again after the key's backoff, which grows with each such answer in a row (a
+    /// binding no cluster can take yet: not an error, but nothing to hurry for).
+    RequeueWithBackoff,
 }
 
 /// An error a reconcile may end with: a write that lost an optimistic-concurrency race is
@@ -138,6 +141,9 @@ where
                                 queue.forget(&key);
                                 queue.add_after(key.clone(), delay);
                             }
+                            Ok(Action::RequeueWithBackoff) => {
+                                queue.retry(key.clone());
+                            }
                             Err(e) if e.is_conflict() => {
                                 tracing::debug!(controller = name, ?key, "write conflict; retrying");
                                 queue.add(key.clone());
@@ -211,6 +217,7 @@ mod tests {
         let metrics = Arc::new(ControllerMetrics::default());
         let c = controller(&metrics);
         let queue = c.queue().clone();
+        let later = Arc::new(AtomicU32::new(0));
         let (done, again, failing, conflicting) = (
             Arc::new(AtomicU32::new(0)),
             Arc::new(AtomicU32::new(0)),
@@ -223,8 +230,10 @@ mod tests {
             failing.clone(),
             conflicting.clone(),
         );
+        let counted_later = later.clone();
         let run = tokio::spawn(c.run(move |key: &'static str| {
             let (done, again, failing, conflicting) = counters.clone();
+            let later = counted_later.clone();
             async move {
                 match key {
                     "done" => {
@@ -235,6 +244,14 @@ mod tests {
                         let n = again.fetch_add(1, Ordering::SeqCst);
                         Ok(if n < 2 {
                             Action::RequeueAfter(Duration::from_millis(5))
+                        } else {
+                            Action::Done
+                        })
+                    }
+                    "later" => {
+                        let n = later.fetch_add(1, Ordering::SeqCst);
+                        Ok(if n < 2 {
+                            Action::RequeueWithBackoff
                         } else {
                             Action::Done
                         })
@@ -264,10 +281,11 @@ mod tests {
                 }
             }
         }));
-        for key in ["done", "done", "again", "failing", "conflicting"] {
+        for key in ["done", "done", "again", "later", "failing", "conflicting"] {
             queue.add(key);
         }
         reaches(&again, 3).await;
+        reaches(&later, 3).await;
         reaches(&failing, 3).await;
         reaches(&conflicting, 2).await;
         reaches(&done, 1).await;

@@ -28,7 +28,7 @@ pub use controller::{Action, Controller, ControllerOptions, ReconcileError};
 pub use events::{EventRecorder, EventRequest};
 pub use manager::Manager;
 pub use queue::WorkQueue;
-pub use reflector::{Reflector, ReflectorSpec};
+pub use reflector::{Reflector, ReflectorSpec, Subscription};
 
 /// A Prometheus registry in the text exposition format.
 pub fn encode_metrics(registry: &prometheus_client::registry::Registry) -> String {

@@ -28,6 +28,9 @@ use serde::de::DeserializeOwned;
 /// the store shows what it reports.
 pub type OnChange<K> = Arc<dyn Fn(&K, bool) + Send + Sync>;
 
+/// The subscribers of one reflector, each with the id its [`Subscription`] removes it by.
+type Subscribers<K> = Arc<RwLock<Vec<(u64, OnChange<K>)>>>;
+
 type Keep<K> = Box<dyn Fn(&K) -> bool + Send>;
 type Trim<K> = Box<dyn FnMut(&mut K) + Send>;
 
@@ -79,7 +82,7 @@ where
     K::DynamicType: Clone + Eq + Hash,
 {
     store: Store<K>,
-    subscribers: Arc<RwLock<Vec<OnChange<K>>>>,
+    subscribers: Subscribers<K>,
 }
 
 impl<K> Clone for Reflector<K>
@@ -137,7 +140,7 @@ where
         } = spec;
         let writer = reflector::store::Writer::new(dyntype);
         let store = writer.as_reader();
-        let subscribers: Arc<RwLock<Vec<OnChange<K>>>> = Arc::default();
+        let subscribers: Subscribers<K> = Arc::default();
         let trimmed = watcher::watcher(api, config)
             .filter(move |event| {
                 let kept = match event {
@@ -150,14 +153,15 @@ where
                 obj.meta_mut().managed_fields = None;
                 trim(obj);
             });
-        let stream = reflector::reflector(writer, trimmed).default_backoff();
+        let stream = reflector::reflector(writer, trimmed).backoff(WatchBackoff::default());
         let (subs, held) = (subscribers.clone(), store.clone());
         let watch = async move {
             futures::pin_mut!(stream);
             let mut relist = Relist::default();
             let notify = |obj: &K, deleted: bool| {
                 // Called outside the lock: a subscriber may take its time (or subscribe).
-                let current: Vec<OnChange<K>> = subs.read().clone();
+                let current: Vec<OnChange<K>> =
+                    subs.read().iter().map(|(_, s)| s.clone()).collect();
                 for on_change in current {
                     on_change(obj, deleted);
                 }
@@ -190,12 +194,37 @@ where
     }
 
     /// Calls `on_change` for every later change, and now for every object the store holds
-    /// (as a change), so a subscriber that comes late misses nothing.
+    /// (as a change), so a subscriber that comes late misses nothing. For the reflector's
+    /// life: see [`Reflector::subscribe_scoped`] for one that ends.
     pub fn subscribe(&self, on_change: impl Fn(&K, bool) + Send + Sync + 'static) {
-        let on_change: OnChange<K> = Arc::new(on_change);
+        self.add_subscriber(Arc::new(on_change));
+    }
+
+    /// As [`Reflector::subscribe`], until the returned [`Subscription`] is dropped (a
+    /// controller that stops while the reflector goes on: a lost leadership term).
+    pub fn subscribe_scoped(
+        &self,
+        on_change: impl Fn(&K, bool) + Send + Sync + 'static,
+    ) -> Subscription
+    where
+        K: Send + Sync,
+        K::DynamicType: Send + Sync,
+    {
+        let id = self.add_subscriber(Arc::new(on_change));
+        let subscribers = Arc::downgrade(&self.subscribers);
+        Subscription(Some(Box::new(move || {
+            if let Some(subscribers) = subscribers.upgrade() {
+                subscribers.write().retain(|(i, _)| *i != id);
+            }
+        })))
+    }
+
+    fn add_subscriber(&self, on_change: OnChange<K>) -> u64 {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let held = {
             let mut subscribers = self.subscribers.write();
-            subscribers.push(on_change.clone());
+            subscribers.push((id, on_change.clone()));
             // Read under the lock: a change the reflector reports after this is reported to
             // this subscriber too, and one reported before is in this state.
             self.store.state()
@@ -203,11 +232,23 @@ where
         for obj in held {
             on_change(&obj, false);
         }
+        id
     }
 
     /// Waits until the store's first list is complete; false when its watch ended for good.
     pub async fn ready(&self) -> bool {
         wait_ready(&self.store).await
+    }
+}
+
+/// A subscriber's place in a reflector: dropping it ends the subscription.
+pub struct Subscription(Option<Box<dyn FnOnce() + Send + Sync>>);
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(end) = self.0.take() {
+            end();
+        }
     }
 }
 
@@ -241,6 +282,40 @@ pub fn identity_only(meta: &mut ObjectMeta) {
         deletion_timestamp: meta.deletion_timestamp.take(),
         ..ObjectMeta::default()
     };
+}
+
+/// Retry delays of a failed watch: 250 ms doubling to 5 s. kube-runtime's default grows to
+/// 30 s, so a few failed attempts (the Cluster API briefly unavailable behind its APIService,
+/// a host restarting) would leave a controller blind for half a minute after it recovers.
+#[derive(Clone, Copy, Debug)]
+struct WatchBackoff {
+    next: Duration,
+}
+
+impl WatchBackoff {
+    const MIN: Duration = Duration::from_millis(250);
+    const MAX: Duration = Duration::from_secs(5);
+}
+
+impl Default for WatchBackoff {
+    fn default() -> Self {
+        Self { next: Self::MIN }
+    }
+}
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        let delay = self.next;
+        self.next = (self.next * 2).min(Self::MAX);
+        Some(delay)
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = Self::MIN;
+    }
 }
 
 /// One (re)list in progress: what the store held before it, and what it has listed so far.
@@ -311,6 +386,30 @@ mod tests {
             },
             ..ConfigMap::default()
         }
+    }
+
+    #[test]
+    fn a_scoped_subscription_ends_when_dropped_and_a_plain_one_stays() {
+        let writer = reflector::store::Writer::<ConfigMap>::new(());
+        let r = Reflector {
+            store: writer.as_reader(),
+            subscribers: Arc::default(),
+        };
+        r.subscribe(|_, _| {});
+        let scoped = r.subscribe_scoped(|_, _| {});
+        assert_eq!(r.subscribers.read().len(), 2);
+        drop(scoped);
+        assert_eq!(r.subscribers.read().len(), 1);
+    }
+
+    #[test]
+    fn watch_retries_double_to_five_seconds_and_reset() {
+        use kube::runtime::utils::Backoff;
+        let mut b = WatchBackoff::default();
+        let delays: Vec<u128> = b.by_ref().take(7).map(|d| d.as_millis()).collect();
+        assert_eq!(delays, [250, 500, 1000, 2000, 4000, 5000, 5000]);
+        b.reset();
+        assert_eq!(b.next(), Some(Duration::from_millis(250)));
     }
 
     #[test]

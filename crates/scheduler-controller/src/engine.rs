@@ -1,6 +1,7 @@
-//! The running loop: leader election around it, three watchers (Clusters, ResourceBindings,
-//! ClusterResourceBindings) feeding the cluster index, the binding cache and the work queue,
-//! and the workers that plan each binding and write the result.
+//! The scheduler controller: leader election around it; per term, subscriptions to the
+//! manager's shared watches of Clusters, ResourceBindings and ClusterResourceBindings feeding
+//! the cluster index, the binding cache and the controller's queue, and the reconcile that
+//! plans each binding and writes the result.
 //!
 //! Writes per scheduled binding: one JSON merge patch of the spec (`clusters`,
 //! `gracefulEvictionTasks`, guarded by `resourceVersion`), then one merge patch of the
@@ -8,22 +9,22 @@
 //! return are remembered until the watch delivers something at least as new, so a worker
 //! never decides on a cache that lags behind its own writes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla_controller_runtime::{
+    Action, ControllerOptions, EventRecorder, EventRequest, Manager, ReconcileError, WorkQueue,
+};
 use flotilla_karmada_api::{Cluster, ClusterResourceBinding, ResourceBinding};
 use flotilla_leader::TermEnd;
-use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::{WatchStreamExt, watcher};
 use parking_lot::{Mutex, RwLock};
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::clusters::{ClusterChange, ClusterIndex, ReservationBook};
@@ -33,16 +34,22 @@ use crate::{
     EVENT_EVICT, EVENT_SCHEDULE_FAILED, EVENT_SCHEDULE_SUCCEED, Error, FIELD_MANAGER,
     SchedulerOptions,
 };
-use flotilla_controller_runtime::WorkQueue;
-use flotilla_controller_runtime::{EventRecorder, EventRequest};
+
+/// The scheduler's name among controllers (its `flotilla_controller_*` metrics).
+const CONTROLLER: &str = "scheduler";
+
+/// Write failures are retried after the queue's backoff; a conflict too, since the watch has
+/// to bring the newer binding first.
+impl ReconcileError for Error {}
 
 /// Extra wait after a toleration or grace deadline, so the recheck lands after it.
 const RECHECK_SLACK: Duration = Duration::from_millis(50);
 
 /// Runs until `stop` turns true: directly, or whenever this process holds the Lease
-/// (`flotilla_leader::run_elected`, one engine run per term).
+/// (`flotilla_leader::run_elected`, one engine run per term). The manager's watches outlive
+/// the terms: a new term subscribes to what they hold instead of listing again.
 pub(crate) async fn run(
-    host: kube::Client,
+    manager: Arc<Manager>,
     opts: SchedulerOptions,
     metrics: Arc<Metrics>,
     mut stop: watch::Receiver<bool>,
@@ -50,14 +57,15 @@ pub(crate) async fn run(
     let shutdown = async move {
         let _ = stop.wait_for(|s| *s).await;
     };
-    flotilla_leader::run_elected(host.clone(), opts.leader.clone(), shutdown, |mut term| {
-        let (host, opts, metrics) = (host.clone(), opts.clone(), metrics.clone());
+    let host = manager.client().clone();
+    flotilla_leader::run_elected(host, opts.leader.clone(), shutdown, |mut term| {
+        let (manager, opts, metrics) = (manager.clone(), opts.clone(), metrics.clone());
         async move {
             if term.elected() {
                 tracing::info!("acquired the scheduler Lease; scheduling");
             }
             metrics.set_active(true);
-            run_engine(host, opts, metrics.clone(), async move {
+            run_engine(&manager, opts, metrics.clone(), async move {
                 if term.ended().await == TermEnd::Lost {
                     tracing::warn!(
                         "lost the scheduler Lease; stopping scheduling, competing again"
@@ -71,7 +79,7 @@ pub(crate) async fn run(
     .await;
 }
 
-/// State shared by the watchers and the workers of one engine run.
+/// State shared by the subscriptions and the reconciles of one engine run (one term).
 struct Shared {
     client: kube::Client,
     plan_opts: PlanOptions,
@@ -86,15 +94,17 @@ struct Shared {
     unhealthy: Mutex<HashMap<BindingKey, decide::UnhealthySince>>,
     queue: Arc<WorkQueue<BindingKey>>,
     events: EventRecorder,
-    clusters_synced: watch::Sender<bool>,
 }
 
+/// One term of scheduling: the scheduler controller on the manager's shared watches of
+/// Clusters, ResourceBindings and ClusterResourceBindings, until `until`.
 async fn run_engine(
-    client: kube::Client,
+    manager: &Manager,
     opts: SchedulerOptions,
     metrics: Arc<Metrics>,
     until: impl Future<Output = ()>,
 ) {
+    let client = manager.client().clone();
     let (events, event_task) = if opts.events {
         let (recorder, task) = EventRecorder::start(
             client.clone(),
@@ -107,8 +117,17 @@ async fn run_engine(
     };
     // A new term counts unhealthy copies afresh.
     metrics.unhealthy_copies(0);
+    let controller = manager.controller::<BindingKey>(
+        CONTROLLER,
+        &ControllerOptions {
+            workers: opts.workers,
+            retry_base: opts.backoff_base,
+            retry_max: opts.backoff_max,
+            report_queue_depth: true,
+        },
+    );
     let shared = Arc::new(Shared {
-        client: client.clone(),
+        client,
         plan_opts: PlanOptions {
             scheduler_name: opts.scheduler_name.clone(),
             default_toleration_seconds: opts.default_toleration_seconds,
@@ -120,35 +139,79 @@ async fn run_engine(
         written: Mutex::new(HashMap::new()),
         book: Mutex::new(ReservationBook::new(opts.reservation_ttl)),
         unhealthy: Mutex::new(HashMap::new()),
-        queue: WorkQueue::new(opts.backoff_base, opts.backoff_max),
+        queue: controller.queue().clone(),
         events,
-        clusters_synced: watch::channel(false).0,
     });
-    let mut watchers: Vec<JoinHandle<()>> = vec![
-        tokio::spawn(watch_clusters(shared.clone())),
-        tokio::spawn(watch_bindings(
-            shared.clone(),
-            stream_of::<ResourceBinding>(&client),
-        )),
-        tokio::spawn(watch_bindings(
-            shared.clone(),
-            stream_of::<ClusterResourceBinding>(&client),
-        )),
+    let clusters = manager.reflector::<Cluster>();
+    let bindings = manager.reflector::<ResourceBinding>();
+    let cluster_bindings = manager.reflector::<ClusterResourceBinding>();
+    let subscriptions = [
+        clusters.subscribe_scoped({
+            let shared = shared.clone();
+            move |c: &Cluster, deleted| cluster_seen(&shared, c, deleted)
+        }),
+        bindings.subscribe_scoped({
+            let shared = shared.clone();
+            move |b: &ResourceBinding, deleted| binding_event(&shared, b.clone().into(), deleted)
+        }),
+        cluster_bindings.subscribe_scoped({
+            let shared = shared.clone();
+            move |b: &ClusterResourceBinding, deleted| {
+                binding_event(&shared, b.clone().into(), deleted)
+            }
+        }),
     ];
-    let workers: Vec<JoinHandle<()>> = (0..opts.workers.max(1))
-        .map(|_| tokio::spawn(worker(shared.clone())))
-        .collect();
-    until.await;
-    shared.queue.shut_down();
-    for w in &watchers {
-        w.abort();
+    let queue = shared.queue.clone();
+    let until = std::pin::pin!(until);
+    let mut until = until;
+    // Deciding before the first lists would find no cluster at all.
+    let ready = async {
+        clusters.ready().await && bindings.ready().await && cluster_bindings.ready().await
+    };
+    let ready = tokio::select! {
+        ready = ready => ready,
+        () = &mut until => false,
+    };
+    if ready {
+        // The lists are in the stores, perhaps not yet reported to this term's subscribers:
+        // take them from the stores (seeing an object twice is harmless). A term starts by
+        // looking at every binding once: deadlines may have passed while nobody led.
+        for c in clusters.store().state() {
+            cluster_seen(&shared, &c, false);
+        }
+        tracing::debug!(clusters = shared.clusters.names().len(), "Clusters listed");
+        let held = bindings
+            .store()
+            .state()
+            .into_iter()
+            .map(|b| Binding::from((*b).clone()));
+        let held_cluster = cluster_bindings
+            .store()
+            .state()
+            .into_iter()
+            .map(|b| Binding::from((*b).clone()));
+        for b in held.chain(held_cluster) {
+            binding_seen(&shared, b, true);
+        }
+        let run = controller.run({
+            let shared = shared.clone();
+            move |key: BindingKey| {
+                let shared = shared.clone();
+                async move { process(&shared, &key).await }
+            }
+        });
+        let mut run = std::pin::pin!(run);
+        tokio::select! {
+            () = &mut run => {}
+            () = &mut until => {
+                // Workers finish the binding in hand (its writes land) and take no other.
+                queue.shut_down();
+                run.await;
+            }
+        }
     }
-    for w in watchers.drain(..) {
-        let _ = w.await;
-    }
-    for w in workers {
-        let _ = w.await;
-    }
+    queue.shut_down();
+    drop(subscriptions);
     // The recorder's last clone goes with `shared`; the writer then drains its backlog.
     drop(shared);
     if let Some(task) = event_task {
@@ -156,109 +219,16 @@ async fn run_engine(
     }
 }
 
-fn stream_of<K>(
-    client: &kube::Client,
-) -> impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + use<K>
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + 'static,
-{
-    let api: Api<K> = Api::all(client.clone());
-    watcher(api, watcher::Config::default()).backoff(WatchBackoff::default())
-}
-
-/// Retry delays of the watches: 250 ms doubling to 5 s. kube-runtime's default grows to
-/// 30 s, so a few failed attempts (e.g. the Cluster API briefly unavailable behind its
-/// APIService) would leave the scheduler blind for half a minute after it recovers.
-#[derive(Clone, Copy, Debug)]
-struct WatchBackoff {
-    next: Duration,
-}
-
-impl WatchBackoff {
-    const MIN: Duration = Duration::from_millis(250);
-    const MAX: Duration = Duration::from_secs(5);
-}
-
-impl Default for WatchBackoff {
-    fn default() -> Self {
-        Self { next: Self::MIN }
-    }
-}
-
-impl Iterator for WatchBackoff {
-    type Item = Duration;
-    fn next(&mut self) -> Option<Duration> {
-        let delay = self.next;
-        self.next = (self.next * 2).min(Self::MAX);
-        Some(delay)
-    }
-}
-
-impl kube::runtime::utils::Backoff for WatchBackoff {
-    fn reset(&mut self) {
-        self.next = Self::MIN;
-    }
-}
-
-async fn watch_clusters(shared: Arc<Shared>) {
-    let api: Api<Cluster> = Api::all(shared.client.clone());
-    let mut stream = watcher(api, watcher::Config::default())
-        .backoff(WatchBackoff::default())
-        .boxed();
-    let mut listing: Option<HashSet<String>> = None;
-    let mut changes: Vec<(String, ClusterChange)> = Vec::new();
-    while let Some(event) = stream.next().await {
-        let event = match event {
-            Ok(e) => e,
-            Err(e) => {
-                tracing::warn!(error = %e, "watching Clusters");
-                continue;
-            }
-        };
-        let now = Timestamp::now();
-        match event {
-            watcher::Event::Init => listing = Some(HashSet::new()),
-            watcher::Event::InitApply(c) => {
-                let name = c.metadata.name.clone().unwrap_or_default();
-                let change = shared.clusters.apply(&c, now);
-                changes.push((name.clone(), change));
-                if let Some(l) = listing.as_mut() {
-                    l.insert(name);
-                }
-            }
-            watcher::Event::InitDone => {
-                if let Some(seen) = listing.take() {
-                    for name in shared.clusters.names() {
-                        if !seen.contains(&name) && shared.clusters.remove(&name) {
-                            changes.push((name, removed()));
-                        }
-                    }
-                }
-                for (name, change) in std::mem::take(&mut changes) {
-                    cluster_changed(&shared, &name, change);
-                }
-                tracing::debug!(clusters = shared.clusters.names().len(), "Clusters listed");
-                // `send` stores nothing while no worker has subscribed yet (they may not have run
-                // when a fast list completes); `send_replace` always does.
-                shared.clusters_synced.send_replace(true);
-            }
-            watcher::Event::Apply(c) => {
-                let name = c.metadata.name.clone().unwrap_or_default();
-                let change = shared.clusters.apply(&c, now);
-                cluster_changed(&shared, &name, change);
-            }
-            watcher::Event::Delete(c) => {
-                let name = c.metadata.name.clone().unwrap_or_default();
-                if shared.clusters.remove(&name) {
-                    cluster_changed(&shared, &name, removed());
-                }
-            }
+/// A Cluster the watch reports: into the index, and the bindings it can affect queued.
+fn cluster_seen(shared: &Shared, cluster: &Cluster, deleted: bool) {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    if deleted {
+        if shared.clusters.remove(&name) {
+            cluster_changed(shared, &name, removed());
         }
+    } else {
+        let change = shared.clusters.apply(cluster, Timestamp::now());
+        cluster_changed(shared, &name, change);
     }
 }
 
@@ -290,60 +260,21 @@ fn cluster_changed(shared: &Shared, name: &str, change: ClusterChange) {
             shared.queue.add(key.clone());
         }
     }
-    shared.metrics.queue_depth(shared.queue.len());
 }
 
-async fn watch_bindings<K>(
-    shared: Arc<Shared>,
-    stream: impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send,
-) where
-    K: Into<Binding>,
-{
-    let mut stream = std::pin::pin!(stream);
-    let mut listing: Option<HashSet<BindingKey>> = None;
-    let mut kind: Option<&'static str> = None;
-    while let Some(event) = stream.next().await {
-        let event = match event {
-            Ok(e) => e,
-            Err(e) => {
-                tracing::warn!(error = %e, "watching bindings");
-                continue;
-            }
-        };
-        match event {
-            watcher::Event::Init => listing = Some(HashSet::new()),
-            watcher::Event::InitApply(obj) => {
-                let b: Binding = obj.into();
-                kind = Some(b.key.kind());
-                if let Some(l) = listing.as_mut() {
-                    l.insert(b.key.clone());
-                }
-                // After a (re)list everything is looked at once: failover deadlines and
-                // eviction tasks may have passed while nobody watched.
-                binding_seen(&shared, b, true);
-            }
-            watcher::Event::InitDone => {
-                if let (Some(seen), Some(kind)) = (listing.take(), kind) {
-                    let mut bindings = shared.bindings.write();
-                    bindings.retain(|k, _| k.kind() != kind || seen.contains(k));
-                }
-            }
-            watcher::Event::Apply(obj) => binding_seen(&shared, obj.into(), false),
-            watcher::Event::Delete(obj) => {
-                let b: Binding = obj.into();
-                kind = Some(b.key.kind());
-                shared.bindings.write().remove(&b.key);
-                shared.written.lock().remove(&b.key);
-                {
-                    let mut all = shared.unhealthy.lock();
-                    if all.remove(&b.key).is_some() {
-                        shared
-                            .metrics
-                            .unhealthy_copies(all.values().map(|s| s.len()).sum());
-                    }
-                }
-            }
-        }
+/// A binding the watch reports (changed, or gone).
+fn binding_event(shared: &Shared, b: Binding, deleted: bool) {
+    if !deleted {
+        binding_seen(shared, b, false);
+        return;
+    }
+    shared.bindings.write().remove(&b.key);
+    shared.written.lock().remove(&b.key);
+    let mut all = shared.unhealthy.lock();
+    if all.remove(&b.key).is_some() {
+        shared
+            .metrics
+            .unhealthy_copies(all.values().map(|s| s.len()).sum());
     }
 }
 
@@ -368,7 +299,6 @@ fn binding_seen(shared: &Shared, b: Binding, relisted: bool) {
     shared.bindings.write().insert(key.clone(), Arc::new(b));
     if interesting {
         shared.queue.add(key);
-        shared.metrics.queue_depth(shared.queue.len());
     }
 }
 
@@ -377,19 +307,6 @@ fn newer_or_same(a: &Binding, b: &Binding) -> bool {
     match (a.revision(), b.revision()) {
         (Some(x), Some(y)) => x >= y,
         _ => true,
-    }
-}
-
-async fn worker(shared: Arc<Shared>) {
-    let mut synced = shared.clusters_synced.subscribe();
-    // Deciding before the first Cluster list would find no cluster at all.
-    if synced.wait_for(|s| *s).await.is_err() {
-        return;
-    }
-    while let Some(key) = shared.queue.pop().await {
-        shared.metrics.queue_depth(shared.queue.len());
-        process(&shared, &key).await;
-        shared.queue.done(&key);
     }
 }
 
@@ -403,11 +320,11 @@ fn current(shared: &Shared, key: &BindingKey) -> Option<Arc<Binding>> {
     }
 }
 
-async fn process(shared: &Arc<Shared>, key: &BindingKey) {
+/// Schedules one binding: plans it, writes what changed, records the outcome.
+async fn process(shared: &Arc<Shared>, key: &BindingKey) -> Result<Action, Error> {
     let started = Instant::now();
     let Some(binding) = current(shared, key) else {
-        shared.queue.forget(key);
-        return;
+        return Ok(Action::Done);
     };
     let now = Timestamp::now();
     let snapshot = shared.clusters.snapshot();
@@ -463,12 +380,10 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
             Ok(b) => latest = Arc::new(b),
             Err(e) => {
                 release(shared);
-                tracing::warn!(binding = %key, error = %e, cause = ?std::error::Error::source(&e), "writing the schedule result");
                 shared
                     .metrics
                     .attempt(Outcome::Error, started.elapsed().as_secs_f64());
-                shared.queue.retry(key.clone());
-                return;
+                return Err(e);
             }
         }
         shared.written.lock().insert(key.clone(), latest.clone());
@@ -495,8 +410,7 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
         shared.queue.add_after(key.clone(), recheck + RECHECK_SLACK);
     }
     let Some(result) = &plan.result else {
-        shared.queue.forget(key);
-        return;
+        return Ok(Action::Done);
     };
     if let Some(patch) = decide::status_patch(
         &latest.status,
@@ -511,12 +425,10 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
                 shared.written.lock().insert(key.clone(), latest.clone());
             }
             Err(e) => {
-                tracing::warn!(binding = %key, error = %e, cause = ?std::error::Error::source(&e), "writing the scheduling status");
                 shared
                     .metrics
                     .attempt(Outcome::Error, started.elapsed().as_secs_f64());
-                shared.queue.retry(key.clone());
-                return;
+                return Err(e);
             }
         }
         record_outcome(shared, &latest, result);
@@ -526,14 +438,14 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) {
             shared
                 .metrics
                 .attempt(Outcome::Scheduled, started.elapsed().as_secs_f64());
-            shared.queue.forget(key);
+            Ok(Action::Done)
         }
         Err(e) => {
             shared
                 .metrics
                 .attempt(Outcome::Unschedulable, started.elapsed().as_secs_f64());
-            let delay = shared.queue.retry(key.clone());
-            tracing::debug!(binding = %key, reason = e.reason(), ?delay, "unschedulable; retrying");
+            tracing::debug!(binding = %key, reason = e.reason(), "unschedulable; retrying after backoff");
+            Ok(Action::RequeueWithBackoff)
         }
     }
 }
@@ -682,19 +594,4 @@ async fn write_status(shared: &Shared, b: &Binding, mut patch: Value) -> Result<
             binding: b.key.to_string(),
             source,
         })
-}
-
-#[cfg(test)]
-mod watch_backoff_tests {
-    use super::*;
-    use kube::runtime::utils::Backoff;
-
-    #[test]
-    fn doubles_to_five_seconds_and_resets() {
-        let mut b = WatchBackoff::default();
-        let delays: Vec<u128> = b.by_ref().take(7).map(|d| d.as_millis()).collect();
-        assert_eq!(delays, [250, 500, 1000, 2000, 4000, 5000, 5000]);
-        b.reset();
-        assert_eq!(b.next(), Some(Duration::from_millis(250)));
-    }
 }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!  watch ResourceBindings ─┐                        ┌─> schedule() under the reservations lock
-//!  watch ClusterRBs ───────┼─> binding cache ─> work queue (coalescing, backoff) ─> N workers
+//!  watch ClusterRBs ───────┼─> binding cache ─> controller queue (runtime) ─> N reconciles
 //!  watch Clusters ─> snapshot index (Arc<ClusterSnapshot>) ─┘                        │
 //!                                 spec.clusters + gracefulEvictionTasks (merge patch)┤
 //!                                 status: Scheduled, observedGeneration (merge patch)┤
@@ -14,7 +14,7 @@
 //!   (NoExecute and application failover, replicas a reschedule moved), which eviction tasks
 //!   are finished, what status to write;
 //! - [`clusters`]: the cluster snapshot index and the reservation bookkeeping;
-//! - [`engine`]: watchers, workers and the writes;
+//! - [`engine`]: the controller on the runtime's shared watches, and the writes;
 //! - [`metrics`]: Prometheus counters and the latency histogram.
 //!
 //! Policies are not watched here: a binding carries its placement (the detector copies it from
@@ -32,6 +32,7 @@ pub mod metrics;
 use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla_controller_runtime::Manager;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -125,32 +126,42 @@ impl Default for SchedulerOptions {
 pub struct RunningScheduler {
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
+    manager: Arc<Manager>,
     metrics: Arc<metrics::Metrics>,
 }
 
-/// Starts the scheduler on a tokio runtime: it runs until [`RunningScheduler::stop`].
+/// Starts the scheduler on a tokio runtime, with a controller manager of its own (the
+/// scheduler is a process of its own): it runs until [`RunningScheduler::stop`].
 pub fn spawn(host: kube::Client, opts: SchedulerOptions) -> RunningScheduler {
     let (stop, stop_rx) = watch::channel(false);
     let metrics = Arc::new(metrics::Metrics::new());
-    let task = tokio::spawn(engine::run(host, opts, metrics.clone(), stop_rx));
+    let manager = Manager::new(host);
+    let task = tokio::spawn(engine::run(manager.clone(), opts, metrics.clone(), stop_rx));
     RunningScheduler {
         stop,
         task,
+        manager,
         metrics,
     }
 }
 
 impl RunningScheduler {
-    /// Stops watching and scheduling, waits for in-flight writes, and releases the Lease.
+    /// Stops scheduling, waits for in-flight writes, releases the Lease, then stops the
+    /// watches.
     pub async fn stop(self) {
         self.stop.send_replace(true);
         let _ = self.task.await;
+        self.manager.stop().await;
     }
 
-    /// Prometheus text exposition: schedule attempts by result, scheduling latency, queue
-    /// depth, leadership.
+    /// Prometheus text exposition: schedule attempts by result, scheduling latency,
+    /// leadership, and the controller's reconciles and queue depth
+    /// (`flotilla_controller_*{controller="scheduler"}`).
     pub fn metrics_text(&self) -> String {
-        self.metrics.render()
+        flotilla_controller_runtime::join_expositions([
+            self.metrics.render(),
+            self.manager.metrics_text(),
+        ])
     }
 
     /// Whether this instance is currently scheduling (always true without leader election

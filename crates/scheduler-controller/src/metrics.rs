@@ -40,7 +40,6 @@ pub struct Metrics {
     algorithm: Histogram,
     evictions: Counter,
     unhealthy_copies: Gauge,
-    queue_depth: Gauge,
     leader: Gauge,
     active: AtomicBool,
 }
@@ -81,12 +80,6 @@ impl Metrics {
             "Copies of bindings with application failover currently seen Unhealthy (counting toward a failover)",
             unhealthy_copies.clone(),
         );
-        let queue_depth = Gauge::default();
-        registry.register(
-            "queue_depth",
-            "Bindings waiting in the work queue",
-            queue_depth.clone(),
-        );
         let leader = Gauge::default();
         registry.register(
             "leader",
@@ -100,7 +93,6 @@ impl Metrics {
             algorithm,
             evictions,
             unhealthy_copies,
-            queue_depth,
             leader,
             active: AtomicBool::new(false),
         }
@@ -127,12 +119,6 @@ impl Metrics {
     pub fn unhealthy_copies(&self, copies: usize) {
         self.unhealthy_copies
             .set(i64::try_from(copies).unwrap_or(i64::MAX));
-    }
-
-    /// Sets the queue depth.
-    pub fn queue_depth(&self, depth: usize) {
-        self.queue_depth
-            .set(i64::try_from(depth).unwrap_or(i64::MAX));
     }
 
     /// Marks this instance as scheduling or not.

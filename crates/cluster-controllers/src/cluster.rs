@@ -16,20 +16,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use flotilla_controller_runtime::{Action, ControllerOptions, Manager, ReflectorSpec};
 use flotilla_core::karmada;
 use flotilla_karmada_api::Cluster;
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams,
 };
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::runtime::reflector::ObjectRef;
 use parking_lot::Mutex;
 use serde_json::json;
-use tracing::{Instrument, debug, info, info_span, warn};
+use tracing::{Instrument, debug, info, info_span};
 
 use crate::readiness::CONDITION_READY;
 use crate::taints::desired_taints;
@@ -63,70 +62,71 @@ fn already_exists(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 409)
 }
 
-/// Runs the controller until the task is aborted.
+/// Runs the controller on `manager`'s shared cache of trimmed Clusters until the task is
+/// aborted.
 pub(crate) async fn run(
-    host: kube::Client,
+    manager: Arc<Manager>,
     opts: Arc<ControllerManagerOptions>,
     metrics: Arc<Metrics>,
     liveness: Arc<crate::status::schedule::Liveness>,
 ) {
-    let api: Api<Cluster> = Api::all(host.clone());
     let ctx = Arc::new(Context {
-        host,
+        host: manager.client().clone(),
         opts,
         metrics,
         namespaces_seen: Mutex::new(HashMap::new()),
     });
-    // Neither this controller nor the monitor reads a member's discovery or capacity, so their cache of
-    // Clusters does not keep it (thousands of members: most of what a Cluster costs).
-    let (store, writer) = reflector::store();
-    let clusters = reflector::reflector(
-        writer,
-        watcher::watcher(api, watcher::Config::default())
-            .default_backoff()
-            .modify(Cluster::trim_for_cache),
-    )
-    .applied_objects();
-    let controller = Controller::for_stream(clusters, store).with_config(
-        kube::runtime::controller::Config::default().concurrency(ctx.opts.cluster_syncs.max(1)),
+    // Neither this controller nor the monitor reads a member's discovery or capacity: the
+    // trimmed cache (shared with propagation) does not keep them (thousands of members: most
+    // of what a Cluster costs).
+    let clusters = manager.reflector_with::<Cluster>(Cluster::TRIMMED_CACHE, || {
+        ReflectorSpec::default().trim(Cluster::trim_for_cache)
+    });
+    let controller = manager.controller::<String>(
+        CONTROLLER,
+        &ControllerOptions {
+            workers: usize::from(ctx.opts.cluster_syncs.max(1)),
+            // A failed reconcile is retried after `retry_delay`, every time.
+            retry_base: ctx.opts.retry_delay,
+            retry_max: ctx.opts.retry_delay,
+            report_queue_depth: true,
+        },
     );
-    // The health monitor judges from the controller's own cache of Clusters; it ends with
-    // this task.
+    controller.watches(&clusters, |cluster: &Cluster, deleted| {
+        cluster.metadata.name.clone().filter(|_| !deleted)
+    });
+    // The health monitor judges from the same cache of Clusters; it ends with this task.
     let _monitor = AbortOnDrop(tokio::spawn(
         crate::monitor::run(
             ctx.host.clone(),
-            controller.store(),
+            clusters.store().clone(),
             ctx.opts.clone(),
             ctx.metrics.clone(),
             liveness,
         )
         .instrument(info_span!("cluster_monitor")),
     ));
+    if !clusters.ready().await {
+        return;
+    }
+    let store = clusters.store().clone();
     controller
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                // Reconcile failures are reported by error_policy; this is the watch.
-                debug!(error = %error_chain(&e), "cluster controller");
+        .run(move |name: String| {
+            let (ctx, cluster) = (ctx.clone(), store.get(&ObjectRef::new(&name)));
+            async move {
+                match cluster {
+                    Some(cluster) => reconcile(cluster, ctx).await,
+                    None => Ok(Action::Done),
+                }
             }
         })
         .await;
 }
 
-fn error_policy(cluster: Arc<Cluster>, err: &Error, ctx: Arc<Context>) -> Action {
-    let name = cluster.metadata.name.as_deref().unwrap_or_default();
-    if err.is_conflict() {
-        // Someone (often the status controller) wrote the Cluster meanwhile: the watch
-        // brings the new version, and this retry covers a missed event.
-        debug!(cluster = name, error = %error_chain(err), "cluster changed under the reconcile");
-        ctx.metrics.error(CONTROLLER, "conflict");
-        return Action::requeue(ctx.opts.deletion_poll);
-    }
-    warn!(cluster = name, error = %error_chain(err), "cluster reconcile failed");
-    ctx.metrics.error(CONTROLLER, err.kind());
-    Action::requeue(ctx.opts.retry_delay)
-}
-
+/// One look at a cluster. A conflict (someone, often the status controller, wrote the
+/// Cluster meanwhile) is looked at again after `deletion_poll`: the watch brings the new
+/// version, and the retry covers a missed event. Other failures go back to the runtime,
+/// which logs them and retries after `retry_delay`.
 async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, Error> {
     let name = cluster.metadata.name.clone().ok_or(Error::NoName)?;
     let span = info_span!("reconcile_cluster", cluster = %name);
@@ -140,7 +140,18 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, E
     .instrument(span)
     .await;
     ctx.metrics.reconciled(CONTROLLER, result.is_ok());
-    result
+    match result {
+        Err(e) if e.is_conflict() => {
+            debug!(cluster = %name, error = %error_chain(&e), "cluster changed under the reconcile");
+            ctx.metrics.error(CONTROLLER, "conflict");
+            Ok(Action::RequeueAfter(ctx.opts.deletion_poll))
+        }
+        Err(e) => {
+            ctx.metrics.error(CONTROLLER, e.kind());
+            Err(e)
+        }
+        ok => ok,
+    }
 }
 
 fn has_finalizer(cluster: &Cluster) -> bool {
@@ -212,7 +223,7 @@ async fn apply(cluster: &Cluster, name: &str, ctx: &Context) -> Result<Action, E
             })?;
     }
     ensure_namespace(name, ctx).await?;
-    Ok(Action::requeue(ctx.opts.resync_period))
+    Ok(Action::RequeueAfter(ctx.opts.resync_period))
 }
 
 async fn ensure_namespace(cluster: &str, ctx: &Context) -> Result<(), Error> {
@@ -267,7 +278,7 @@ async fn ensure_namespace(cluster: &str, ctx: &Context) -> Result<(), Error> {
 /// A cluster being deleted: Works, then the namespace, then the finalizer.
 async fn finalize(cluster: &Cluster, name: &str, ctx: &Context) -> Result<Action, Error> {
     if !has_finalizer(cluster) {
-        return Ok(Action::await_change());
+        return Ok(Action::Done);
     }
     ctx.namespaces_seen.lock().remove(name);
     let namespace = karmada::execution_namespace(name);
@@ -300,7 +311,7 @@ async fn finalize(cluster: &Cluster, name: &str, ctx: &Context) -> Result<Action
             works = remaining.len(),
             "waiting for the cluster's Works to go"
         );
-        return Ok(Action::requeue(ctx.opts.deletion_poll));
+        return Ok(Action::RequeueAfter(ctx.opts.deletion_poll));
     }
     let namespaces: Api<Namespace> = Api::all(ctx.host.clone());
     let existing = namespaces
@@ -321,7 +332,7 @@ async fn finalize(cluster: &Cluster, name: &str, ctx: &Context) -> Result<Action
                 Err(source) => return Err(Error::DeleteNamespace { namespace, source }),
             }
         }
-        return Ok(Action::requeue(ctx.opts.deletion_poll));
+        return Ok(Action::RequeueAfter(ctx.opts.deletion_poll));
     }
     // Last, the heartbeat Lease (nothing else removes it: owner references are not acted
     // on everywhere). The status controller never recreates the Lease of a deleted Cluster.
@@ -353,5 +364,5 @@ async fn finalize(cluster: &Cluster, name: &str, ctx: &Context) -> Result<Action
             });
         }
     }
-    Ok(Action::await_change())
+    Ok(Action::Done)
 }

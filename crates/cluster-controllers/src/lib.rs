@@ -290,33 +290,32 @@ pub(crate) use flotilla_tasks::AbortOnDrop;
 pub struct ControllerManager {
     tasks: Tasks,
     metrics: Arc<Metrics>,
+    /// The controller runtime's manager when these controllers have one of their own.
+    own_manager: Option<Arc<flotilla_controller_runtime::Manager>>,
 }
 
-/// Starts the cluster controller and the cluster status controller against `host`.
+/// Starts the cluster controller and the cluster status controller against `host`, with a
+/// controller manager of their own.
 pub fn spawn(host: kube::Client, opts: ControllerManagerOptions) -> ControllerManager {
-    spawn_with(host, opts, Tasks::new())
+    let manager = flotilla_controller_runtime::Manager::new(host);
+    let mut running = spawn_on(&manager, opts);
+    running.own_manager = Some(manager);
+    running
 }
 
-/// Starts the cluster controllers among `manager`'s tasks.
+/// Starts the cluster controllers among `manager`'s tasks, on its shared watches.
 pub fn spawn_on(
     manager: &Arc<flotilla_controller_runtime::Manager>,
     opts: ControllerManagerOptions,
 ) -> ControllerManager {
-    spawn_with(manager.client().clone(), opts, manager.component_tasks())
-}
-
-fn spawn_with(
-    host: kube::Client,
-    opts: ControllerManagerOptions,
-    tasks: Tasks,
-) -> ControllerManager {
+    let tasks = manager.component_tasks();
     let metrics = Arc::new(Metrics::new());
     let opts = Arc::new(opts);
     let liveness = Arc::new(status::schedule::Liveness::default());
     tasks.spawn(
         "cluster-controller",
         cluster::run(
-            host.clone(),
+            manager.clone(),
             opts.clone(),
             metrics.clone(),
             liveness.clone(),
@@ -324,20 +323,40 @@ fn spawn_with(
     );
     tasks.spawn(
         "cluster-status-controller",
-        status::run(host, opts, metrics.clone(), liveness),
+        status::run(manager.client().clone(), opts, metrics.clone(), liveness),
     );
-    ControllerManager { tasks, metrics }
+    ControllerManager {
+        tasks,
+        metrics,
+        own_manager: None,
+    }
 }
 
+/// A failed reconcile is retried by the runtime after the options' `retry_delay`; conflicts
+/// are answered by the reconcile itself (`cluster.rs`).
+impl flotilla_controller_runtime::ReconcileError for Error {}
+
 impl ControllerManager {
-    /// Stops every controller (and the syncs in flight they own).
+    /// Stops every controller (and the syncs in flight they own), then the watches when the
+    /// manager is their own.
     pub async fn stop(self) {
         self.tasks.shutdown(flotilla_tasks::SHUTDOWN_GRACE).await;
+        if let Some(manager) = self.own_manager {
+            manager.stop().await;
+        }
     }
 
-    /// The controllers' metrics in the Prometheus text format.
+    /// The controllers' metrics in the Prometheus text format: their own, and with a
+    /// manager of their own the runtime's (`flotilla_controller_*`; a shared manager's
+    /// owner exposes those once for all its controllers).
     pub fn metrics_text(&self) -> String {
-        self.metrics.render()
+        match &self.own_manager {
+            Some(manager) => flotilla_controller_runtime::join_expositions([
+                self.metrics.render(),
+                manager.metrics_text(),
+            ]),
+            None => self.metrics.render(),
+        }
     }
 }
 

@@ -331,6 +331,10 @@ impl Cluster {
         self.status.as_ref().is_some_and(ClusterStatus::is_ready)
     }
 
+    /// The name of the shared cache of Clusters kept as [`Cluster::trim_for_cache`] leaves
+    /// them (one watch for every controller of a process that reads no more).
+    pub const TRIMMED_CACHE: &'static str = "trimmed";
+
     /// Drops from a cached copy what only the status controller and the scheduler read:
     /// `status.apiEnablements` (the member's discovery, most of a Cluster's size),
     /// `spec.resourceModels` (nine grades by default), `status.resourceSummary` and

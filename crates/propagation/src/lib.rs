@@ -292,7 +292,7 @@ pub fn spawn_on(manager: &Arc<Manager>, opts: PropagationOptions) -> Propagation
     let cluster_override_policies = manager.reflector::<ClusterOverridePolicy>();
     // Nothing here reads a member's discovery or capacity: not keeping them halves what a
     // Cluster costs.
-    let clusters = manager.reflector_with::<Cluster>("trimmed", || {
+    let clusters = manager.reflector_with::<Cluster>(Cluster::TRIMMED_CACHE, || {
         ReflectorSpec::default().trim(Cluster::trim_for_cache)
     });
 

@@ -342,7 +342,7 @@ impl InFlightFlags {
 pub struct ObjectSizeFlags {
     /// Largest object stored, in bytes of its encoding (default 1.5 MiB, etcd's default
     /// request limit).
-    #[arg(long, default_value_t = flotilla_apiserver::objects::DEFAULT_MAX_OBJECT_BYTES)]
+    #[arg(long, default_value_t = flotilla_generic_store::objects::DEFAULT_MAX_OBJECT_BYTES)]
     pub max_object_bytes: usize,
 }
 

@@ -10,7 +10,7 @@
 //! - [`review`]: the AdmissionReview request and the [`Verdict`] read from the response.
 //!
 //! The HTTP calls, the cache of configurations and the order of mutating before validating
-//! live in the API server (`flotilla_apiserver::admission`).
+//! live in the generic store (`flotilla_generic_store::admission`).
 
 pub mod matching;
 pub mod review;

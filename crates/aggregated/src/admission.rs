@@ -1,5 +1,5 @@
 //! Who may point a Cluster at credentials: the aggregated server's compiled-in admission of
-//! Cluster writes ([`flotilla_apiserver::builtin_admission`]).
+//! Cluster writes ([`flotilla_generic_store::builtin_admission`]).
 //!
 //! A Cluster's `spec.secretRef` and `spec.impersonatorSecretRef` name Secrets on the host
 //! whose token the controller-manager and the `proxy` subresource send to `spec.apiEndpoint`
@@ -25,9 +25,9 @@ use std::sync::Arc;
 
 use flotilla_apimachinery::status::qualified_resource;
 use flotilla_apimachinery::{ApiError, Requester};
-use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::authz::{Authorizer, RequestAttributes};
-use flotilla_apiserver::builtin_admission::{Operation, PluginRequest, ValidatingPlugin};
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::builtin_admission::{Operation, PluginRequest, ValidatingPlugin};
 
 use crate::cluster::{GROUP, SecretReference, connection_changed, secret_references};
 

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use flotilla_apimachinery::ApiError;
-use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::authz::{Authorizer, RequestAttributes};
+use flotilla_generic_store::UserInfo;
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };

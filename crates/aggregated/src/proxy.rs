@@ -14,12 +14,12 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::response::Response;
 use flotilla_apimachinery::{ApiError, ResourceDef};
-use flotilla_apiserver::UserInfo;
-use flotilla_apiserver::context::StoreContext;
 use flotilla_apiserver::proxy::{forward, impersonation_headers};
-use flotilla_apiserver::request::ResourcePath;
 use flotilla_apiserver::response::error_response;
-use flotilla_apiserver::rest::SubresourceHandler;
+use flotilla_apiserver::subresource::SubresourceHandler;
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::context::StoreContext;
+use flotilla_generic_store::request::ResourcePath;
 use http::{HeaderName, HeaderValue};
 
 use crate::members::MemberConnections;
@@ -73,7 +73,7 @@ impl SubresourceHandler for ClusterProxy {
         if let Err(msg) = check_proxy_path(&sub_path) {
             return error_response(&ApiError::bad_request(msg));
         }
-        let obj = match flotilla_apiserver::objects::Objects::new(def, &store.storage)
+        let obj = match flotilla_generic_store::objects::Objects::new(def, &store.storage)
             .get(None, &name)
             .await
         {

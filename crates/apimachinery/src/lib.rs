@@ -22,7 +22,7 @@ pub use resource::{
     GroupVersionKind, PartialSubresource, Permission, Requester, ResourceDef, ScaleDef,
     SubresourceDef, TableColumn, TablePrinter, Validation,
 };
-pub use status::{ApiError, Cause};
+pub use status::{ApiError, Cause, error_chain};
 
 /// The finalizer that makes the garbage collector orphan an object's dependents before the
 /// object goes (`propagationPolicy: Orphan`).

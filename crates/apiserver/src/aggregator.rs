@@ -37,10 +37,10 @@ use http::{Uri, header};
 use parking_lot::RwLock;
 use serde_json::Value;
 
-use crate::auth::UserInfo;
-use crate::objects::meta_str;
 use crate::proxy::{ListRequest, Upstream, remote_user_headers, try_forward};
 use crate::response::error_response;
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::objects::meta_str;
 
 /// Base URL of an extension API server reached without a Kubernetes Service.
 pub const URL_ANNOTATION: &str = "apiregistration.flotilla.io/url";

@@ -17,8 +17,8 @@ use crate::aggregator::{
     slice_urls,
 };
 use crate::informer::{Handler, Informer};
-use crate::objects::{meta_str, now_rfc3339};
 use crate::state::ApiServer;
+use flotilla_generic_store::objects::{meta_str, now_rfc3339};
 
 /// Storage prefix of EndpointSlices (`/<group>/<plural>/<namespace>/<name>`).
 const ENDPOINT_SLICES: &str = "/discovery.k8s.io/endpointslices/";

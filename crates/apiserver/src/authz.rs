@@ -13,8 +13,8 @@ use flotilla_rbac::{Attributes, Decision, RbacAuthorizer, UserRef};
 use flotilla_storage::StoredObject;
 use http::HeaderMap;
 
-use crate::auth::UserInfo;
-use crate::request::{RequestInfo, ResourcePath};
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::request::{RequestInfo, ResourcePath};
 
 /// What is being asked, owned.
 #[derive(Debug, Clone)]
@@ -59,7 +59,9 @@ impl RequestAttributes {
             None => Self {
                 verb: match info.verb {
                     // Methods no verb covers keep their own name, as kube lowercases them.
-                    crate::request::Verb::Unknown => info.method.as_str().to_lowercase(),
+                    flotilla_generic_store::request::Verb::Unknown => {
+                        info.method.as_str().to_lowercase()
+                    }
                     verb => verb.as_str().to_string(),
                 },
                 resource_request: false,

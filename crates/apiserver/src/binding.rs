@@ -13,14 +13,14 @@ use flotilla_apimachinery::{ApiError, Cause, GroupVersionKind, ResourceDef, Subr
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::auth::UserInfo;
-use crate::context::RequestContext;
-use crate::context::StoreContext;
-use crate::objects::{Objects, WriteOptions, now_rfc3339};
 use crate::registry::Registry;
-use crate::request::ResourcePath;
 use crate::response::{error_response, json_value};
-use crate::rest::SubresourceHandler;
+use crate::subresource::SubresourceHandler;
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::context::RequestContext;
+use flotilla_generic_store::context::StoreContext;
+use flotilla_generic_store::objects::{Objects, WriteOptions, now_rfc3339};
+use flotilla_generic_store::request::ResourcePath;
 
 /// Publishes `pods/binding` in discovery (when pods are served).
 pub(crate) fn advertise(registry: &Registry) {

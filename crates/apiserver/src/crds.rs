@@ -16,8 +16,8 @@ use flotilla_storage::{EventType, StoredObject, WatchEvent};
 use serde_json::{Value, json};
 
 use crate::informer::{Handler, Informer};
-use crate::objects::{self, meta_str, now_rfc3339};
 use crate::state::ApiServer;
+use flotilla_generic_store::objects::{self, meta_str, now_rfc3339};
 
 pub const CRD_PREFIX: &str = "/apiextensions.k8s.io/customresourcedefinitions/";
 pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";

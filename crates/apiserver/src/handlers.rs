@@ -17,18 +17,18 @@ use futures::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
-use crate::auth::UserInfo;
-use crate::context::{RequestContext, StoreContext};
-use crate::objects::{self, DeleteOptions, Patch};
-use crate::request::{FieldValidation, RequestInfo, ResourcePath, Verb};
 use crate::response::{
     Format, add_warnings, error_response, json_bytes, json_list, json_value, negotiate,
 };
-use crate::rest::{
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::context::{RequestContext, StoreContext};
+use flotilla_generic_store::objects::{self, DeleteOptions, Patch};
+use flotilla_generic_store::request::{FieldValidation, RequestInfo, ResourcePath, Verb};
+use flotilla_generic_store::rest::{
     ListAnswer, NewObject, Object, ObjectAnswer, PatchBody, RestStorage, WatchAnswer, WatchEvent,
 };
-use crate::strict::Duplicates;
-use crate::table::{self, IncludeObject};
+use flotilla_generic_store::strict::Duplicates;
+use flotilla_generic_store::table::{self, IncludeObject};
 
 /// The most operations one JSON patch may hold (kube-apiserver's limit; more get 413).
 pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
@@ -105,7 +105,7 @@ pub(crate) fn decode_body(
     ctx: &RequestContext,
     body: &Bytes,
 ) -> Result<(Value, Duplicates), ApiError> {
-    match ctx.content_type().as_str() {
+    match content_type(&ctx.headers).as_str() {
         "application/json" | "" => decode_json(body),
         "application/yaml" => decode_yaml(body),
         // kubectl 1.32+ sends typed objects (create namespace, create deployment, ...) as protobuf.
@@ -184,7 +184,7 @@ fn decode_yaml(body: &Bytes) -> Result<(Value, Duplicates), ApiError> {
 
 /// Decodes a PATCH body by its content type.
 pub fn decode_patch(ctx: &RequestContext, body: &Bytes) -> Result<PatchBody, ApiError> {
-    let content_type = ctx.content_type();
+    let content_type = content_type(&ctx.headers);
     let (patch, duplicates) = match content_type.as_str() {
         "application/json-patch+json" => {
             let decoded = parse_json(body)?;
@@ -251,7 +251,7 @@ pub fn decode_patch(ctx: &RequestContext, body: &Bytes) -> Result<PatchBody, Api
 pub fn parse_delete_options(ctx: &RequestContext, body: &Bytes) -> Result<DeleteOptions, ApiError> {
     let body_value = if body.iter().all(u8::is_ascii_whitespace) {
         None
-    } else if ctx.content_type() == flotilla_protobuf::CONTENT_TYPE {
+    } else if content_type(&ctx.headers) == flotilla_protobuf::CONTENT_TYPE {
         Some(
             flotilla_protobuf::decode_object(body)
                 .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?,
@@ -576,4 +576,19 @@ pub fn watch_response(
     );
     add_warnings(&mut resp, &answer.warnings);
     resp
+}
+
+/// The media type of a request's body (its `Content-Type` without parameters, lowercased).
+fn content_type(headers: &http::HeaderMap) -> String {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|s| {
+            s.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default()
 }

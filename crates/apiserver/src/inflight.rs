@@ -35,9 +35,9 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::auth::UserInfo;
 use crate::registry::Registry;
-use crate::request::{RequestInfo, Verb};
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::request::{RequestInfo, Verb};
 
 /// kube-apiserver's defaults (`--max-requests-inflight`, `--max-mutating-requests-inflight`).
 pub const DEFAULT_MAX_REQUESTS_INFLIGHT: usize = 400;
@@ -79,7 +79,7 @@ pub fn exempt_user(user: &UserInfo) -> bool {
 /// that carries an API request (see [`SubresourceHandler::carried_request`]) counts as that
 /// request.
 ///
-/// [`SubresourceHandler::carried_request`]: crate::rest::SubresourceHandler::carried_request
+/// [`SubresourceHandler::carried_request`]: crate::subresource::SubresourceHandler::carried_request
 pub fn classify_in(registry: &Registry, info: &RequestInfo, user: Option<&UserInfo>) -> Class {
     let carried = info.resource().and_then(|r| {
         let sub = r.subresource.as_deref()?;
@@ -359,12 +359,12 @@ mod tests {
     struct CarryingProxy;
 
     #[async_trait::async_trait]
-    impl crate::rest::SubresourceHandler for CarryingProxy {
+    impl crate::subresource::SubresourceHandler for CarryingProxy {
         async fn handle(
             &self,
-            _store: &Arc<crate::context::StoreContext>,
+            _store: &Arc<flotilla_generic_store::context::StoreContext>,
             _def: &Arc<flotilla_apimachinery::ResourceDef>,
-            _path: &crate::request::ResourcePath,
+            _path: &flotilla_generic_store::request::ResourcePath,
             _req: axum::extract::Request,
             _user: &UserInfo,
         ) -> Response {

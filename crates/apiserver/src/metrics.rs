@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
+use flotilla_generic_store::admission::WebhookMetrics;
 use http::{HeaderValue, header};
 use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -28,59 +29,6 @@ struct LatencyLabels {
 }
 
 type LatencyFamily = Family<LatencyLabels, Histogram, fn() -> Histogram>;
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct WebhookLabels {
-    name: String,
-    /// `admit` (mutating) or `validating`, as kube-apiserver labels them.
-    r#type: String,
-    operation: String,
-    /// `allowed`, `rejected`, `error` or `ignored` (a failure under `failurePolicy: Ignore`).
-    outcome: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct WebhookLatencyLabels {
-    name: String,
-    r#type: String,
-}
-
-type WebhookLatencyFamily = Family<WebhookLatencyLabels, Histogram, fn() -> Histogram>;
-
-/// The admission webhook metrics, shared with the admission module.
-#[derive(Clone)]
-pub struct WebhookMetrics {
-    calls: Family<WebhookLabels, Counter>,
-    latency: WebhookLatencyFamily,
-}
-
-impl WebhookMetrics {
-    /// Records one call of webhook `name`.
-    pub fn observe(
-        &self,
-        name: &str,
-        mutating: bool,
-        operation: &str,
-        outcome: &str,
-        elapsed: Duration,
-    ) {
-        let kind = if mutating { "admit" } else { "validating" };
-        self.calls
-            .get_or_create(&WebhookLabels {
-                name: name.into(),
-                r#type: kind.into(),
-                operation: operation.into(),
-                outcome: outcome.into(),
-            })
-            .inc();
-        self.latency
-            .get_or_create(&WebhookLatencyLabels {
-                name: name.into(),
-                r#type: kind.into(),
-            })
-            .observe(elapsed.as_secs_f64());
-    }
-}
 
 pub struct Metrics {
     registry: Mutex<Registry>,
@@ -114,20 +62,7 @@ impl Metrics {
             "Request latency by verb and resource",
             latency.clone(),
         );
-        let webhooks = WebhookMetrics {
-            calls: Family::default(),
-            latency: Family::new_with_constructor(latency_histogram),
-        };
-        registry.register(
-            "apiserver_admission_webhook_request",
-            "Admission webhook calls by webhook, type, operation and outcome",
-            webhooks.calls.clone(),
-        );
-        registry.register(
-            "apiserver_admission_webhook_admission_duration_seconds",
-            "Admission webhook call latency by webhook and type",
-            webhooks.latency.clone(),
-        );
+        let webhooks = WebhookMetrics::register(&mut registry);
         Self {
             registry: Mutex::new(registry),
             requests,

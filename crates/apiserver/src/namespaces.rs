@@ -14,12 +14,12 @@ use std::time::Duration;
 use flotilla_apimachinery::ApiError;
 use serde_json::json;
 
-use crate::context::RequestContext;
-use crate::objects::{self, DeleteOptions, Objects, meta_str, now_rfc3339};
-use crate::rest::{
+use crate::state::ApiServer;
+use flotilla_generic_store::context::RequestContext;
+use flotilla_generic_store::objects::{self, DeleteOptions, Objects, meta_str, now_rfc3339};
+use flotilla_generic_store::rest::{
     GenericStore, ListAnswer, NewObject, Object, ObjectAnswer, PatchBody, RestStorage, WatchAnswer,
 };
-use crate::state::ApiServer;
 
 /// The REST storage of namespaces: the generic store's, but a DELETE marks the namespace
 /// Terminating and starts its cleanup in the server's background tasks.

@@ -86,20 +86,11 @@ impl Upstream {
         &self,
         req: http::Request<Body>,
     ) -> Result<http::Response<hyper::body::Incoming>, String> {
-        self.client.request(req).await.map_err(|e| error_chain(&e))
+        self.client
+            .request(req)
+            .await
+            .map_err(|e| flotilla_apimachinery::error_chain(&e))
     }
-}
-
-/// The error and its causes on one line.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
 }
 
 /// Headers never forwarded: the caller's credentials, impersonation and identity headers
@@ -189,7 +180,7 @@ pub async fn try_forward(
         upstream.client.request(out).await
     };
     let mut resp = sent.map_err(|e| Unreached {
-        message: error_chain(&e),
+        message: flotilla_apimachinery::error_chain(&e),
         connect: e.is_connect(),
     })?;
     if resp.status() == http::StatusCode::SWITCHING_PROTOCOLS {
@@ -244,7 +235,9 @@ pub fn redirect_refused() -> flotilla_apimachinery::ApiError {
 }
 
 /// `X-Remote-*` headers naming `user`, as an authenticating front proxy sends them.
-pub fn remote_user_headers(user: &crate::auth::UserInfo) -> Vec<(HeaderName, HeaderValue)> {
+pub fn remote_user_headers(
+    user: &flotilla_generic_store::UserInfo,
+) -> Vec<(HeaderName, HeaderValue)> {
     identity_headers(
         user,
         "x-remote-user",
@@ -255,7 +248,9 @@ pub fn remote_user_headers(user: &crate::auth::UserInfo) -> Vec<(HeaderName, Hea
 }
 
 /// `Impersonate-*` headers naming `user` (without the groups every authenticated user has).
-pub fn impersonation_headers(user: &crate::auth::UserInfo) -> Vec<(HeaderName, HeaderValue)> {
+pub fn impersonation_headers(
+    user: &flotilla_generic_store::UserInfo,
+) -> Vec<(HeaderName, HeaderValue)> {
     identity_headers(
         user,
         "impersonate-user",
@@ -266,7 +261,7 @@ pub fn impersonation_headers(user: &crate::auth::UserInfo) -> Vec<(HeaderName, H
 }
 
 fn identity_headers(
-    user: &crate::auth::UserInfo,
+    user: &flotilla_generic_store::UserInfo,
     user_header: &'static str,
     group_header: &'static str,
     extra_prefix: &str,

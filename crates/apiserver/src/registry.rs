@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use flotilla_apimachinery::ResourceDef;
 use parking_lot::RwLock;
 
-use crate::rest::{GenericStore, RestStorage, SubresourceHandler};
+use crate::subresource::SubresourceHandler;
+use flotilla_generic_store::rest::{GenericStore, RestStorage};
 
 /// A served group with its versions in preference order.
 #[derive(Debug, Clone)]
@@ -44,7 +45,7 @@ struct Inner {
     group_order: Vec<String>,
 }
 
-impl crate::admission::ServedVersions for Registry {
+impl flotilla_generic_store::admission::ServedVersions for Registry {
     fn served_versions(&self, group: &str, resource: &str) -> Vec<String> {
         self.all()
             .into_iter()

@@ -13,11 +13,11 @@ use flotilla_rbac::{Decision, UserRef};
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::auth::UserInfo;
 use crate::authz::RequestAttributes;
-use crate::context::RequestContext;
-use crate::rest::{NewObject, Object, ObjectAnswer, RestStorage};
 use crate::state::ApiServer;
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::context::RequestContext;
+use flotilla_generic_store::rest::{NewObject, Object, ObjectAnswer, RestStorage};
 
 /// The REST storage of the review resources: `create` computes the review with the
 /// server's RBAC index (access reviews) and token authenticators (TokenReview).

@@ -34,7 +34,8 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
-use crate::auth::{PeerIdentity, UserInfo};
+use crate::auth::PeerIdentity;
+use flotilla_generic_store::UserInfo;
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

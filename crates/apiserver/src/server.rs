@@ -29,16 +29,17 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use crate::audit::AuditLog;
-use crate::auth::{self, PeerIdentity, TokenAuthenticator, TokenAuthenticators, UserInfo};
-use crate::context::{RequestContext, StoreContext};
+use crate::auth::{self, PeerIdentity, TokenAuthenticator, TokenAuthenticators};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
-use crate::request::{ApiPath, RequestInfo, ResourcePath, Verb};
 use crate::response::{error_response, json_value};
-use crate::rest::RestStorage;
-use crate::rest::SubresourceHandler;
 use crate::state::{ApiServer, ServerConfig};
+use crate::subresource::SubresourceHandler;
 use crate::{discovery, handlers, namespaces, openapi, openapi_v2};
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::context::{RequestContext, StoreContext};
+use flotilla_generic_store::request::{ApiPath, RequestInfo, ResourcePath, Verb};
+use flotilla_generic_store::rest::RestStorage;
 
 /// The optional parts of a server.
 #[derive(Default)]
@@ -56,8 +57,9 @@ pub struct ServerOptions {
     /// The front-proxy client certificate and key (PEM) the aggregator presents to
     /// extension API servers.
     pub proxy_client: Option<(String, String)>,
-    /// Compiled-in validating admission checks, in order (see [`crate::builtin_admission`]).
-    pub admission_plugins: Vec<Arc<dyn crate::builtin_admission::ValidatingPlugin>>,
+    /// Compiled-in validating admission checks, in order (see [`flotilla_generic_store::builtin_admission`]).
+    pub admission_plugins:
+        Vec<Arc<dyn flotilla_generic_store::builtin_admission::ValidatingPlugin>>,
 }
 
 impl ApiServer {
@@ -80,9 +82,12 @@ impl ApiServer {
             .map(|_| Arc::new(crate::aggregator::Aggregator::new(options.proxy_client)));
         let metrics = Metrics::new();
         let admission = registry
-            .any_version(crate::admission::GROUP, "validatingwebhookconfigurations")
+            .any_version(
+                flotilla_generic_store::admission::GROUP,
+                "validatingwebhookconfigurations",
+            )
             .map(|_| {
-                Arc::new(crate::admission::Admission::new(
+                Arc::new(flotilla_generic_store::admission::Admission::new(
                     storage.clone(),
                     registry.clone(),
                     metrics.webhooks(),
@@ -277,7 +282,7 @@ async fn entry(State(server): State<Arc<ApiServer>>, mut req: Request) -> Respon
     });
     if let Some(audit) = &server.audit {
         audit.record(&serde_json::json!({
-            "time": crate::objects::now_rfc3339(),
+            "time": flotilla_generic_store::objects::now_rfc3339(),
             "user": caller.user.as_ref().map(|u| u.name.clone()),
             "groups": caller.user.as_ref().map(|u| u.groups.clone()),
             "impersonatedBy": caller.impersonator.as_ref().map(|u| u.name.clone()),

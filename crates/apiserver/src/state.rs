@@ -10,11 +10,11 @@ use flotilla_storage::Storage;
 
 use crate::audit::AuditLog;
 use crate::auth::TokenAuthenticator;
-use crate::context::StoreContext;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
-use crate::rest::SubresourceHandler;
+use crate::subresource::SubresourceHandler;
 use crate::{discovery, openapi};
+use flotilla_generic_store::context::StoreContext;
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ pub struct ServerConfig {
     /// Largest object the generic store writes, as encoded for storage; larger ones get 413.
     pub max_object_bytes: usize,
     /// The random part of names made from `generateName`.
-    pub name_generator: crate::objects::NameGenerator,
+    pub name_generator: flotilla_generic_store::objects::NameGenerator,
 }
 
 impl Default for ServerConfig {
@@ -45,8 +45,8 @@ impl Default for ServerConfig {
             max_mutating_requests_inflight: crate::inflight::DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
             minor: "32".into(),
             git_version: "v1.32.0-flotilla".into(),
-            max_object_bytes: crate::objects::DEFAULT_MAX_OBJECT_BYTES,
-            name_generator: crate::objects::NameGenerator::default(),
+            max_object_bytes: flotilla_generic_store::objects::DEFAULT_MAX_OBJECT_BYTES,
+            name_generator: flotilla_generic_store::objects::NameGenerator::default(),
         }
     }
 }

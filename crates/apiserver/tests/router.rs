@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use flotilla_apimachinery::{ResourceDef, Validation};
-use flotilla_apiserver::auth::{PeerIdentity, UserInfo};
+use flotilla_apiserver::auth::PeerIdentity;
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig};
+use flotilla_generic_store::UserInfo;
 use flotilla_storage::{MemoryStorage, Storage};
 use http::{Request, StatusCode, header};
 use http_body_util::BodyExt;

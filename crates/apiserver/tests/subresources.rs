@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use flotilla_apimachinery::{Cause, PartialSubresource, Permission, Requester, ResourceDef};
-use flotilla_apiserver::auth::{PeerIdentity, UserInfo};
+use flotilla_apiserver::auth::PeerIdentity;
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
+use flotilla_generic_store::UserInfo;
 use flotilla_rbac::RbacAuthorizer;
 use flotilla_storage::{MemoryStorage, Storage};
 use http::{Request, StatusCode, header};

@@ -307,7 +307,7 @@ async fn a_stored_cluster_with_credentials_over_plain_http_is_never_contacted() 
     let trap = Trap::start().await.unwrap();
     // Stored past the API (validation refuses it now), as an older version could have.
     let def = flotilla_aggregated::cluster::cluster_resource();
-    let key = flotilla_apiserver::objects::object_key(&def, None, "plain");
+    let key = flotilla_generic_store::objects::object_key(&def, None, "plain");
     env.plane
         .aggregated
         .server

@@ -1,4 +1,4 @@
-//! The host's compiled-in admission ([`flotilla_apiserver::builtin_admission`]): the checks
+//! The host's compiled-in admission ([`flotilla_generic_store::builtin_admission`]): the checks
 //! Karmada's webhook makes on the Karmada control plane, made by the host itself for every
 //! kind it serves, so they hold without a webhook server and never on the members.
 //!
@@ -25,8 +25,8 @@
 use std::sync::Arc;
 
 use flotilla_apimachinery::{ApiError, Cause};
-use flotilla_apiserver::builtin_admission::{Operation, PluginRequest, ValidatingPlugin};
 use flotilla_core::karmada::{DELETION_PROTECTED_ALWAYS, DELETION_PROTECTED_LABEL};
+use flotilla_generic_store::builtin_admission::{Operation, PluginRequest, ValidatingPlugin};
 use flotilla_karmada_api::overrides::OverrideSpec;
 use serde_json::Value;
 

@@ -307,9 +307,9 @@ fn write_kubeconfig(
 /// Creates the default RBAC policy (cluster-admin, admin, edit, view, discovery, ...) where
 /// missing; objects an operator changed are left as they are.
 pub async fn ensure_bootstrap_policy(server: &Arc<ApiServer>) -> Result<(), HostError> {
-    let opts = flotilla_apiserver::objects::WriteOptions {
+    let opts = flotilla_generic_store::objects::WriteOptions {
         field_manager: "flotilla-apiserver".into(),
-        field_validation: flotilla_apiserver::request::FieldValidation::Strict,
+        field_validation: flotilla_generic_store::request::FieldValidation::Strict,
         dry_run: false,
     };
     for obj in flotilla_rbac::bootstrap_policy() {
@@ -333,7 +333,7 @@ pub async fn ensure_bootstrap_policy(server: &Arc<ApiServer>) -> Result<(), Host
             .and_then(serde_json::Value::as_str)
             .unwrap_or_default()
             .to_string();
-        match flotilla_apiserver::objects::Objects::new(&def, &server.storage)
+        match flotilla_generic_store::objects::Objects::new(&def, &server.storage)
             .create(None, obj, &opts)
             .await
         {
@@ -360,9 +360,9 @@ async fn publish_authentication_config(
     let Some(def) = server.registry.get("", "v1", "configmaps") else {
         return Ok(());
     };
-    let opts = flotilla_apiserver::objects::WriteOptions {
+    let opts = flotilla_generic_store::objects::WriteOptions {
         field_manager: "flotilla-apiserver".into(),
-        field_validation: flotilla_apiserver::request::FieldValidation::Strict,
+        field_validation: flotilla_generic_store::request::FieldValidation::Strict,
         dry_run: false,
     };
     let name = "extension-apiserver-authentication";
@@ -374,7 +374,7 @@ async fn publish_authentication_config(
         "requestheader-group-headers": "[\"X-Remote-Group\"]",
         "requestheader-extra-headers-prefix": "[\"X-Remote-Extra-\"]",
     });
-    let objects = flotilla_apiserver::objects::Objects::new(&def, &server.storage);
+    let objects = flotilla_generic_store::objects::Objects::new(&def, &server.storage);
     let result = match objects.get(Some("kube-system"), name).await {
         Ok(existing) if existing.value().get("data") == Some(&data) => Ok(()),
         Ok(existing) => {
@@ -409,12 +409,12 @@ async fn install_crds(server: &Arc<ApiServer>) -> Result<(), HostError> {
     else {
         return Ok(());
     };
-    let opts = flotilla_apiserver::objects::WriteOptions {
+    let opts = flotilla_generic_store::objects::WriteOptions {
         field_manager: "flotilla-apiserver".into(),
-        field_validation: flotilla_apiserver::request::FieldValidation::Strict,
+        field_validation: flotilla_generic_store::request::FieldValidation::Strict,
         dry_run: false,
     };
-    let objects = flotilla_apiserver::objects::Objects::new(&def, &server.storage);
+    let objects = flotilla_generic_store::objects::Objects::new(&def, &server.storage);
     for crd in flotilla_karmada_api::crd::crds() {
         let value = serde_json::to_value(&crd).map_err(|e| HostError::Bootstrap {
             name: "crd".into(),
@@ -455,9 +455,9 @@ async fn ensure_local_apiservices(server: &Arc<ApiServer>) -> Result<(), HostErr
     else {
         return Ok(());
     };
-    let opts = flotilla_apiserver::objects::WriteOptions {
+    let opts = flotilla_generic_store::objects::WriteOptions {
         field_manager: "flotilla-apiserver".into(),
-        field_validation: flotilla_apiserver::request::FieldValidation::Strict,
+        field_validation: flotilla_generic_store::request::FieldValidation::Strict,
         dry_run: false,
     };
     let mut seen = std::collections::BTreeSet::new();
@@ -473,7 +473,7 @@ async fn ensure_local_apiservices(server: &Arc<ApiServer>) -> Result<(), HostErr
             "metadata": {"name": name, "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
             "spec": {"group": d.group, "version": d.version, "groupPriorityMinimum": priority, "versionPriority": 15},
         });
-        match flotilla_apiserver::objects::Objects::new(&def, &server.storage)
+        match flotilla_generic_store::objects::Objects::new(&def, &server.storage)
             .create(None, obj, &opts)
             .await
         {
@@ -495,10 +495,10 @@ pub async fn ensure_system_namespaces(server: &Arc<ApiServer>) -> Result<(), Hos
     let Some(def) = server.registry.get("", "v1", "namespaces") else {
         return Ok(());
     };
-    let objects = flotilla_apiserver::objects::Objects::new(&def, &server.storage);
-    let opts = flotilla_apiserver::objects::WriteOptions {
+    let objects = flotilla_generic_store::objects::Objects::new(&def, &server.storage);
+    let opts = flotilla_generic_store::objects::WriteOptions {
         field_manager: "flotilla-apiserver".into(),
-        field_validation: flotilla_apiserver::request::FieldValidation::Strict,
+        field_validation: flotilla_generic_store::request::FieldValidation::Strict,
         dry_run: false,
     };
     for name in SYSTEM_NAMESPACES {

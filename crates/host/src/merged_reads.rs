@@ -20,18 +20,18 @@ use std::sync::Arc;
 use axum::body::Body;
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_apiserver::ApiServer;
-use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::aggregator::Aggregator;
 use flotilla_apiserver::authz::{Authorizer, RequestAttributes};
-use flotilla_apiserver::context::RequestContext;
-use flotilla_apiserver::objects::{DeleteOptions, Patch};
-use flotilla_apiserver::request::ResourceVersion;
-use flotilla_apiserver::rest::{
+use flotilla_core::merged_reads;
+use flotilla_fanout::CompositeVersion;
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::context::RequestContext;
+use flotilla_generic_store::objects::{DeleteOptions, Patch};
+use flotilla_generic_store::request::ResourceVersion;
+use flotilla_generic_store::rest::{
     GenericStore, ListAnswer, NewObject, Object, ObjectAnswer, PatchBody, RestStorage, WatchAnswer,
     WatchEvent,
 };
-use flotilla_core::merged_reads;
-use flotilla_fanout::CompositeVersion;
 use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
 use http::{HeaderMap, Method, header};
 use http_body_util::{BodyExt, BodyStream};

@@ -20,11 +20,11 @@ use base64::Engine;
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::ApiServer;
 use flotilla_apiserver::informer::{Handler, Informer};
-use flotilla_apiserver::objects::{Objects, WriteOptions, collection_prefix};
-use flotilla_apiserver::request::FieldValidation;
 use flotilla_apiserver::serviceaccount::{
     LegacyClaims, SA_NAME_ANNOTATION, SA_UID_ANNOTATION, TOKEN_SECRET_TYPE, TokenIssuer,
 };
+use flotilla_generic_store::objects::{Objects, WriteOptions, collection_prefix};
+use flotilla_generic_store::request::FieldValidation;
 use flotilla_storage::{EventType, StoredObject, WatchEvent};
 use serde_json::{Value, json};
 

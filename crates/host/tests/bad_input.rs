@@ -1628,7 +1628,7 @@ async fn host_with_suffixes(
     use std::sync::atomic::{AtomicUsize, Ordering};
     let calls = std::sync::Arc::new(AtomicUsize::new(0));
     let counted = calls.clone();
-    let names = flotilla_apiserver::objects::NameGenerator::new(move || {
+    let names = flotilla_generic_store::objects::NameGenerator::new(move || {
         let i = counted.fetch_add(1, Ordering::SeqCst);
         script[i.min(script.len() - 1)].to_string()
     });

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_apimachinery::ApiError;
-use flotilla_apiserver::context::RequestContext;
-use flotilla_apiserver::objects::{self, DeleteOptions};
-use flotilla_apiserver::rest::{
+use flotilla_generic_store::context::RequestContext;
+use flotilla_generic_store::objects::{self, DeleteOptions};
+use flotilla_generic_store::rest::{
     GenericStore, ListAnswer, NewObject, Object, ObjectAnswer, PatchBody, RestStorage, WatchAnswer,
     WatchEvent as RestEvent,
 };

@@ -32,10 +32,11 @@ use std::time::Duration;
 
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::auth::StaticTokens;
-use flotilla_apiserver::request::ResourcePath;
-use flotilla_apiserver::rest::SubresourceHandler;
 use flotilla_apiserver::serve::{PeerTrust, ServerHandle, https_url};
-use flotilla_apiserver::{ApiServer, BootError, Registry, ServerConfig, ServerOptions, UserInfo};
+use flotilla_apiserver::subresource::SubresourceHandler;
+use flotilla_apiserver::{ApiServer, BootError, Registry, ServerConfig, ServerOptions};
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::request::ResourcePath;
 use flotilla_pki::{ChainVerifier, Kubeconfig};
 use flotilla_storage::{EmbeddedOptions, EmbeddedStorage, MemoryStorage, Storage};
 use tokio::net::TcpListener;
@@ -184,7 +185,7 @@ impl MemberOptions {
             shared_pki: None,
             watch_history: DEFAULT_WATCH_HISTORY,
             latency: Duration::ZERO,
-            max_object_bytes: flotilla_apiserver::objects::DEFAULT_MAX_OBJECT_BYTES,
+            max_object_bytes: flotilla_generic_store::objects::DEFAULT_MAX_OBJECT_BYTES,
         }
     }
 }
@@ -404,7 +405,7 @@ struct PodLogs;
 impl SubresourceHandler for PodLogs {
     async fn handle(
         &self,
-        store: &Arc<flotilla_apiserver::context::StoreContext>,
+        store: &Arc<flotilla_generic_store::context::StoreContext>,
         def: &Arc<ResourceDef>,
         path: &ResourcePath,
         _req: axum::extract::Request,
@@ -412,7 +413,7 @@ impl SubresourceHandler for PodLogs {
     ) -> axum::response::Response {
         use axum::response::IntoResponse;
         let name = path.name.as_deref().unwrap_or_default();
-        let objects = flotilla_apiserver::objects::Objects::new(def, &store.storage);
+        let objects = flotilla_generic_store::objects::Objects::new(def, &store.storage);
         match objects.get(path.namespace.as_deref(), name).await {
             Ok(_) => (
                 http::StatusCode::OK,

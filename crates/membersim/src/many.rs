@@ -59,7 +59,7 @@ impl ManyOptions {
             watch_history: DEFAULT_WATCH_HISTORY,
             parallelism: 8,
             latency: Duration::ZERO,
-            max_object_bytes: flotilla_apiserver::objects::DEFAULT_MAX_OBJECT_BYTES,
+            max_object_bytes: flotilla_generic_store::objects::DEFAULT_MAX_OBJECT_BYTES,
         }
     }
 

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::ApiServer;
-use flotilla_apiserver::objects::{DeleteOptions, Objects, WriteOptions, now_rfc3339};
-use flotilla_apiserver::request::FieldValidation;
 use flotilla_core::ResourceName;
+use flotilla_generic_store::objects::{DeleteOptions, Objects, WriteOptions, now_rfc3339};
+use flotilla_generic_store::request::FieldValidation;
 use flotilla_storage::{EventType, StoredObject};
 use futures::StreamExt;
 use rand::Rng;

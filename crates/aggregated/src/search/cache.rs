@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::ApiServer;
-use flotilla_apiserver::UserInfo;
-use flotilla_apiserver::filter::Selection;
 use flotilla_apiserver::tasks::AbortOnDrop;
 use flotilla_fanout::SourceObject;
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::filter::Selection;
 use flotilla_karmada_api::binding::AggregatedStatusItem;
 use futures::StreamExt;
 use parking_lot::{Mutex, RwLock};
@@ -486,7 +486,7 @@ async fn endpoint_of(
 ) -> Option<Endpoint> {
     let server = server.upgrade()?;
     let def = crate::cluster::cluster_resource();
-    let key = flotilla_apiserver::objects::object_key(&def, None, cluster);
+    let key = flotilla_generic_store::objects::object_key(&def, None, cluster);
     let obj = server.storage.get(&key).await.ok()??.value();
     let (upstream, token) = members.upstream(cluster, &obj).await.ok()?;
     Some(Endpoint::Member {

@@ -29,20 +29,19 @@ use axum::extract::Request;
 use axum::response::Response;
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_apiserver::ApiServer;
-use flotilla_apiserver::UserInfo;
 use flotilla_apiserver::authz::RequestAttributes;
-use flotilla_apiserver::context::{RequestContext, StoreContext};
-use flotilla_apiserver::filter::Selection;
 use flotilla_apiserver::handlers::{encode_object, list_response, watch_response};
-use flotilla_apiserver::request::{ListOptions, RequestInfo, ResourcePath, Verb};
 use flotilla_apiserver::response::{error_response, negotiate};
-use flotilla_apiserver::rest::{
-    ListAnswer, Object, ObjectAnswer, RestStorage, SubresourceHandler, WatchAnswer,
-};
+use flotilla_apiserver::subresource::SubresourceHandler;
 use flotilla_core::merged_reads;
 use flotilla_fanout::{
     ClusterFilter, CompositeVersion, ContinueToken, MemberObject, SourceObject, Sources,
 };
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::context::{RequestContext, StoreContext};
+use flotilla_generic_store::filter::Selection;
+use flotilla_generic_store::request::{ListOptions, RequestInfo, ResourcePath, Verb};
+use flotilla_generic_store::rest::{ListAnswer, Object, ObjectAnswer, RestStorage, WatchAnswer};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
@@ -886,7 +885,7 @@ pub(crate) struct ClusterIndex {
 impl ClusterIndex {
     fn new() -> Self {
         Self {
-            prefix: flotilla_apiserver::objects::collection_prefix(
+            prefix: flotilla_generic_store::objects::collection_prefix(
                 &crate::cluster::cluster_resource(),
                 None,
             ),

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use axum::body::Body;
 use flotilla_apimachinery::ApiError;
-use flotilla_apiserver::UserInfo;
-use flotilla_apiserver::context::RequestContext;
 use flotilla_apiserver::proxy::{Upstream, impersonation_headers};
-use flotilla_apiserver::request::RequestInfo;
-use flotilla_apiserver::rest::{GenericStore, Object, RestStorage, WatchEvent};
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::context::RequestContext;
+use flotilla_generic_store::request::RequestInfo;
+use flotilla_generic_store::rest::{GenericStore, Object, RestStorage, WatchEvent};
 use futures::{AsyncBufReadExt, Stream, StreamExt, TryStreamExt};
 use http::{HeaderName, HeaderValue, Method, header};
 use http_body_util::{BodyExt, BodyStream};
@@ -411,7 +411,7 @@ fn kube_error(e: kube::Error) -> SourceError {
     match e {
         kube::Error::Api(status) if status.code == 404 => SourceError::NotFound,
         kube::Error::Api(status) if status.code == 410 => SourceError::Expired(status.message),
-        other => SourceError::Failed(flotilla_apiserver::proxy::error_chain(&other)),
+        other => SourceError::Failed(flotilla_apimachinery::error_chain(&other)),
     }
 }
 

@@ -19,9 +19,9 @@ use std::time::Duration;
 
 use flotilla_apimachinery::ApiError;
 use flotilla_apiserver::ApiServer;
-use flotilla_apiserver::rest::{Object, WatchAnswer, WatchEvent};
 use flotilla_apiserver::tasks::AbortOnDrop;
 use flotilla_fanout::{CompositeVersion, EventKind, MergedEvent, MergedView, Source, SourceEvent};
+use flotilla_generic_store::rest::{Object, WatchAnswer, WatchEvent};
 use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;

@@ -18,13 +18,13 @@ use serde_json::{Value, json};
 
 use super::jwt::{ObjectRef, TokenIssuer, TokenSpec};
 use super::validate::uid_of;
-use crate::auth::UserInfo;
-use crate::context::RequestContext;
-use crate::context::StoreContext;
 use crate::registry::Registry;
-use crate::request::ResourcePath;
 use crate::response::{add_warnings, error_response, json_value};
-use crate::rest::SubresourceHandler;
+use crate::subresource::SubresourceHandler;
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::context::RequestContext;
+use flotilla_generic_store::context::StoreContext;
+use flotilla_generic_store::request::ResourcePath;
 
 pub const GROUP: &str = "authentication.k8s.io";
 pub const KIND: &str = "TokenRequest";
@@ -127,7 +127,7 @@ impl TokenRequestHandler {
         }
 
         let sa_def = ctx.def.as_ref();
-        let sa = crate::objects::Objects::new(sa_def, &ctx.store.storage)
+        let sa = flotilla_generic_store::objects::Objects::new(sa_def, &ctx.store.storage)
             .get(Some(namespace), name)
             .await?;
         let sa_uid = uid_of(&sa).to_string();
@@ -272,7 +272,7 @@ impl TokenRequestHandler {
             // This server does not serve the kind, so no such object exists here.
             return Err(ApiError::not_found("", plural, obj_name));
         };
-        let obj = crate::objects::Objects::new(&def, &ctx.store.storage)
+        let obj = flotilla_generic_store::objects::Objects::new(&def, &ctx.store.storage)
             .get(ns, obj_name)
             .await?;
         let uid = uid_of(&obj).to_string();
@@ -314,12 +314,15 @@ impl TokenRequestHandler {
                     None => None,
                     Some(node_name) => {
                         let node_uid = match self.core_kind("nodes") {
-                            Some(nd) => crate::objects::Objects::new(&nd, &ctx.store.storage)
-                                .get(None, node_name)
-                                .await
-                                .ok()
-                                .map(|n| uid_of(&n).to_string())
-                                .unwrap_or_default(),
+                            Some(nd) => flotilla_generic_store::objects::Objects::new(
+                                &nd,
+                                &ctx.store.storage,
+                            )
+                            .get(None, node_name)
+                            .await
+                            .ok()
+                            .map(|n| uid_of(&n).to_string())
+                            .unwrap_or_default(),
                             None => String::new(),
                         };
                         Some(ObjectRef::new(node_name, &node_uid))

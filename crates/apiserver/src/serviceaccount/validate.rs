@@ -12,9 +12,10 @@ use flotilla_storage::{Storage, StoredObject};
 use serde_json::Value;
 
 use super::jwt::{LEEWAY_SECS, ObjectRef, TokenIssuer, VerifiedToken};
-use crate::auth::{InvalidToken, TokenAuthenticator, TokenUser, UserInfo};
-use crate::objects::object_key;
+use crate::auth::{InvalidToken, TokenAuthenticator, TokenUser};
 use crate::registry::Registry;
+use flotilla_generic_store::UserInfo;
+use flotilla_generic_store::objects::object_key;
 
 /// `extra` key holding `JTI=<jti>`.
 pub const CREDENTIAL_ID_KEY: &str = "authentication.kubernetes.io/credential-id";

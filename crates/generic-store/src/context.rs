@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_storage::Storage;
-use http::{HeaderMap, header};
+use http::HeaderMap;
 
+use crate::UserInfo;
 use crate::admission::Admission;
-use crate::auth::UserInfo;
 use crate::builtin_admission::ValidatingPlugin;
 use crate::objects::{self, NameGenerator, Objects, WriteOptions};
 use crate::request::{ListOptions, RequestInfo, ResourcePath, WriteQuery};
@@ -140,19 +140,5 @@ impl RequestContext {
             field_validation: query.field_validation,
             dry_run: query.dry_run,
         })
-    }
-
-    pub(crate) fn content_type(&self) -> String {
-        self.headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|s| {
-                s.split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default()
     }
 }

@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
-use axum::body::Body;
 use flotilla_admission::{
     AdmissionError, Attributes, ClientConfig, FailurePolicy, RuleMatch, Verdict, Webhook,
     WebhookKind, denial, review_request, webhooks_of,
@@ -35,7 +35,11 @@ use hyper_util::rt::TokioExecutor;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use crate::metrics::WebhookMetrics;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
 
 /// The versions a resource is served at: webhooks match a request's version against them
 /// (`matchPolicy: Equivalent`). The server's registry answers.
@@ -53,6 +57,9 @@ const MAX_RESPONSE_BYTES: usize = 3 * 1024 * 1024;
 
 /// Webhooks by configuration key, with the revision they were parsed at.
 type ParsedConfigurations = HashMap<String, (Revision, Arc<Vec<Webhook>>)>;
+
+/// A webhook request's body.
+type Body = http_body_util::Full<bytes::Bytes>;
 
 type WebhookClient = Client<hyper_rustls::HttpsConnector<HttpConnector<Resolver>>, Body>;
 
@@ -378,7 +385,7 @@ impl Admission {
         let resp = client
             .request(req)
             .await
-            .map_err(|e| format!("Post \"{uri}\": {}", crate::proxy::error_chain(&e)))?;
+            .map_err(|e| format!("Post \"{uri}\": {}", flotilla_apimachinery::error_chain(&e)))?;
         let status = resp.status();
         let bytes = http_body_util::Limited::new(resp.into_body(), MAX_RESPONSE_BYTES)
             .collect()
@@ -487,5 +494,79 @@ impl tower::Service<Name> for Resolver {
                 Ok(addrs.into_iter())
             }),
         }
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    name: String,
+    /// `admit` (mutating) or `validating`, as kube-apiserver labels them.
+    r#type: String,
+    operation: String,
+    /// `allowed`, `rejected`, `error` or `ignored` (a failure under `failurePolicy: Ignore`).
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLatencyLabels {
+    name: String,
+    r#type: String,
+}
+
+type WebhookLatencyFamily = Family<WebhookLatencyLabels, Histogram, fn() -> Histogram>;
+
+/// The admission webhook metrics, registered in the server's metrics.
+#[derive(Clone)]
+pub struct WebhookMetrics {
+    calls: Family<WebhookLabels, Counter>,
+    latency: WebhookLatencyFamily,
+}
+
+impl WebhookMetrics {
+    /// The metrics, registered in `registry` under kube-apiserver's names.
+    pub fn register(registry: &mut Registry) -> Self {
+        let metrics = Self {
+            calls: Family::default(),
+            latency: Family::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+            }),
+        };
+        registry.register(
+            "apiserver_admission_webhook_request",
+            "Admission webhook calls by webhook, type, operation and outcome",
+            metrics.calls.clone(),
+        );
+        registry.register(
+            "apiserver_admission_webhook_admission_duration_seconds",
+            "Admission webhook call latency by webhook and type",
+            metrics.latency.clone(),
+        );
+        metrics
+    }
+
+    /// Records one call of webhook `name`.
+    pub fn observe(
+        &self,
+        name: &str,
+        mutating: bool,
+        operation: &str,
+        outcome: &str,
+        elapsed: Duration,
+    ) {
+        let kind = if mutating { "admit" } else { "validating" };
+        self.calls
+            .get_or_create(&WebhookLabels {
+                name: name.into(),
+                r#type: kind.into(),
+                operation: operation.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+        self.latency
+            .get_or_create(&WebhookLatencyLabels {
+                name: name.into(),
+                r#type: kind.into(),
+            })
+            .observe(elapsed.as_secs_f64());
     }
 }

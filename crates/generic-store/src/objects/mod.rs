@@ -33,8 +33,8 @@ use serde_json::{Map, Value, json};
 
 use flotilla_admission::{Attributes, Operation};
 
+use crate::UserInfo;
 use crate::admission::Admission;
-use crate::auth::UserInfo;
 use crate::builtin_admission::{self, PluginRequest, Plugins};
 use crate::request::{FieldValidation, ResourceVersion};
 use crate::strict::Duplicates;
@@ -347,7 +347,7 @@ impl<'a> Objects<'a> {
 
     /// Admission of a DELETE of `old`: the compiled-in checks, mutating webhooks called with
     /// no object (as kube-apiserver does; nothing is left to change), then validating ones.
-    pub(crate) async fn admit_delete(
+    pub async fn admit_delete(
         &self,
         old: &Value,
         options: &DeleteOptions,

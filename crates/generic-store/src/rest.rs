@@ -1,5 +1,5 @@
 //! The REST storage interface: what serves the verbs of one resource, in objects. Every
-//! served resource has one implementation in the [`Registry`](crate::Registry); the default is
+//! served resource has one implementation in the server's registry; the default is
 //! the [`GenericStore`] (every verb on the object store, in [`crate::generic`]). A verb a
 //! storage does not implement is not served (405), as kube's storages serve only the verbs
 //! they implement; a storage that serves some verbs differently and the rest as the generic
@@ -8,25 +8,21 @@
 //! A storage takes the routed request ([`RequestContext`]: the resource, its parsed
 //! [`RequestInfo`](crate::request::RequestInfo), the caller) and a decoded body, and answers
 //! with objects ([`ObjectAnswer`]), a list page ([`ListAnswer`]) or a stream of events
-//! ([`WatchAnswer`]). Only [`crate::handlers`] decodes bodies, negotiates the representation
+//! ([`WatchAnswer`]). Only the API server's handlers decode bodies, negotiates the representation
 //! and encodes (JSON, Tables built from the printers, watch event lines), once for every
 //! storage.
 
 use std::ops::Deref;
 use std::sync::Arc;
 
-use axum::extract::Request;
-use axum::response::Response;
 use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_storage::StoredObject;
 use futures::stream::BoxStream;
 use http::StatusCode;
 use serde_json::Value;
 
-use crate::auth::UserInfo;
-use crate::context::{RequestContext, StoreContext};
+use crate::context::RequestContext;
 use crate::objects::{DeleteOptions, Patch};
-use crate::request::ResourcePath;
 use crate::strict::Duplicates;
 
 fn not_served() -> ApiError {
@@ -244,29 +240,3 @@ pub trait RestStorage: Send + Sync + 'static {
 /// The generic object store: every verb served from storage.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct GenericStore;
-
-/// Serves a subresource the generic verbs do not cover (a `proxy` to another server,
-/// `pods/binding`, ...). Gets the request untouched (body unread, so it can stream); its
-/// parsed [`RequestInfo`](crate::request::RequestInfo) is in the request's extensions. Like a
-/// [`RestStorage`], it gets the server's [`StoreContext`]; what else it needs it holds.
-#[async_trait::async_trait]
-pub trait SubresourceHandler: Send + Sync {
-    async fn handle(
-        &self,
-        store: &Arc<StoreContext>,
-        def: &Arc<ResourceDef>,
-        path: &ResourcePath,
-        req: Request,
-        user: &UserInfo,
-    ) -> Response;
-
-    /// The API request this subresource carries, when it is a proxy of reads this server
-    /// answers itself (Karmada's search proxy): the in-flight limits count it as that request
-    /// (a read; a watch is exempt) rather than as a proxy, which is exempt however short.
-    fn carried_request(
-        &self,
-        _info: &crate::request::RequestInfo,
-    ) -> Option<crate::request::RequestInfo> {
-        None
-    }
-}

@@ -19,6 +19,7 @@ pub mod binding;
 pub mod boot;
 pub mod crds;
 pub mod discovery;
+pub mod filters;
 pub mod handlers;
 pub mod inflight;
 pub mod informer;

@@ -6,8 +6,8 @@
 //! import that, and only this module imports them.
 //!
 //! ```text
-//!  request -> panic guard -> request info (parsed once) -> trace span -> authn
-//!          -> impersonation -> authz -> /version /healthz /metrics /openapi
+//!  request -> panic guard -> request info (parsed once) -> trace span -> the filters
+//!          (filters.rs: authn -> impersonation -> in-flight -> authz) -> /version /healthz /metrics /openapi
 //!                                    -> service-account issuer (OIDC) documents
 //!                                    -> APIService proxy | /api /apis discovery
 //!                                    -> resource: custom subresource | RestStorage verb
@@ -29,7 +29,8 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use crate::audit::AuditLog;
-use crate::auth::{self, PeerIdentity, TokenAuthenticator, TokenAuthenticators};
+use crate::auth::{PeerIdentity, TokenAuthenticator, TokenAuthenticators};
+use crate::filters::{Filter, Filtered};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::response::{error_response, json_value};
@@ -127,7 +128,14 @@ impl ApiServer {
             admission,
             admission_plugins: options.admission_plugins,
         });
+        let authorizer = options.authorizer.or_else(|| {
+            options
+                .rbac
+                .clone()
+                .map(|r| r as Arc<dyn crate::authz::Authorizer>)
+        });
         let server = Arc::new(Self {
+            filters: Filter::chain(authorizer.is_some()),
             inflight,
             store,
             registry,
@@ -136,12 +144,7 @@ impl ApiServer {
             metrics,
             tokens,
             service_account_issuer: options.service_account_issuer.clone(),
-            authorizer: options.authorizer.or_else(|| {
-                options
-                    .rbac
-                    .clone()
-                    .map(|r| r as Arc<dyn crate::authz::Authorizer>)
-            }),
+            authorizer,
             rbac: options.rbac,
             audit: options.audit,
             aggregator,
@@ -195,107 +198,29 @@ fn panic_response(_err: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ))
 }
 
-/// Who made a request and as whom it ran, for logs and audit.
-#[derive(Default)]
-struct Caller {
-    user: Option<UserInfo>,
-    impersonator: Option<UserInfo>,
-}
-
 async fn entry(State(server): State<Arc<ApiServer>>, mut req: Request) -> Response {
-    let start = Instant::now();
+    let started = Instant::now();
     let info = Arc::new(RequestInfo::parse(req.method(), req.uri(), req.headers()));
     req.extensions_mut().insert(info.clone());
     let span = tracing::debug_span!("request", method = %info.method, path = %info.path, user = tracing::field::Empty);
-    let mut caller = Caller::default();
     let version = req.version();
-    let mut resp = async {
-        let public = auth::is_public_path(&info.path);
-        let peer = req.extensions().get::<PeerIdentity>().cloned();
-        let user =
-            match auth::authenticate(peer.as_ref(), req.headers(), server.tokens.as_ref()).await {
-                Ok(u) => Some(u),
-                Err(_) if public => None,
-                Err(e) => return error_response(&e),
-            };
-        let user = match user {
-            Some(u) => {
-                match crate::authz::impersonate(server.authorizer.as_deref(), &u, req.headers())
-                    .await
-                {
-                    Ok(Some(as_user)) => {
-                        caller.impersonator = Some(u);
-                        Some(as_user)
-                    }
-                    Ok(None) => Some(u),
-                    Err(e) => {
-                        caller.user = Some(u);
-                        return error_response(&e);
-                    }
-                }
-            }
-            None => None,
-        };
-        caller.user = user.clone();
-        // Held until the response body is sent (a watch or proxy is exempt: it may last hours).
-        let inflight = match server.inflight.admit(crate::inflight::classify_in(
-            &server.registry,
-            &info,
-            user.as_ref(),
-        )) {
-            Ok(place) => place,
-            Err(e) => return error_response(&e),
-        };
-        if let Some(u) = &user {
-            tracing::Span::current().record("user", u.name.as_str());
-            if let Some(authz) = &server.authorizer {
-                if !public {
-                    let attrs = crate::authz::RequestAttributes::for_request(&info);
-                    if let Err(e) = authz.authorize(u, &attrs).await {
-                        return error_response(&e);
-                    }
-                }
+    let mut state = Filtered::new(info, started);
+    let peer = req.extensions().get::<PeerIdentity>().cloned();
+    let resp = async {
+        for filter in &server.filters {
+            if let Err(e) = filter
+                .apply(&server, req.headers(), peer.as_ref(), &mut state)
+                .await
+            {
+                return error_response(&e);
             }
         }
-        let resp = route(&server, req, &info, user).await;
-        let left = server
-            .config
-            .request_timeout
-            .saturating_sub(start.elapsed());
-        inflight.hold_until_sent(resp, left)
+        let resp = route(&server, req, &state.info, state.user.clone()).await;
+        state.hold_until_sent(resp, &server)
     }
     .instrument(span.clone())
     .await;
-    // After a body over the limit the client is told to reconnect, as Go's server does: part
-    // of that body may be left unread (past the drain bound of `serve`).
-    if resp.status() == StatusCode::PAYLOAD_TOO_LARGE && version < http::Version::HTTP_2 {
-        resp.headers_mut()
-            .insert(header::CONNECTION, http::HeaderValue::from_static("close"));
-    }
-    let code = resp.status().as_u16();
-    let elapsed = start.elapsed();
-    let verb = info.verb.as_str();
-    let resource = info.resource_label();
-    server.metrics.observe(verb, &resource, code, elapsed);
-    span.in_scope(|| {
-        tracing::debug!(verb, resource = %resource, code, latency_ms = elapsed.as_secs_f64() * 1000.0, "handled")
-    });
-    if let Some(audit) = &server.audit {
-        audit.record(&serde_json::json!({
-            "time": flotilla_generic_store::objects::now_rfc3339(),
-            "user": caller.user.as_ref().map(|u| u.name.clone()),
-            "groups": caller.user.as_ref().map(|u| u.groups.clone()),
-            "impersonatedBy": caller.impersonator.as_ref().map(|u| u.name.clone()),
-            "verb": verb,
-            "resource": resource,
-            "method": info.method.as_str(),
-            "requestURI": info.uri,
-            "namespace": info.namespace(),
-            "code": code,
-            "latencyMs": (elapsed.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
-        }));
-    }
-    resp
+    crate::filters::observe(&server, &state, resp, version, &span)
 }
 
 async fn route(

@@ -78,6 +78,8 @@ pub struct ApiServer {
     pub tasks: crate::tasks::Tasks,
     /// The max-in-flight limits.
     pub inflight: crate::inflight::InFlightLimits,
+    /// The filters every request passes before it is routed, in order.
+    pub filters: Vec<crate::filters::Filter>,
 }
 
 impl ApiServer {

@@ -1,5 +1,5 @@
 //! The REST storage seam: a resource's reads served by another implementation while its
-//! writes stay on the store — the seam merged reads use. An in-process host serves
+//! writes stay on the store — the seam merged reads use. An in-process generic API server (the built-in kinds over memory) serves
 //! `apps/v1 deployments` and core `v1 pods` with [`FleetReads`] (reads that mark every object
 //! and answer with their own, non-numeric resourceVersions) and is driven by kube-rs over TLS:
 //! GET, LIST and WATCH come from the override (marked, versioned `alt.N`, and an `alt.N`
@@ -149,9 +149,8 @@ fn annotation(meta: &kube::core::ObjectMeta) -> Option<&str> {
         .map(String::as_str)
 }
 
-async fn stored(host: &common::TestHost, key: &str) -> Option<Value> {
-    host.host
-        .server
+async fn stored(host: &common::TestServer, key: &str) -> Option<Value> {
+    host.server
         .storage
         .get(key)
         .await
@@ -186,7 +185,7 @@ fn pod(name: &str) -> Pod {
 
 /// Reads through the override, writes to the store, for one resource.
 async fn reads_overridden_writes_stored<K>(
-    host: &common::TestHost,
+    host: &common::TestServer,
     api: Api<K>,
     make: fn(&str) -> K,
     key_prefix: &str,
@@ -331,7 +330,7 @@ async fn reads_overridden_writes_stored<K>(
 #[tokio::test]
 async fn reads_served_by_another_storage_while_writes_reach_the_store() {
     let host = common::start().await;
-    let registry = &host.host.server.registry;
+    let registry = &host.server.registry;
     registry.set_storage("apps", "deployments", Arc::new(FleetReads));
     registry.set_storage("", "pods", Arc::new(FleetReads));
 
@@ -360,10 +359,11 @@ async fn reads_served_by_another_storage_while_writes_reach_the_store() {
             .count();
         assert_eq!(count, 1, "{name} in {path}");
     }
-    let kubectl = common::Kubectl::new(&host.host.kubeconfig);
-    let out = kubectl
-        .ok(&["api-resources", "--no-headers", "-o", "name"])
-        .await;
+    let out = common::kubectl_ok(
+        &host.kubeconfig,
+        &["api-resources", "--no-headers", "-o", "name"],
+    )
+    .await;
     for name in ["deployments.apps", "pods"] {
         assert_eq!(
             out.lines().filter(|l| *l == name).count(),
@@ -371,5 +371,5 @@ async fn reads_served_by_another_storage_while_writes_reach_the_store() {
             "{name} in kubectl api-resources"
         );
     }
-    host.host.stop().await;
+    host.stop().await;
 }

@@ -1,4 +1,4 @@
-//! kube-rs against the in-process host: a reflector that converges after concurrent churn
+//! kube-rs against an in-process generic API server: a reflector that converges after concurrent churn
 //! and forced watch expiry (410 and re-list), server-side apply conflicts and `force`,
 //! paginated lists, raw watches, streaming lists, the status and scale subresources, and
 //! deletion held by finalizers.
@@ -305,7 +305,7 @@ async fn churn(api: Api<ConfigMap>, task: usize, ops: usize) -> BTreeMap<String,
 async fn reflector_converges_after_churn_and_watch_expiry() {
     const TASKS: usize = 16;
     const TOTAL: usize = 1000;
-    let t = common::start_with(|o| o.watch_history = 20).await;
+    let t = common::start_with_history(20).await;
     create_namespace(&t.client, "churn").await;
     create_namespace(&t.client, "noise").await;
     let api: Api<ConfigMap> = Api::namespaced(t.client.clone(), "churn");
@@ -317,7 +317,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
         .expect("reflector ready within 10s")
         .expect("reflector writer alive");
 
-    let storage = t.host.server.storage.clone();
+    let storage = t.server.storage.clone();
     let stop = Arc::new(AtomicBool::new(false));
     let compactor = {
         let storage = storage.clone();
@@ -411,7 +411,7 @@ async fn reflector_converges_after_churn_and_watch_expiry() {
     .await;
     eprintln!("converged: watcher {}", counters.summary());
     reflector_task.abort();
-    t.host.stop().await;
+    t.stop().await;
 }
 
 /// Waits up to 30 s until the server's list equals `expected` and the reflector store equals
@@ -455,7 +455,7 @@ async fn wait_converged(
 /// watch from inside the history replays exactly the events after it.
 #[tokio::test]
 async fn watch_from_compacted_revision_is_expired() {
-    let t = common::start_with(|o| o.watch_history = 50).await;
+    let t = common::start_with_history(50).await;
     let api: Api<ConfigMap> = Api::namespaced(t.client.clone(), "default");
     let created = api
         .create(
@@ -512,7 +512,7 @@ async fn watch_from_compacted_revision_is_expired() {
     drop(stream);
 
     // After compacting to the current revision the same rv is too old.
-    let storage = t.host.server.storage.clone();
+    let storage = t.server.storage.clone();
     storage.compact(storage.current_revision().await).await;
     let mut stream = api
         .watch(&WatchParams::default(), &recent_rv)
@@ -543,7 +543,7 @@ async fn watch_from_compacted_revision_is_expired() {
         }
         other => panic!("watch from the latest rv: expected Modified, got {other:?}"),
     }
-    t.host.stop().await;
+    t.stop().await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -696,7 +696,7 @@ async fn server_side_apply_conflict_and_force() {
         .await
         .unwrap();
     assert_eq!(a2.spec.as_ref().unwrap().replicas, Some(5));
-    t.host.stop().await;
+    t.stop().await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -800,7 +800,7 @@ async fn paginated_list_with_limit_and_continue() {
         "list with a bogus continue token",
     );
     assert_eq!(status.code, 400, "{status:?}");
-    t.host.stop().await;
+    t.stop().await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -884,7 +884,7 @@ async fn watch_from_recent_resource_version_sees_changes_in_order() {
         Err(_) => {}
         Ok(item) => panic!("unexpected extra watch item: {item:?}"),
     }
-    t.host.stop().await;
+    t.stop().await;
 }
 
 #[tokio::test]
@@ -985,7 +985,7 @@ async fn streaming_list_watcher_initialises_a_reflector() {
         "{seen:?}"
     );
     task.abort();
-    t.host.stop().await;
+    t.stop().await;
 }
 
 fn generation(d: &Deployment) -> i64 {
@@ -1074,7 +1074,7 @@ async fn status_subresource_changes_only_status_and_keeps_generation() {
         "replace_status with a stale resourceVersion",
     );
     assert_eq!(status.code, 409, "{status:?}");
-    t.host.stop().await;
+    t.stop().await;
 }
 
 #[tokio::test]
@@ -1120,7 +1120,7 @@ async fn scale_subresource_reads_and_writes_replicas() {
         api.get("web").await.unwrap().spec.unwrap().replicas,
         Some(7)
     );
-    t.host.stop().await;
+    t.stop().await;
 }
 
 #[tokio::test]
@@ -1210,7 +1210,7 @@ async fn finalizer_holds_deletion_until_removed() {
         Ok(WatchEvent::Deleted(cm)) => assert_eq!(cm.name_any(), "held"),
         other => panic!("expected Deleted, got {other:?}"),
     }
-    t.host.stop().await;
+    t.stop().await;
 }
 
 /// Every page of a paginated list shows the collection as it was at the first page: objects
@@ -1218,7 +1218,7 @@ async fn finalizer_holds_deletion_until_removed() {
 /// token older than the retained history gets 410 Expired; a malformed one 400.
 #[tokio::test]
 async fn paginated_lists_read_the_first_pages_snapshot() {
-    let t = common::start_with(|o| o.watch_history = 50).await;
+    let t = common::start_with_history(50).await;
     create_namespace(&t.client, "pages").await;
     let api: Api<ConfigMap> = Api::namespaced(t.client.clone(), "pages");
     for i in 0..9 {
@@ -1288,8 +1288,8 @@ async fn paginated_lists_read_the_first_pages_snapshot() {
     );
 
     // Once the history no longer reaches the first page, its token is 410 Expired.
-    let current = t.host.server.storage.current_revision().await;
-    t.host.server.storage.compact(current).await;
+    let current = t.server.storage.current_revision().await;
+    t.server.storage.compact(current).await;
     match api
         .list(&ListParams::default().limit(4).continue_token(&token))
         .await
@@ -1312,5 +1312,5 @@ async fn paginated_lists_read_the_first_pages_snapshot() {
         Err(kube::Error::Api(e)) => assert_eq!(e.code, 400, "{}", e.message),
         other => panic!("expected 400, got {other:?}"),
     }
-    t.host.stop().await;
+    t.stop().await;
 }

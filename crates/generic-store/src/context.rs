@@ -52,10 +52,16 @@ pub struct RequestContext {
 impl RequestContext {
     pub fn objects(&self) -> Objects<'_> {
         let store = &self.store;
-        let schema = store
-            .merge_schemas
-            .get(&(self.def.group.clone(), self.def.plural.clone()))
-            .map(|s| s.value().clone());
+        // Only custom resources have merge schemas of their own (built-in kinds merge by
+        // their strategic-merge schema); a read of a built-in kind looks nothing up.
+        let schema = if self.def.strategic_merge {
+            None
+        } else {
+            store
+                .merge_schemas
+                .get(&(self.def.group.clone(), self.def.plural.clone()))
+                .map(|s| s.value().clone())
+        };
         Objects::new(&self.def, &store.storage)
             .with_limits(store.max_object_bytes, store.name_generator.clone())
             .with_merge_schema(schema)

@@ -405,7 +405,7 @@ async fn run(s: Scenario, nodes: u32, steady: Duration) {
             .iter()
             .filter(|n| {
                 n.metadata.name.as_deref().is_some_and(|n| {
-                    n.starts_with(flotilla_core::karmada::EXECUTION_NAMESPACE_PREFIX)
+                    n.starts_with(flotilla_names::karmada::EXECUTION_NAMESPACE_PREFIX)
                 })
             })
             .count();

@@ -655,7 +655,7 @@ pub struct MergedReadFlags {
     /// Resources whose reads on the host are merged across the member clusters, as
     /// `plural.group` (`pods` for the core group), comma-separated; `none` turns merged
     /// reads off.
-    #[arg(long, value_delimiter = ',', default_values_t = flotilla_core::merged_reads::default_resources())]
+    #[arg(long, value_delimiter = ',', default_values_t = flotilla_names::merged_reads::default_resources())]
     pub merged_resources: Vec<String>,
     /// Callers in these groups read the host's template store instead of merged reads
     /// (Flotilla's own components).

@@ -47,8 +47,8 @@ pub(crate) async fn host_client_owned(
 
 fn component_config(mut config: kube::Config) -> kube::Config {
     config.headers.push((
-        http::HeaderName::from_static(flotilla_core::TEMPLATE_READ_HEADER),
-        http::HeaderValue::from_static(flotilla_core::TEMPLATE_READ_VALUE),
+        http::HeaderName::from_static(flotilla_names::TEMPLATE_READ_HEADER),
+        http::HeaderValue::from_static(flotilla_names::TEMPLATE_READ_VALUE),
     ));
     config
 }

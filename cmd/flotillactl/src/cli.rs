@@ -297,8 +297,8 @@ async fn host_client(
     // flotillactl works on the control plane's own objects: reads of merged kinds answer from
     // the host's templates, not the members' merged view.
     config.headers.push((
-        http::HeaderName::from_static(flotilla_core::TEMPLATE_READ_HEADER),
-        http::HeaderValue::from_static(flotilla_core::TEMPLATE_READ_VALUE),
+        http::HeaderName::from_static(flotilla_names::TEMPLATE_READ_HEADER),
+        http::HeaderValue::from_static(flotilla_names::TEMPLATE_READ_VALUE),
     ));
     let url = config.cluster_url.to_string();
     let client = kube::Client::try_from(config)
@@ -426,7 +426,7 @@ async fn unjoin(
     flotilla_membership::validate_cluster_name(&name)?;
     let host = host_client(kubeconfig, context).await?;
     let report = flotilla_membership::unjoin_and_wait(&host, &name, args.wait_timeout).await?;
-    let namespace = flotilla_core::karmada::execution_namespace(&name);
+    let namespace = flotilla_names::karmada::execution_namespace(&name);
     if !report.works_left.is_empty() {
         eprintln!(
             "warning: {} Works remain in {namespace} ({}); no cluster controller removed them",

@@ -1,7 +1,7 @@
 //! `flotillactl promote`: adopt an object that already runs in one member cluster into
 //! Flotilla's management without recreating it, as `karmadactl promote` does. The object is
 //! read from the member through the host's cluster proxy, stripped of what is that cluster's
-//! copy (`flotilla_core::karmada::strip_instance_fields`), marked
+//! copy (`flotilla_names::karmada::strip_instance_fields`), marked
 //! `work.karmada.io/conflict-resolution: overwrite` and created on the host as a template;
 //! a PropagationPolicy (ClusterPropagationPolicy for a cluster-scoped kind) placing it on that
 //! cluster is created unless `--policy` names one. The execution controller then finds the
@@ -15,7 +15,7 @@
 
 use anyhow::{Context, anyhow, bail};
 use clap::Args;
-use flotilla_core::karmada;
+use flotilla_names::karmada;
 use kube::api::{Api, DeleteParams, DynamicObject, GetParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{Value, json};

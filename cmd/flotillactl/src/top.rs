@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand};
 use flotilla_apimachinery::quantity::Round;
-use flotilla_core::{ResourceName, Resources};
+use flotilla_pod_resources::{ResourceName, Resources};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::ListParams;
 use serde_json::Value;

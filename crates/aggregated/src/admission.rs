@@ -140,7 +140,7 @@ impl ValidatingPlugin for ClusterCredentialsAdmission {
 mod tests {
     use super::*;
     use flotilla_apimachinery::ResourceDef;
-    use flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
+    use flotilla_names::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
     use parking_lot::Mutex;
     use serde_json::{Value, json};
 

@@ -358,11 +358,11 @@ pub fn cluster_resource() -> ResourceDef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
+    use flotilla_names::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
 
     #[test]
     fn validation_catches_what_users_get_wrong() {
-        let ok = json!({"metadata": {"name": "member1"}, "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1", "secretRef": {"namespace": flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER, "name": "member1"}}});
+        let ok = json!({"metadata": {"name": "member1"}, "spec": {"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1", "secretRef": {"namespace": flotilla_names::karmada::NAMESPACE_KARMADA_CLUSTER, "name": "member1"}}});
         assert!(validate(&ok).is_empty(), "{:?}", validate(&ok));
         let bad = json!({"metadata": {"name": "Member_1"}, "spec": {"syncMode": "Sideways", "apiEndpoint": "ftp://x", "zone": "a", "zones": ["a"], "secretRef": {"name": "s"}, "taints": [{"key": "k", "effect": "Bogus"}]}});
         let fields: Vec<String> = validate(&bad).into_iter().map(|c| c.field).collect();

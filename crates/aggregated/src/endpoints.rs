@@ -6,7 +6,7 @@
 //! when it stops cleanly. A killed replica's slice stays behind: the aggregator's checks and
 //! failed connections mark it down, and a replica restarted at the same address takes it back.
 
-use flotilla_core::karmada;
+use flotilla_names::karmada;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};

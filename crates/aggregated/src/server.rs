@@ -9,8 +9,8 @@ use std::sync::Arc;
 use base64::Engine;
 use flotilla_apiserver::serve::{PeerTrust, ServerHandle};
 use flotilla_apiserver::{ApiServer, Registry, ServerConfig, ServerOptions};
-use flotilla_core::karmada;
 use flotilla_etcd::StorageChoice;
+use flotilla_names::karmada;
 use flotilla_pki::ChainVerifier;
 use flotilla_storage::Storage;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
@@ -23,7 +23,7 @@ use crate::delegated::DelegatedAuthorizer;
 use crate::members::MemberConnections;
 use crate::proxy::ClusterProxy;
 use crate::search::{self, MergedReadOptions, MergedStore, SearchProxy, TemplateStore, Templates};
-use flotilla_core::merged_reads;
+use flotilla_names::merged_reads;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AggregatedError {

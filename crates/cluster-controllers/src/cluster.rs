@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use flotilla_controller_runtime::{Action, ControllerOptions, Manager, ReflectorSpec};
-use flotilla_core::karmada;
 use flotilla_karmada_api::Cluster;
+use flotilla_names::karmada;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{

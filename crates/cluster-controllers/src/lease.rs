@@ -11,8 +11,8 @@
 //! garbage collector acting on the owner reference on every host). [`renewed`] is how an
 //! agent (or a test standing in for one) renews it.
 
-use flotilla_core::karmada;
 use flotilla_karmada_api::Cluster;
+use flotilla_names::karmada;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, OwnerReference};
 use k8s_openapi::jiff::Timestamp;

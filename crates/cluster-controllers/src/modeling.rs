@@ -15,8 +15,8 @@
 
 use flotilla_karmada_api::cluster::{AllocatableModeling, ResourceModel};
 
-use crate::resources::{ResourceName, Resources};
 use flotilla_apimachinery::quantity::Round;
+use flotilla_pod_resources::{ResourceName, Resources};
 
 /// Why a Cluster's `spec.resourceModels` cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -48,7 +48,7 @@ use crate::status::schedule::Liveness;
 use crate::{
     AbortOnDrop, CLUSTER_FIELD_MANAGER, ControllerManagerOptions, Error, Metrics, error_chain,
 };
-use flotilla_core::karmada;
+use flotilla_names::karmada;
 
 pub const REASON_STATUS_UNKNOWN: &str = "ClusterStatusUnknown";
 pub const MESSAGE_STATUS_UNKNOWN: &str =

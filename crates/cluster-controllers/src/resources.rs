@@ -8,9 +8,9 @@
 //!                                                                      ┘
 //! ```
 //!
-//! A pod's request is `flotilla_core::pod_spec_requests` (the scheduler's rule, shared with the
-//! member simulator and the interpreter); [`ResourceName`] and [`Resources`] live in
-//! `flotilla-core` too and are re-exported here.
+//! A pod's request is `flotilla_pod_resources::pod_spec_requests` (the scheduler's rule,
+//! shared with the member simulator and the interpreter), in its [`ResourceName`]s and
+//! [`Resources`].
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 
 use flotilla_apimachinery::quantity::Round;
 
-pub use flotilla_core::{ResourceName, Resources};
+use flotilla_pod_resources::{ResourceName, Resources};
 
 // === impl PodInfo ===
 
@@ -53,7 +53,7 @@ impl PodInfo {
                 .filter(|n| !n.is_empty())
                 .map(Box::from),
             terminal,
-            requests: flotilla_core::pod_spec_requests(spec),
+            requests: flotilla_pod_resources::pod_spec_requests(spec),
         }
     }
 }

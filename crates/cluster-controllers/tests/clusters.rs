@@ -28,11 +28,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use flotilla_apimachinery::quantity::Round;
-use flotilla_cluster_controllers::resources::ResourceName;
 use flotilla_cluster_controllers::{ControllerManager, ControllerManagerOptions};
-use flotilla_core::karmada;
 use flotilla_karmada_api::Cluster;
 use flotilla_membersim::{MemberOptions, RunningMember};
+use flotilla_names::karmada;
+use flotilla_pod_resources::ResourceName;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};

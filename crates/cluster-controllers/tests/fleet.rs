@@ -109,7 +109,7 @@ fn reads_execution_namespace(request: &http::Request<kube::client::Body>) -> boo
             .uri()
             .path()
             .strip_prefix("/api/v1/namespaces/")
-            .is_some_and(|n| n.starts_with(flotilla_core::karmada::EXECUTION_NAMESPACE_PREFIX))
+            .is_some_and(|n| n.starts_with(flotilla_names::karmada::EXECUTION_NAMESPACE_PREFIX))
 }
 
 /// Counts the execution-namespace reads in flight on a host client, each held [`HOLD`].
@@ -197,7 +197,7 @@ async fn cluster_reconciles_in_flight_never_exceed_the_limit() {
     let manager = flotilla_cluster_controllers::spawn(client, options);
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
         kube::Api::all(plane.client.clone());
-    let prefix = flotilla_core::karmada::execution_namespace("c");
+    let prefix = flotilla_names::karmada::execution_namespace("c");
     eventually(
         "every execution namespace",
         Duration::from_secs(60),

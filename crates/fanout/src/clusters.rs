@@ -4,7 +4,7 @@
 //! meaning (re-serialised in canonical form).
 
 use flotilla_apimachinery::selector::{LabelSelector, Requirement};
-use flotilla_core::karmada::CLUSTER_NAME_LABEL;
+use flotilla_names::karmada::CLUSTER_NAME_LABEL;
 
 use crate::FanoutError;
 

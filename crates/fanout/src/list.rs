@@ -155,7 +155,7 @@ mod tests {
     use super::*;
     use crate::clusters::split_selector;
     use crate::{CLUSTERS_ANNOTATION, merge::MemberObject};
-    use flotilla_core::karmada::CLUSTER_NAME_LABEL;
+    use flotilla_names::karmada::CLUSTER_NAME_LABEL;
     use serde_json::json;
 
     fn obj(ns: &str, name: &str, rv: &str) -> Value {

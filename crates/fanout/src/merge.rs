@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use flotilla_apimachinery::{ResourceDef, TableColumn, TablePrinter};
-use flotilla_core::karmada::CLUSTER_NAME_LABEL;
 use flotilla_interpreter::{aggregate_status, applied_item, get_replicas, revise_replicas};
 use flotilla_karmada_api::binding::AggregatedStatusItem;
+use flotilla_names::karmada::CLUSTER_NAME_LABEL;
 use serde_json::{Map, Value};
 
 use crate::CLUSTERS_ANNOTATION;

@@ -25,9 +25,9 @@
 use std::sync::Arc;
 
 use flotilla_apimachinery::{ApiError, Cause};
-use flotilla_core::karmada::{DELETION_PROTECTED_ALWAYS, DELETION_PROTECTED_LABEL};
 use flotilla_generic_store::builtin_admission::{Operation, PluginRequest, ValidatingPlugin};
 use flotilla_karmada_api::overrides::OverrideSpec;
+use flotilla_names::karmada::{DELETION_PROTECTED_ALWAYS, DELETION_PROTECTED_LABEL};
 use serde_json::Value;
 
 /// The name Karmada's deletion-protection webhook answers under; kubectl users (and

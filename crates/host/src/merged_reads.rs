@@ -22,7 +22,6 @@ use flotilla_apimachinery::{ApiError, ResourceDef};
 use flotilla_apiserver::ApiServer;
 use flotilla_apiserver::aggregator::Aggregator;
 use flotilla_apiserver::authz::{Authorizer, RequestAttributes};
-use flotilla_core::merged_reads;
 use flotilla_fanout::CompositeVersion;
 use flotilla_generic_store::UserInfo;
 use flotilla_generic_store::context::RequestContext;
@@ -32,6 +31,7 @@ use flotilla_generic_store::rest::{
     GenericStore, ListAnswer, NewObject, Object, ObjectAnswer, PatchBody, RestStorage, WatchAnswer,
     WatchEvent,
 };
+use flotilla_names::merged_reads;
 use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
 use http::{HeaderMap, Method, header};
 use http_body_util::{BodyExt, BodyStream};

@@ -81,7 +81,7 @@ fn requirements(obj: &Value, kind: Kind) -> Result<Option<ReplicaRequirements>, 
             kind: str_at(obj, "/kind").to_string(),
             source,
         })?;
-    let resource_request = flotilla_core::pod_spec_requests(&spec).to_list();
+    let resource_request = flotilla_pod_resources::pod_spec_requests(&spec).to_list();
     let hard_node_affinity = spec
         .affinity
         .as_ref()

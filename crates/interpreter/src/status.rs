@@ -3,8 +3,8 @@
 //! become the template's `.status` ([`aggregate_status`], Karmada's `aggregatestatus.go`).
 //! The per-kind rules are tabled in the crate docs.
 
-use flotilla_core::karmada::RESOURCE_TEMPLATE_GENERATION_ANNOTATION;
 use flotilla_karmada_api::binding::AggregatedStatusItem;
+use flotilla_names::karmada::RESOURCE_TEMPLATE_GENERATION_ANNOTATION;
 use serde_json::{Map, Value, json};
 
 use crate::Kind;

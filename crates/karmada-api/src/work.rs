@@ -1,6 +1,6 @@
 //! `work.karmada.io/v1alpha1` Work: the final manifests for one member cluster (in namespace
 //! `karmada-es-<cluster>`) and their observed status there. The names and annotations that tie
-//! Works to clusters and member objects are in `flotilla_core::karmada`.
+//! Works to clusters and member objects are in `flotilla_names::karmada`.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;

@@ -31,7 +31,7 @@ pub use validate::{
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use flotilla_core::karmada;
+use flotilla_names::karmada;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;

@@ -224,7 +224,7 @@ const MEMBER_READ_BUFFER: usize = 8 * 1024;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
+    use flotilla_names::karmada::NAMESPACE_KARMADA_CLUSTER as NS;
     use serde_json::json;
 
     fn cluster(spec: serde_json::Value) -> Cluster {
@@ -241,7 +241,7 @@ mod tests {
     fn target_reads_the_connection_fields() {
         let t = MemberTarget::of(&cluster(json!({"syncMode": "Push",
             "apiEndpoint": "https://m1:6443",
-            "secretRef": {"namespace": flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER, "name": "m1"},
+            "secretRef": {"namespace": flotilla_names::karmada::NAMESPACE_KARMADA_CLUSTER, "name": "m1"},
             "proxyURL": ""})));
         assert_eq!(t.endpoint.as_deref(), Some("https://m1:6443"));
         assert_eq!(t.proxy_url, None);

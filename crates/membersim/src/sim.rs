@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use flotilla_apimachinery::ResourceDef;
 use flotilla_apiserver::ApiServer;
-use flotilla_core::ResourceName;
 use flotilla_generic_store::objects::{DeleteOptions, Objects, WriteOptions, now_rfc3339};
 use flotilla_generic_store::request::FieldValidation;
+use flotilla_pod_resources::ResourceName;
 use flotilla_storage::{EventType, StoredObject};
 use futures::StreamExt;
 use rand::Rng;
@@ -213,13 +213,13 @@ fn random_suffix() -> String {
 }
 
 /// The CPU (millicores) and memory (bytes) a Pod requests: its effective request by the
-/// scheduler's rule (`flotilla_core::pod_spec_value_requests`: containers, sidecar and init
+/// scheduler's rule (`flotilla_pod_resources::pod_spec_value_requests`: containers, sidecar and init
 /// containers, overhead, limits standing in for missing requests), the same numbers the
 /// cluster status controller reports for it.
 pub(crate) fn pod_requests(pod: &Value) -> (i64, i64) {
     let requests = pod
         .get("spec")
-        .map(flotilla_core::pod_spec_value_requests)
+        .map(flotilla_pod_resources::pod_spec_value_requests)
         .unwrap_or_default();
     (
         requests.get(&ResourceName::Cpu),

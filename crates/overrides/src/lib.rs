@@ -51,7 +51,7 @@ use metadata::MetadataMap;
 use workload::ListField;
 
 /// The Work annotations listing the applied policies (Karmada's keys).
-pub use flotilla_core::karmada::{
+pub use flotilla_names::karmada::{
     APPLIED_CLUSTER_OVERRIDES_ANNOTATION, APPLIED_OVERRIDES_ANNOTATION,
 };
 

@@ -42,8 +42,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_core::karmada;
 use flotilla_karmada_api::{ResourceBinding, Work};
+use flotilla_names::karmada;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
@@ -1056,7 +1056,7 @@ async fn override_changes(host: &kube::Client, changes: u32, cm: &Proc) {
                     .annotations
                     .as_ref()
                     .and_then(|a| {
-                        a.get(flotilla_core::karmada::APPLIED_CLUSTER_OVERRIDES_ANNOTATION)
+                        a.get(flotilla_names::karmada::APPLIED_CLUSTER_OVERRIDES_ANNOTATION)
                     })
                     .is_some_and(|v| v.contains(&marker));
                 if carries {

@@ -14,12 +14,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_controller_runtime::EventRequest;
-use flotilla_core::karmada;
 use flotilla_karmada_api::binding::{
     AggregatedStatusItem, BINDING_FULLY_APPLIED, ClusterResourceBinding, ResourceBinding,
     ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
 };
 use flotilla_karmada_api::work::Work;
+use flotilla_names::karmada;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;

@@ -1,8 +1,8 @@
 //! The name a binding is queued by, of either kind, and the binding a Work belongs to: shared
 //! by the binding, override and dependency controllers and the Work watch that wakes them.
 
-use flotilla_core::karmada;
 use flotilla_karmada_api::work::Work;
+use flotilla_names::karmada;
 use kube::ResourceExt;
 
 /// A ResourceBinding (with a namespace) or ClusterResourceBinding (without).

@@ -20,9 +20,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use flotilla_core::karmada;
 use flotilla_interpreter::Dependency;
 use flotilla_karmada_api::binding::{BindingSnapshot, ResourceBinding, TargetCluster};
+use flotilla_names::karmada;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::{ObjectRef, Store};

@@ -31,9 +31,9 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 use flotilla_controller_runtime::{EventRequest, WorkQueue};
-use flotilla_core::karmada;
 use flotilla_karmada_api::binding::{ClusterResourceBinding, ResourceBinding};
 use flotilla_karmada_api::policy::{ClusterPropagationPolicy, PropagationPolicy, PropagationSpec};
+use flotilla_names::karmada;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};

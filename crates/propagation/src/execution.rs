@@ -22,10 +22,10 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 use flotilla_controller_runtime::WorkQueue;
-use flotilla_core::karmada;
 use flotilla_karmada_api::work::{
     ManifestStatus, ResourceIdentifier, WORK_APPLIED, WORK_DISPATCHING, Work, WorkStatus,
 };
+use flotilla_names::karmada;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::ResourceExt;

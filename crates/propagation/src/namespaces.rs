@@ -13,9 +13,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use flotilla_core::karmada;
 use flotilla_karmada_api::Cluster;
 use flotilla_karmada_api::work::{Manifest, Work, WorkSpec, WorkloadTemplate};
+use flotilla_names::karmada;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};

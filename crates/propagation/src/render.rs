@@ -7,7 +7,7 @@
 //! `status`, the fields a member fills in itself are dropped so that applying does not fight
 //! the member: a Service's `clusterIP(s)` (unless headless), a Job's generated selector and
 //! controller-uid labels (unless `manualSelector`), a Pod's `nodeName`, a ServiceAccount's
-//! `secrets` (`flotilla_core::karmada::strip_instance_fields`). A template's own
+//! `secrets` (`flotilla_names::karmada::strip_instance_fields`). A template's own
 //! `work.karmada.io/conflict-resolution` annotation wins over the binding's
 //! `conflictResolution`. The OverridePolicies and ClusterOverridePolicies that match the template
 //! (`flotilla_overrides`) are applied after the replicas are set and before Flotilla's own
@@ -16,10 +16,10 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_core::karmada;
 use flotilla_karmada_api::binding::ResourceBindingSpec;
 use flotilla_karmada_api::policy::ConflictResolution;
 use flotilla_karmada_api::work::{Manifest, WorkSpec, WorkloadTemplate};
+use flotilla_names::karmada;
 use flotilla_overrides::{AppliedOverrides, MatchedPolicy};
 use flotilla_scheduler::ClusterSnapshot;
 use serde_json::{Map, Value, json};

@@ -9,9 +9,9 @@ use flotilla_testwait::eventually;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use flotilla_core::karmada;
 use flotilla_karmada_api::{ResourceBinding, Work};
 use flotilla_membersim::{MemberOptions, RunningMember};
+use flotilla_names::karmada;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};

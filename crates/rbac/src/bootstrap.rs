@@ -698,7 +698,7 @@ mod tests {
                 api_group: group,
                 resource,
                 subresource: sub,
-                namespace: flotilla_core::karmada::NAMESPACE_KARMADA_CLUSTER,
+                namespace: flotilla_names::karmada::NAMESPACE_KARMADA_CLUSTER,
                 name: "member1",
                 path: "",
             };

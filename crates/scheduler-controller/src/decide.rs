@@ -61,7 +61,7 @@ use crate::{
     EVICTION_PRODUCER, EVICTION_REASON_APPLICATION_FAILURE, EVICTION_REASON_RESCHEDULED,
     EVICTION_REASON_TAINT, PRODUCER_CRB_APPLICATION_FAILOVER, PRODUCER_RB_APPLICATION_FAILOVER,
 };
-use flotilla_core::karmada::{TAINT_CLUSTER_NOT_READY, TAINT_CLUSTER_UNREACHABLE};
+use flotilla_names::karmada::{TAINT_CLUSTER_NOT_READY, TAINT_CLUSTER_UNREACHABLE};
 
 /// Which binding: a namespaced ResourceBinding or a ClusterResourceBinding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -301,7 +301,7 @@ async fn failover_on_no_execute_taint_recovery_and_fresh_reschedule() {
     // member1 has been not-ready for an hour: past the default 300 s toleration.
     env.set_taints(
         "member1",
-        json!([{"key": flotilla_core::karmada::TAINT_CLUSTER_NOT_READY, "effect": "NoExecute",
+        json!([{"key": flotilla_names::karmada::TAINT_CLUSTER_NOT_READY, "effect": "NoExecute",
                 "timeAdded": "2020-01-01T00:00:00Z"}]),
     )
     .await;

@@ -656,7 +656,7 @@ async fn cached_lists_follow_the_members_and_are_reported_in_metrics() {
                 (
                     d.metadata.name.clone().unwrap(),
                     labels
-                        .get(flotilla_core::karmada::CLUSTER_NAME_LABEL)
+                        .get(flotilla_names::karmada::CLUSTER_NAME_LABEL)
                         .cloned()
                         .unwrap_or_default(),
                 )
@@ -712,7 +712,7 @@ async fn cached_lists_follow_the_members_and_are_reported_in_metrics() {
     let only = host
         .list(&ListParams::default().labels(&format!(
             "{}={cluster}",
-            flotilla_core::karmada::CLUSTER_NAME_LABEL
+            flotilla_names::karmada::CLUSTER_NAME_LABEL
         )))
         .await
         .unwrap();
@@ -872,7 +872,7 @@ async fn merged_reads_count_against_the_read_limit_where_they_enter_and_past_the
     let routed = "/apis/apps/v1/namespaces/default/deployments";
     let search = format!(
         "{}{routed}",
-        flotilla_core::merged_reads::SEARCH_PROXY_PREFIX
+        flotilla_names::merged_reads::SEARCH_PROXY_PREFIX
     );
     assert_eq!(merged_list(&alice, routed).await.0, 200);
     assert_eq!(merged_list(&alice, &search).await.0, 200);

@@ -33,7 +33,6 @@ use flotilla_apiserver::authz::RequestAttributes;
 use flotilla_apiserver::handlers::{encode_object, list_response, watch_response};
 use flotilla_apiserver::response::{error_response, negotiate};
 use flotilla_apiserver::subresource::SubresourceHandler;
-use flotilla_core::merged_reads;
 use flotilla_fanout::{
     ClusterFilter, CompositeVersion, ContinueToken, MemberObject, SourceObject, Sources,
 };
@@ -42,6 +41,7 @@ use flotilla_generic_store::context::{RequestContext, StoreContext};
 use flotilla_generic_store::filter::Selection;
 use flotilla_generic_store::request::{ListOptions, RequestInfo, ResourcePath, Verb};
 use flotilla_generic_store::rest::{ListAnswer, Object, ObjectAnswer, RestStorage, WatchAnswer};
+use flotilla_names::merged_reads;
 use serde_json::{Value, json};
 use tracing::Instrument;
 

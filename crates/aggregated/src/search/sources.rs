@@ -24,7 +24,7 @@ use serde_json::Value;
 
 /// The header that asks the host for its template store, past merged reads (the host's
 /// `MergedReadStorage` answers such reads itself).
-pub const TEMPLATE_READ_HEADER: &str = flotilla_core::TEMPLATE_READ_HEADER;
+pub const TEMPLATE_READ_HEADER: &str = flotilla_names::TEMPLATE_READ_HEADER;
 
 /// Why a source did not give an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -401,7 +401,7 @@ fn host_request(path: &str, query: &str) -> Result<http::Request<Vec<u8>>, Sourc
         .header(header::ACCEPT, "application/json")
         .header(
             HeaderName::from_static(TEMPLATE_READ_HEADER),
-            HeaderValue::from_static(flotilla_core::TEMPLATE_READ_VALUE),
+            HeaderValue::from_static(flotilla_names::TEMPLATE_READ_VALUE),
         )
         .body(Vec::new())
         .map_err(|e| SourceError::Failed(e.to_string()))

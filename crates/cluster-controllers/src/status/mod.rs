@@ -59,9 +59,10 @@ use crate::readiness::{
     CONDITION_READY, Observed, REASON_INSECURE_ENDPOINT, Streak, Thresholds, ready_condition,
     with_condition,
 };
-use crate::resources::{Resources, Summary};
+use crate::resources::Summary;
 use crate::{ControllerManagerOptions, Error, Metrics, STATUS_FIELD_MANAGER, error_chain};
 use flotilla_membership::MemberTarget as Target;
+use flotilla_pod_resources::Resources;
 use kept::{KeptCluster, KeptClusters, KeptStatus};
 use schedule::{Liveness, jittered, next_delay, next_sync};
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_core::karmada::CLUSTER_NAME_LABEL;
+use flotilla_names::karmada::CLUSTER_NAME_LABEL;
 use serde_json::{Value, json};
 
 use super::*;

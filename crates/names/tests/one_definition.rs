@@ -1,6 +1,6 @@
 //! Keeps Karmada's facts defined once: every label, annotation, finalizer and taint key under
 //! `*.karmada.io/`, the execution-namespace prefix and Karmada's well-known namespaces are
-//! spelled only in `crates/core/src/karmada.rs`; everything else names the constant. A second
+//! spelled only in `crates/names/src/karmada.rs`; everything else names the constant. A second
 //! spelling would drift from the first unnoticed (the member-sim and a controller once
 //! disagreed on a finalizer that way), so this test reads every `.rs` file under the
 //! workspace's `crates/*/src` and `cmd/*/src` and fails on a string literal that spells one.
@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 /// The one file allowed to spell the facts.
-const DEFINING_FILE: &str = "crates/core/src/karmada.rs";
+const DEFINING_FILE: &str = "crates/names/src/karmada.rs";
 
 /// Literals that must not appear anywhere else (compared whole).
 const EXACT: &[&str] = &[
@@ -24,7 +24,7 @@ const EXACT: &[&str] = &[
 const PREFIXES: &[&str] = &["karmada-es-"];
 
 fn workspace_root() -> PathBuf {
-    // crates/core -> the workspace.
+    // crates/names -> the workspace.
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -128,7 +128,7 @@ fn karmada_facts_are_spelled_once() {
     }
     assert!(
         found.is_empty(),
-        "Karmada facts spelled outside {DEFINING_FILE} (use flotilla_core::karmada):\n{}",
+        "Karmada facts spelled outside {DEFINING_FILE} (use flotilla_names::karmada):\n{}",
         found.join("\n")
     );
 }

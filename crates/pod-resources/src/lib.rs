@@ -1,4 +1,7 @@
-//! Resource amounts and the effective request of a pod.
+//! Resource amounts and the effective request of a pod. The cluster status controller, the
+//! member simulator, the detector (per-replica requests of a template) and the scheduler all
+//! need "what does this pod ask for"; if each computed it its own way, a member could be
+//! reported as having room for a pod its scheduler refuses.
 //!
 //! A pod's request follows the kube-scheduler's rule: the larger of the sum of its containers
 //! (plus restartable init containers, i.e. sidecars) and its largest init container (plus the

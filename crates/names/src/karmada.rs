@@ -20,7 +20,7 @@
 
 use serde_json::Value;
 
-use crate::CoreError;
+use crate::NamesError;
 
 // === policy.karmada.io ===
 
@@ -147,10 +147,10 @@ pub fn execution_namespace(cluster: &str) -> String {
 }
 
 /// The cluster whose Works `namespace` holds.
-pub fn cluster_of_execution_namespace(namespace: &str) -> Result<&str, CoreError> {
+pub fn cluster_of_execution_namespace(namespace: &str) -> Result<&str, NamesError> {
     namespace
         .strip_prefix(EXECUTION_NAMESPACE_PREFIX)
-        .ok_or_else(|| CoreError::NotExecutionNamespace {
+        .ok_or_else(|| NamesError::NotExecutionNamespace {
             namespace: namespace.to_string(),
         })
 }
@@ -407,7 +407,7 @@ mod tests {
         );
         assert_eq!(
             cluster_of_execution_namespace("default"),
-            Err(CoreError::NotExecutionNamespace {
+            Err(NamesError::NotExecutionNamespace {
                 namespace: "default".into()
             })
         );

@@ -46,7 +46,7 @@ pub mod render;
 pub mod templates;
 pub mod unimplemented;
 
-pub use flotilla_controller_runtime::error_chain;
+use flotilla_controller_runtime::error_chain;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -8,6 +8,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
+use flotilla_karmada_api::binding::TargetCluster;
 use flotilla_karmada_api::cluster::{
     ApiEnablement, ApiResource, ClusterSpec, ClusterStatus, ClusterSyncMode, NodeCapacityGroup,
     ResourceSummary,
@@ -18,7 +19,7 @@ use flotilla_karmada_api::policy::{
 };
 use flotilla_karmada_api::{Cluster, ResourceList};
 use flotilla_scheduler::{
-    ClusterSnapshot, Reservations, ResourceVector, ScheduleRequest, TargetCluster, schedule,
+    ClusterSnapshot, Reservations, ResourceVector, ScheduleRequest, schedule,
 };
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;

@@ -25,7 +25,7 @@ pub mod snapshot;
 pub mod webster;
 
 pub use filter::{AffinityMatcher, no_execute_eviction_after, tolerates};
-pub use flotilla_karmada_api::binding::TargetCluster;
+use flotilla_karmada_api::binding::TargetCluster;
 pub use k8s_openapi::api::core::v1::{Taint, Toleration};
 pub use resources::ResourceVector;
 pub use schedule::schedule;

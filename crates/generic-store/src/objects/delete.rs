@@ -128,7 +128,7 @@ impl Objects<'_> {
     }
 }
 
-pub use flotilla_apimachinery::{FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS};
+use flotilla_apimachinery::{FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS};
 
 /// `DeleteOptions.propagationPolicy`: what happens to an object's dependents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

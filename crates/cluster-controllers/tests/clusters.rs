@@ -709,7 +709,15 @@ async fn deleting_a_cluster_removes_works_then_namespace_then_cluster() {
             .is_some()
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Each look of the controller at a cluster being deleted lists its Works (nothing else
+    // here lists Works): two more looks, and the cluster is still held.
+    let looked = work_lists(&env.client).await;
+    eventually(
+        "the controller looking at member2's Works again",
+        WAIT,
+        || async { work_lists(&env.client).await >= looked + 2 },
+    )
+    .await;
     let held = clusters.get("member2").await.unwrap();
     assert!(held.metadata.deletion_timestamp.is_some());
     assert!(
@@ -1168,4 +1176,18 @@ async fn push_clusters_stay_ready_without_leases_and_silent_pull_clusters_go_unk
     })
     .await;
     env.stop().await;
+}
+
+/// How many LISTs of Works the host has answered (its `/metrics`).
+async fn work_lists(client: &kube::Client) -> u64 {
+    let req = http::Request::get("/metrics").body(Vec::new()).unwrap();
+    let text = client.request_text(req).await.unwrap();
+    text.lines()
+        .filter(|l| {
+            l.starts_with("apiserver_request_total{")
+                && l.contains("verb=\"list\"")
+                && l.contains("resource=\"works\"")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
 }

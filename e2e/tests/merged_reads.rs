@@ -435,19 +435,30 @@ fn merged_reads_with_kubectl() {
     });
 
     // `kubectl replace -f` of a merged read's JSON (composite resourceVersion, clusters
-    // annotation, aggregated status): the template takes the spec change only.
-    let mut merged = host.get_json(&["deploy", "web"]);
-    assert!(
-        merged["metadata"]["resourceVersion"]
-            .as_str()
-            .unwrap()
-            .starts_with("f1.")
-    );
-    merged["spec"]["minReadySeconds"] = serde_json::json!(1);
-    merged["status"]["readyReplicas"] = serde_json::json!(999);
+    // annotation, aggregated status): the template takes the spec change only. The
+    // template's status may be written between the read and the replace (a Conflict, as on
+    // any cluster): read again and retry, as a user would.
     let file = dir.join("web-merged.json");
-    std::fs::write(&file, merged.to_string()).unwrap();
-    host.ok(&["replace", "-f", file.to_str().unwrap()]);
+    eventually(WAIT, "kubectl replace of the merged read", || {
+        let mut merged = host.get_json(&["deploy", "web"]);
+        assert!(
+            merged["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .starts_with("f1.")
+        );
+        merged["spec"]["minReadySeconds"] = serde_json::json!(1);
+        merged["status"]["readyReplicas"] = serde_json::json!(999);
+        std::fs::write(&file, merged.to_string()).unwrap();
+        let out = host.run(&["replace", "-f", file.to_str().unwrap()]);
+        let stderr = out.stderr;
+        if out.status.success() {
+            Ok(())
+        } else {
+            assert!(stderr.contains("(Conflict)"), "replace failed: {stderr}");
+            Err(stderr)
+        }
+    });
     let t = components.get_json(&["deploy", "web"]);
     assert_eq!(t["spec"]["minReadySeconds"], 1, "{t}");
     assert_ne!(

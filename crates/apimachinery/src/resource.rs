@@ -265,6 +265,11 @@ pub struct ResourceDef {
     /// Whether `application/strategic-merge-patch+json` is served (built-in kinds only;
     /// custom kinds answer 415).
     pub strategic_merge: bool,
+    /// Whether objects carry `metadata.generation` (1 at create, one more at each change of
+    /// what is not metadata or status). kube-apiserver keeps it for custom resources and the
+    /// built-in kinds with a spec that controllers observe, not for ConfigMaps, Secrets,
+    /// Services, RBAC objects and the like.
+    pub generation: bool,
     /// The group/version whose objects are kept in storage (CRDs with several versions
     /// store one); `None` means this version itself.
     pub storage_version: Option<String>,
@@ -314,6 +319,7 @@ impl ResourceDef {
             connect_subresources: Vec::new(),
             custom_subresources: Vec::new(),
             strategic_merge: false,
+            generation: true,
             storage_version: None,
             convert: None,
             create_only: false,

@@ -7,7 +7,7 @@
 //! through the API: an object they refuse (e.g. a deletion-protected one on the host) stays,
 //! and so the namespace stays Terminating until it can go.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -153,7 +153,10 @@ fn spawn_finalizer(server: Arc<ApiServer>, name: String) {
     });
 }
 
-/// One pass: deletes what is left; removes the namespace when nothing is. True when done.
+/// One pass: deletes what is left and says so in the namespace's conditions (kube's
+/// namespace controller's five); once nothing is left, takes the `kubernetes` finalizer off
+/// `spec.finalizers` and removes the namespace when its own `metadata.finalizers` are gone
+/// too. True when done.
 async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiError> {
     let Some(ns) = server
         .storage
@@ -164,12 +167,15 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
         return Ok(true);
     };
     let mut seen = BTreeSet::new();
-    let mut remaining = 0usize;
-    let mut refused = Vec::new();
+    // By `<plural>.<group>`: objects left, and of those, the finalizers holding them.
+    let mut remaining: BTreeMap<String, usize> = BTreeMap::new();
+    let mut finalizers: BTreeMap<String, usize> = BTreeMap::new();
+    let mut refused = BTreeSet::new();
     for def in server.registry.all() {
         if !def.namespaced || !seen.insert((def.group.clone(), def.plural.clone())) {
             continue;
         }
+        let resource = format!("{}.{}", def.plural, def.group);
         let prefix = objects::collection_prefix(&def, Some(name));
         let listed = server
             .storage
@@ -177,35 +183,168 @@ async fn finalize_once(server: &Arc<ApiServer>, name: &str) -> Result<bool, ApiE
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
         for obj in listed.items {
-            remaining += 1;
             let obj_name = meta_str(&obj.value(), "name")
                 .unwrap_or_default()
                 .to_string();
-            match Objects::new(&def, &server.storage)
+            let held = match Objects::new(&def, &server.storage)
                 .with_plugins(&server.store.admission_plugins)
                 .delete(Some(name), &obj_name, &DeleteOptions::default(), false)
                 .await
             {
-                Ok(w) if w.deleted => remaining -= 1,
-                Ok(_) => {}
-                Err(e) if e.code == 404 => remaining -= 1,
+                Ok(w) if w.deleted => continue,
+                Err(e) if e.code == 404 => continue,
+                Ok(w) => w.object.value()["metadata"]["finalizers"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default(),
                 // Refused by admission: it stays, the rest of the namespace still goes.
-                Err(e) if e.code == 403 => refused.push(format!("{}/{obj_name}", def.plural)),
+                Err(e) if e.code == 403 => {
+                    refused.insert(resource.clone());
+                    Vec::new()
+                }
                 Err(e) => return Err(e),
+            };
+            *remaining.entry(resource.clone()).or_default() += 1;
+            for f in held.iter().filter_map(|f| f.as_str()) {
+                *finalizers.entry(f.to_string()).or_default() += 1;
             }
         }
     }
-    if !refused.is_empty() {
-        tracing::debug!(namespace = %name, ?refused, "namespace cleanup: deletes refused");
+    let ns_value = ns.value();
+    let conditions = deletion_conditions(
+        ns_value["status"]["conditions"].as_array(),
+        &remaining,
+        &finalizers,
+        &refused,
+    );
+    let mut new = (*ns_value).clone();
+    new["status"]["conditions"] = json!(conditions);
+    if remaining.is_empty() {
+        // Finalized: kube's controller removes its `kubernetes` finalizer now.
+        if let Some(spec) = new.get_mut("spec").and_then(|s| s.as_object_mut()) {
+            if let Some(list) = spec.get_mut("finalizers").and_then(|f| f.as_array_mut()) {
+                list.retain(|f| f.as_str() != Some("kubernetes"));
+            }
+        }
     }
-    if remaining > 0 {
-        return Ok(false);
+    let finalized = new["spec"]["finalizers"]
+        .as_array()
+        .is_none_or(|f| f.is_empty());
+    let held = new["metadata"]["finalizers"]
+        .as_array()
+        .is_some_and(|f| !f.is_empty());
+    if remaining.is_empty() && finalized && !held {
+        return match server.storage.delete(&ns.key, Some(ns.revision)).await {
+            Ok(_) | Err(flotilla_storage::StorageError::NotFound(_)) => Ok(true),
+            Err(flotilla_storage::StorageError::Conflict { .. }) => Ok(false),
+            Err(e) => Err(ApiError::internal(e.to_string())),
+        };
     }
-    match server.storage.delete(&ns.key, Some(ns.revision)).await {
-        Ok(_) | Err(flotilla_storage::StorageError::NotFound(_)) => Ok(true),
-        Err(flotilla_storage::StorageError::Conflict { .. }) => Ok(false),
-        Err(e) => Err(ApiError::internal(e.to_string())),
+    if new != *ns_value {
+        match server.storage.update(&ns.key, new, Some(ns.revision)).await {
+            Ok(_) | Err(flotilla_storage::StorageError::Conflict { .. }) => {}
+            Err(flotilla_storage::StorageError::NotFound(_)) => return Ok(true),
+            Err(e) => return Err(ApiError::internal(e.to_string())),
+        }
     }
+    Ok(false)
+}
+
+/// The five conditions kube's namespace controller keeps on a Terminating namespace, from
+/// what the last pass left; a condition keeps its `lastTransitionTime` while its status
+/// holds.
+fn deletion_conditions(
+    old: Option<&Vec<serde_json::Value>>,
+    remaining: &BTreeMap<String, usize>,
+    finalizers: &BTreeMap<String, usize>,
+    refused: &BTreeSet<String>,
+) -> Vec<serde_json::Value> {
+    let listed = |m: &BTreeMap<String, usize>, sep: &str| -> String {
+        m.iter()
+            .map(|(k, n)| format!("{k} {sep} {n} resource instances"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let content = if refused.is_empty() {
+        (
+            "False",
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization".to_string(),
+        )
+    } else {
+        (
+            "True",
+            "ContentDeletionFailed",
+            format!(
+                "Failed to delete all resource types, {} remaining: {}",
+                refused.len(),
+                refused.iter().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        )
+    };
+    let left = if remaining.is_empty() {
+        (
+            "False",
+            "ContentRemoved",
+            "All content successfully removed".to_string(),
+        )
+    } else {
+        (
+            "True",
+            "SomeResourcesRemain",
+            format!("Some resources are remaining: {}", listed(remaining, "has")),
+        )
+    };
+    let held = if finalizers.is_empty() {
+        (
+            "False",
+            "ContentHasNoFinalizers",
+            "All content-preserving finalizers finished".to_string(),
+        )
+    } else {
+        (
+            "True",
+            "SomeFinalizersRemain",
+            format!(
+                "Some content in the namespace has finalizers remaining: {}",
+                listed(finalizers, "in")
+            ),
+        )
+    };
+    let wanted = [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            (
+                "False",
+                "ResourcesDiscovered",
+                "All resources successfully discovered".to_string(),
+            ),
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            (
+                "False",
+                "ParsedGroupVersions",
+                "All legacy kube types successfully parsed".to_string(),
+            ),
+        ),
+        ("NamespaceDeletionContentFailure", content),
+        ("NamespaceContentRemaining", left),
+        ("NamespaceFinalizersRemaining", held),
+    ];
+    let now = now_rfc3339();
+    wanted
+        .into_iter()
+        .map(|(type_, (status, reason, message))| {
+            let before = old.into_iter().flatten().find(|c| c["type"] == type_);
+            let since = before
+                .filter(|c| c["status"] == status)
+                .and_then(|c| c.get("lastTransitionTime").cloned())
+                .unwrap_or_else(|| json!(now));
+            json!({"type": type_, "status": status, "lastTransitionTime": since,
+                   "reason": reason, "message": message})
+        })
+        .collect()
 }
 
 /// Restarts cleanup of namespaces left Terminating by a previous run.

@@ -257,20 +257,16 @@ async fn update(ctx: &RequestContext, body: NewObject) -> Result<ObjectAnswer, A
 
 /// A patch of the Scale (a document of its own, not stored): applied to the Scale the object
 /// has now, and written back as the object's replicas.
-fn patched_scale(patch: &Patch, scale: &Value) -> Result<Value, ApiError> {
-    let mut s = scale.clone();
+fn patched_scale(ctx: &RequestContext, patch: &Patch, scale: &Value) -> Result<Value, ApiError> {
     match patch {
-        Patch::Json(ops) => {
-            let ops: json_patch::Patch = serde_json::from_value(ops.clone())
-                .map_err(|e| ApiError::bad_request(e.to_string()))?;
-            json_patch::patch(&mut s, &ops)
-                .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
-        }
+        Patch::Json(ops) => flotilla_patch::json_patch::apply(scale, ops)
+            .map_err(|e| objects::json_patch_refused(e, &ctx.def, ctx.name())),
         Patch::Merge(p) | Patch::Strategic(p) | Patch::Apply { body: p, .. } => {
+            let mut s = scale.clone();
             json_patch::merge(&mut s, p);
+            Ok(s)
         }
     }
-    Ok(s)
 }
 
 async fn patch(ctx: &RequestContext, body: PatchBody) -> Result<ObjectAnswer, ApiError> {
@@ -285,7 +281,7 @@ async fn patch(ctx: &RequestContext, body: PatchBody) -> Result<ObjectAnswer, Ap
         loop {
             attempts += 1;
             let old = objects.get(ctx.namespace(), ctx.name()).await?;
-            let patched = patched_scale(&patch, &objects.scale_of(&old)?)?;
+            let patched = patched_scale(ctx, &patch, &objects.scale_of(&old)?)?;
             match objects.write_scale(&old, &patched, &opts).await {
                 Err(e)
                     if e.code == 409

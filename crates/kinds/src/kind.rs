@@ -58,9 +58,58 @@ where
         T::Scope::NAMESPACED,
     )
     .with_strategic_merge();
+    d.generation = keeps_generation(T::GROUP, T::KIND);
     d.printer = printer(T::GROUP, T::URL_PATH_SEGMENT);
     d.openapi = Some(Arc::new(openapi::schemas_for::<T>()));
     d
+}
+
+/// The built-in kinds whose objects kube-apiserver gives a `metadata.generation` (their
+/// registry strategies set it to 1 at create and count changes of what is not metadata or
+/// status), as (group, kind). Every other built-in kind has none: ConfigMaps, Secrets,
+/// Services, Namespaces, Nodes, PVCs and PVs, ServiceAccounts, Endpoints, Events, Leases,
+/// RBAC objects, quotas, priority and storage classes. (Custom resources always have one.)
+const KINDS_WITH_GENERATION: &[(&str, &str)] = &[
+    ("", "Pod"),
+    ("", "PodTemplate"),
+    ("", "ReplicationController"),
+    ("apps", "Deployment"),
+    ("apps", "ReplicaSet"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+    ("batch", "Job"),
+    ("batch", "CronJob"),
+    ("policy", "PodDisruptionBudget"),
+    ("networking.k8s.io", "NetworkPolicy"),
+    ("networking.k8s.io", "Ingress"),
+    ("networking.k8s.io", "IngressClass"),
+    ("discovery.k8s.io", "EndpointSlice"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingAdmissionPolicyBinding",
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+];
+
+/// Whether objects of this built-in kind carry `metadata.generation`.
+pub(crate) fn keeps_generation(group: &str, kind: &str) -> bool {
+    KINDS_WITH_GENERATION.contains(&(group, kind))
 }
 
 /// Validation for `T`: decode (collecting unknown fields), check metadata by `rule`, then run

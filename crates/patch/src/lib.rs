@@ -1,10 +1,11 @@
 //! Patch and apply algorithms of a Kubernetes-style API server, as pure functions over
 //! `serde_json::Value` (no IO): strategic merge patch, server-side apply with conflict
-//! detection, and `metadata.managedFields` tracking for ordinary writes. The list merge
+//! detection, JSON Patch with kube-apiserver's semantics, and `metadata.managedFields` tracking for ordinary writes. The list merge
 //! semantics come from a [`Schema`]: built-in kinds, a CRD's OpenAPI v3 schema, or generic.
 
 mod builtin;
 mod fieldpath;
+pub mod json_patch;
 mod managed;
 mod schema;
 mod strategic;

@@ -287,7 +287,11 @@ impl Objects<'_> {
             .and_then(|m| m.get("generation"))
             .and_then(Value::as_i64)
             .unwrap_or(1);
-        meta_mut(&mut new).insert("generation".into(), json!(old_generation));
+        if def.generation {
+            meta_mut(&mut new).insert("generation".into(), json!(old_generation));
+        } else {
+            meta_mut(&mut new).remove("generation");
+        }
         let mut warnings = mutating_warnings;
         warnings.extend(validate_defaulted(
             def,
@@ -297,7 +301,7 @@ impl Objects<'_> {
             &self.duplicates,
             opts.field_validation,
         )?);
-        if spec_part(&new) != spec_part(old_value) {
+        if def.generation && spec_part(&new) != spec_part(old_value) {
             meta_mut(&mut new).insert("generation".into(), json!(old_generation + 1));
         }
         // Once marked for deletion, finalizers may only be removed.
@@ -531,7 +535,11 @@ impl Objects<'_> {
             let m = meta_mut(obj);
             m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
             m.insert("creationTimestamp".into(), json!(now_rfc3339()));
-            m.insert("generation".into(), json!(1));
+            if def.generation {
+                m.insert("generation".into(), json!(1));
+            } else {
+                m.remove("generation");
+            }
             for field in [
                 "resourceVersion",
                 "deletionTimestamp",
@@ -634,31 +642,7 @@ impl Objects<'_> {
         let def = self.def;
         match patch {
             Patch::Json(ops) => {
-                let parsed: json_patch::Patch =
-                    serde_json::from_value(ops.clone()).map_err(|e| {
-                        ApiError::bad_request(format!(
-                            "the server rejected our request due to an error in our request: {e}"
-                        ))
-                    })?;
-                let mut doc = current.clone();
-                json_patch::patch(&mut doc, &parsed).map_err(|e| {
-                    ApiError::new(
-                        422,
-                        "Invalid",
-                        format!(
-                            "the server rejected our request due to an error in our request: {e}"
-                        ),
-                    )
-                    .with_details(&def.group, &def.plural, name)
-                    // kubectl prints only the causes of an Invalid error that names its
-                    // object, so the failed operation must be one to be seen.
-                    .with_causes(vec![Cause::new(
-                        "UnexpectedServerResponse",
-                        e.to_string(),
-                        "",
-                    )])
-                })?;
-                Ok(doc)
+                merge::json_patch::apply(current, ops).map_err(|e| json_patch_refused(e, def, name))
             }
             Patch::Merge(p) => {
                 let mut doc = current.clone();
@@ -736,4 +720,29 @@ pub(super) fn unsupported_strategic(def: &ResourceDef) -> ApiError {
         "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (strategic merge patch is not supported for {})",
         flotilla_apimachinery::status::qualified_resource(&def.group, &def.plural)
     ))
+}
+
+/// A refused JSON patch as kube-apiserver answers it: 400 for a body that is not a list of
+/// operations, 413 past the operation bound, else 422 with the library's message as the cause.
+pub fn json_patch_refused(
+    e: merge::json_patch::JsonPatchError,
+    def: &ResourceDef,
+    name: &str,
+) -> ApiError {
+    use merge::json_patch::JsonPatchError;
+    match e {
+        JsonPatchError::Decode(m) => ApiError::bad_request(m),
+        e @ JsonPatchError::TooManyOperations(_) => {
+            ApiError::new(413, "RequestEntityTooLarge", e.to_string())
+        }
+        JsonPatchError::DoesNotApply(m) => ApiError::new(
+            422,
+            "Invalid",
+            format!("the server rejected our request due to an error in our request: {m}"),
+        )
+        .with_details(&def.group, &def.plural, name)
+        // kubectl prints only the causes of an Invalid error that names its object, so the
+        // failed operation must be one to be seen.
+        .with_causes(vec![Cause::new("UnexpectedServerResponse", m, "")]),
+    }
 }

@@ -65,6 +65,9 @@ pub(crate) enum FieldType {
     Int32,
     Int64,
     Bool,
+    /// `double` (fixed64) -> JSON number, written like Go's encoder: integral values in the
+    /// exactly representable range as integers (`1`, not `1.0`).
+    Double,
     /// A nested message, rendered as a JSON object (`{}` when empty).
     Message(&'static MessageDesc),
     /// An embedded Go struct with `json:",inline"`: a nested message on the wire whose fields
@@ -78,6 +81,9 @@ pub(crate) enum FieldType {
     IntOrString,
     /// `metav1.Time` (1: seconds, 2: nanos) -> RFC 3339 string, or null for Go's zero time.
     Time,
+    /// `metav1.MicroTime` (1: seconds, 2: nanos) -> RFC 3339 string with six fractional
+    /// digits, or null for Go's zero time.
+    MicroTime,
     /// `metav1.FieldsV1` (1: raw JSON bytes) -> the JSON value itself.
     FieldsV1,
     /// `runtime.RawExtension` (1: raw bytes) -> the embedded object, when the bytes are JSON
@@ -85,4 +91,15 @@ pub(crate) enum FieldType {
     RawExtension,
     /// A Go named `[]string` wrapped in a message (1: repeated string), e.g. `ExtraValue`.
     StringList,
+    /// apiextensions `JSON` (1: raw JSON bytes) -> the JSON value itself; no bytes is null.
+    Json,
+    /// apiextensions `JSONSchemaPropsOrArray` (1: schema, 2: repeated schemas) -> the array of
+    /// schemas when there is one, else the schema (null without one).
+    SchemaOrArray(&'static MessageDesc),
+    /// apiextensions `JSONSchemaPropsOrBool` (1: allows, 2: schema) -> the schema when there
+    /// is one, else `allows` as a JSON boolean.
+    SchemaOrBool(&'static MessageDesc),
+    /// apiextensions `JSONSchemaPropsOrStringArray` (1: schema, 2: repeated property) -> the
+    /// strings when there are any, else the schema (null without one).
+    SchemaOrStringArray(&'static MessageDesc),
 }

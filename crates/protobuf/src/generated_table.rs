@@ -11,6 +11,535 @@
 
 use crate::descriptor::{FieldDesc as F, FieldType as T, MessageDesc};
 
+pub(crate) static ADMISSIONREGISTRATION_V1_MATCH_CONDITION: MessageDesc = MessageDesc {
+    name: "k8s.io.api.admissionregistration.v1.MatchCondition",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(2, "expression", T::String),
+    ],
+};
+
+pub(crate) static ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK: MessageDesc = MessageDesc {
+    name: "k8s.io.api.admissionregistration.v1.MutatingWebhook",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(
+            2,
+            "clientConfig",
+            T::Message(&ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG),
+        ),
+        F::new(
+            3,
+            "rules",
+            T::Message(&ADMISSIONREGISTRATION_V1_RULE_WITH_OPERATIONS),
+        )
+        .repeated(),
+        F::new(4, "failurePolicy", T::String),
+        F::new(9, "matchPolicy", T::String),
+        F::new(5, "namespaceSelector", T::Message(&META_V1_LABEL_SELECTOR)),
+        F::new(11, "objectSelector", T::Message(&META_V1_LABEL_SELECTOR)),
+        F::new(6, "sideEffects", T::String),
+        F::new(7, "timeoutSeconds", T::Int32),
+        F::new(8, "admissionReviewVersions", T::String).repeated(),
+        F::new(10, "reinvocationPolicy", T::String),
+        F::new(
+            12,
+            "matchConditions",
+            T::Message(&ADMISSIONREGISTRATION_V1_MATCH_CONDITION),
+        )
+        .repeated(),
+    ],
+};
+
+pub(crate) static ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK_CONFIGURATION: MessageDesc =
+    MessageDesc {
+        name: "k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration",
+        fields: &[
+            F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+            F::new(
+                2,
+                "webhooks",
+                T::Message(&ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK),
+            )
+            .repeated(),
+        ],
+    };
+
+pub(crate) static ADMISSIONREGISTRATION_V1_RULE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.admissionregistration.v1.Rule",
+    fields: &[
+        F::new(1, "apiGroups", T::String).repeated(),
+        F::new(2, "apiVersions", T::String).repeated(),
+        F::new(3, "resources", T::String).repeated(),
+        F::new(4, "scope", T::String),
+    ],
+};
+
+pub(crate) static ADMISSIONREGISTRATION_V1_RULE_WITH_OPERATIONS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.admissionregistration.v1.RuleWithOperations",
+    fields: &[
+        F::new(1, "operations", T::String).repeated(),
+        F::new(2, "", T::Inline(&ADMISSIONREGISTRATION_V1_RULE)),
+    ],
+};
+
+pub(crate) static ADMISSIONREGISTRATION_V1_SERVICE_REFERENCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.admissionregistration.v1.ServiceReference",
+    fields: &[
+        F::new(1, "namespace", T::String),
+        F::new(2, "name", T::String),
+        F::new(3, "path", T::String),
+        F::new(4, "port", T::Int32),
+    ],
+};
+
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK: MessageDesc = MessageDesc {
+    name: "k8s.io.api.admissionregistration.v1.ValidatingWebhook",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(
+            2,
+            "clientConfig",
+            T::Message(&ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG),
+        ),
+        F::new(
+            3,
+            "rules",
+            T::Message(&ADMISSIONREGISTRATION_V1_RULE_WITH_OPERATIONS),
+        )
+        .repeated(),
+        F::new(4, "failurePolicy", T::String),
+        F::new(9, "matchPolicy", T::String),
+        F::new(5, "namespaceSelector", T::Message(&META_V1_LABEL_SELECTOR)),
+        F::new(10, "objectSelector", T::Message(&META_V1_LABEL_SELECTOR)),
+        F::new(6, "sideEffects", T::String),
+        F::new(7, "timeoutSeconds", T::Int32),
+        F::new(8, "admissionReviewVersions", T::String).repeated(),
+        F::new(
+            11,
+            "matchConditions",
+            T::Message(&ADMISSIONREGISTRATION_V1_MATCH_CONDITION),
+        )
+        .repeated(),
+    ],
+};
+
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK_CONFIGURATION: MessageDesc =
+    MessageDesc {
+        name: "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration",
+        fields: &[
+            F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+            F::new(
+                2,
+                "webhooks",
+                T::Message(&ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK),
+            )
+            .repeated(),
+        ],
+    };
+
+pub(crate) static ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG: MessageDesc = MessageDesc {
+    name: "k8s.io.api.admissionregistration.v1.WebhookClientConfig",
+    fields: &[
+        F::new(3, "url", T::String),
+        F::new(
+            1,
+            "service",
+            T::Message(&ADMISSIONREGISTRATION_V1_SERVICE_REFERENCE),
+        ),
+        F::new(2, "caBundle", T::Bytes).omit_zero(),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_COLUMN_DEFINITION: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(2, "type", T::String),
+        F::new(3, "format", T::String).omit_zero(),
+        F::new(4, "description", T::String).omit_zero(),
+        F::new(5, "priority", T::Int32).omit_zero(),
+        F::new(6, "jsonPath", T::String),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_CONVERSION: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion",
+    fields: &[
+        F::new(1, "strategy", T::String),
+        F::new(
+            2,
+            "webhook",
+            T::Message(&APIEXTENSIONS_V1_WEBHOOK_CONVERSION),
+        ),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(
+            2,
+            "spec",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC),
+        ),
+        F::new(
+            3,
+            "status",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_CONDITION: MessageDesc =
+    MessageDesc {
+        name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition",
+        fields: &[
+            F::new(1, "type", T::String),
+            F::new(2, "status", T::String),
+            F::new(3, "lastTransitionTime", T::Time),
+            F::new(4, "reason", T::String).omit_zero(),
+            F::new(5, "message", T::String).omit_zero(),
+            F::new(6, "observedGeneration", T::Int64).omit_zero(),
+        ],
+    };
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames",
+    fields: &[
+        F::new(1, "plural", T::String),
+        F::new(2, "singular", T::String).omit_zero(),
+        F::new(3, "shortNames", T::String).repeated(),
+        F::new(4, "kind", T::String),
+        F::new(5, "listKind", T::String).omit_zero(),
+        F::new(6, "categories", T::String).repeated(),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec",
+    fields: &[
+        F::new(1, "group", T::String),
+        F::new(
+            3,
+            "names",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES),
+        ),
+        F::new(4, "scope", T::String),
+        F::new(
+            7,
+            "versions",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_VERSION),
+        )
+        .repeated(),
+        F::new(
+            9,
+            "conversion",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_CONVERSION),
+        ),
+        F::new(10, "preserveUnknownFields", T::Bool).omit_zero(),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus",
+    fields: &[
+        F::new(
+            1,
+            "conditions",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_CONDITION),
+        )
+        .repeated(),
+        F::new(
+            2,
+            "acceptedNames",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES),
+        ),
+        F::new(3, "storedVersions", T::String).repeated(),
+        F::new(4, "observedGeneration", T::Int64).omit_zero(),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_VERSION: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion",
+    fields: &[
+        F::new(1, "name", T::String),
+        F::new(2, "served", T::Bool),
+        F::new(3, "storage", T::Bool),
+        F::new(7, "deprecated", T::Bool).omit_zero(),
+        F::new(8, "deprecationWarning", T::String),
+        F::new(
+            4,
+            "schema",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_VALIDATION),
+        ),
+        F::new(
+            5,
+            "subresources",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCES),
+        ),
+        F::new(
+            6,
+            "additionalPrinterColumns",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_COLUMN_DEFINITION),
+        )
+        .repeated(),
+        F::new(
+            9,
+            "selectableFields",
+            T::Message(&APIEXTENSIONS_V1_SELECTABLE_FIELD),
+        )
+        .repeated(),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_SCALE: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale",
+    fields: &[
+        F::new(1, "specReplicasPath", T::String),
+        F::new(2, "statusReplicasPath", T::String),
+        F::new(3, "labelSelectorPath", T::String),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceStatus",
+    fields: &[],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCES: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresources",
+    fields: &[
+        F::new(
+            1,
+            "status",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_STATUS),
+        ),
+        F::new(
+            2,
+            "scale",
+            T::Message(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_SCALE),
+        ),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_VALIDATION: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceValidation",
+    fields: &[F::new(
+        1,
+        "openAPIV3Schema",
+        T::Message(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    )],
+};
+
+pub(crate) static APIEXTENSIONS_V1_EXTERNAL_DOCUMENTATION: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ExternalDocumentation",
+    fields: &[
+        F::new(1, "description", T::String).omit_zero(),
+        F::new(2, "url", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_JSON_SCHEMA_PROPS: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps",
+    fields: &[
+        F::new(1, "id", T::String).omit_zero(),
+        F::new(2, "$schema", T::String).omit_zero(),
+        F::new(3, "$ref", T::String),
+        F::new(4, "description", T::String).omit_zero(),
+        F::new(5, "type", T::String).omit_zero(),
+        F::new(6, "format", T::String).omit_zero(),
+        F::new(7, "title", T::String).omit_zero(),
+        F::new(8, "default", T::Json),
+        F::new(9, "maximum", T::Double),
+        F::new(10, "exclusiveMaximum", T::Bool).omit_zero(),
+        F::new(11, "minimum", T::Double),
+        F::new(12, "exclusiveMinimum", T::Bool).omit_zero(),
+        F::new(13, "maxLength", T::Int64),
+        F::new(14, "minLength", T::Int64),
+        F::new(15, "pattern", T::String).omit_zero(),
+        F::new(16, "maxItems", T::Int64),
+        F::new(17, "minItems", T::Int64),
+        F::new(18, "uniqueItems", T::Bool).omit_zero(),
+        F::new(19, "multipleOf", T::Double),
+        F::new(20, "enum", T::Json).repeated(),
+        F::new(21, "maxProperties", T::Int64),
+        F::new(22, "minProperties", T::Int64),
+        F::new(23, "required", T::String).repeated(),
+        F::new(
+            24,
+            "items",
+            T::SchemaOrArray(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+        ),
+        F::new(25, "allOf", T::Message(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)).repeated(),
+        F::new(26, "oneOf", T::Message(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)).repeated(),
+        F::new(27, "anyOf", T::Message(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)).repeated(),
+        F::new(28, "not", T::Message(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+        F::new(
+            29,
+            "properties",
+            T::Map(&T::Message(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+        ),
+        F::new(
+            30,
+            "additionalProperties",
+            T::SchemaOrBool(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+        ),
+        F::new(
+            31,
+            "patternProperties",
+            T::Map(&T::Message(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+        ),
+        F::new(
+            32,
+            "dependencies",
+            T::Map(&T::SchemaOrStringArray(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+        ),
+        F::new(
+            33,
+            "additionalItems",
+            T::SchemaOrBool(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+        ),
+        F::new(
+            34,
+            "definitions",
+            T::Map(&T::Message(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+        ),
+        F::new(
+            35,
+            "externalDocs",
+            T::Message(&APIEXTENSIONS_V1_EXTERNAL_DOCUMENTATION),
+        ),
+        F::new(36, "example", T::Json),
+        F::new(37, "nullable", T::Bool).omit_zero(),
+        F::new(38, "x-kubernetes-preserve-unknown-fields", T::Bool),
+        F::new(39, "x-kubernetes-embedded-resource", T::Bool).omit_zero(),
+        F::new(40, "x-kubernetes-int-or-string", T::Bool).omit_zero(),
+        F::new(41, "x-kubernetes-list-map-keys", T::String).repeated(),
+        F::new(42, "x-kubernetes-list-type", T::String),
+        F::new(43, "x-kubernetes-map-type", T::String),
+        F::new(
+            44,
+            "x-kubernetes-validations",
+            T::Message(&APIEXTENSIONS_V1_VALIDATION_RULE),
+        )
+        .repeated(),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_SELECTABLE_FIELD: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.SelectableField",
+    fields: &[F::new(1, "jsonPath", T::String)],
+};
+
+pub(crate) static APIEXTENSIONS_V1_SERVICE_REFERENCE: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ServiceReference",
+    fields: &[
+        F::new(1, "namespace", T::String),
+        F::new(2, "name", T::String),
+        F::new(3, "path", T::String),
+        F::new(4, "port", T::Int32),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_VALIDATION_RULE: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ValidationRule",
+    fields: &[
+        F::new(1, "rule", T::String),
+        F::new(2, "message", T::String).omit_zero(),
+        F::new(3, "messageExpression", T::String).omit_zero(),
+        F::new(4, "reason", T::String),
+        F::new(5, "fieldPath", T::String).omit_zero(),
+        F::new(6, "optionalOldSelf", T::Bool),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_WEBHOOK_CLIENT_CONFIG: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
+    fields: &[
+        F::new(3, "url", T::String),
+        F::new(
+            1,
+            "service",
+            T::Message(&APIEXTENSIONS_V1_SERVICE_REFERENCE),
+        ),
+        F::new(2, "caBundle", T::Bytes).omit_zero(),
+    ],
+};
+
+pub(crate) static APIEXTENSIONS_V1_WEBHOOK_CONVERSION: MessageDesc = MessageDesc {
+    name: "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.WebhookConversion",
+    fields: &[
+        F::new(
+            2,
+            "clientConfig",
+            T::Message(&APIEXTENSIONS_V1_WEBHOOK_CLIENT_CONFIG),
+        ),
+        F::new(3, "conversionReviewVersions", T::String).repeated(),
+    ],
+};
+
+pub(crate) static APIREGISTRATION_V1_API_SERVICE: MessageDesc = MessageDesc {
+    name: "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&APIREGISTRATION_V1_API_SERVICE_SPEC)),
+        F::new(
+            3,
+            "status",
+            T::Message(&APIREGISTRATION_V1_API_SERVICE_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static APIREGISTRATION_V1_API_SERVICE_CONDITION: MessageDesc = MessageDesc {
+    name: "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceCondition",
+    fields: &[
+        F::new(1, "type", T::String),
+        F::new(2, "status", T::String),
+        F::new(3, "lastTransitionTime", T::Time),
+        F::new(4, "reason", T::String).omit_zero(),
+        F::new(5, "message", T::String).omit_zero(),
+    ],
+};
+
+pub(crate) static APIREGISTRATION_V1_API_SERVICE_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceSpec",
+    fields: &[
+        F::new(
+            1,
+            "service",
+            T::Message(&APIREGISTRATION_V1_SERVICE_REFERENCE),
+        ),
+        F::new(2, "group", T::String).omit_zero(),
+        F::new(3, "version", T::String).omit_zero(),
+        F::new(4, "insecureSkipTLSVerify", T::Bool).omit_zero(),
+        F::new(5, "caBundle", T::Bytes).omit_zero(),
+        F::new(7, "groupPriorityMinimum", T::Int32),
+        F::new(8, "versionPriority", T::Int32),
+    ],
+};
+
+pub(crate) static APIREGISTRATION_V1_API_SERVICE_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceStatus",
+    fields: &[F::new(
+        1,
+        "conditions",
+        T::Message(&APIREGISTRATION_V1_API_SERVICE_CONDITION),
+    )
+    .repeated()],
+};
+
+pub(crate) static APIREGISTRATION_V1_SERVICE_REFERENCE: MessageDesc = MessageDesc {
+    name: "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.ServiceReference",
+    fields: &[
+        F::new(1, "namespace", T::String).omit_zero(),
+        F::new(2, "name", T::String).omit_zero(),
+        F::new(3, "port", T::Int32),
+    ],
+};
+
 pub(crate) static APPS_V1_CONTROLLER_REVISION: MessageDesc = MessageDesc {
     name: "k8s.io.api.apps.v1.ControllerRevision",
     fields: &[
@@ -374,6 +903,37 @@ pub(crate) static AUTHENTICATION_V1_TOKEN_REQUEST_STATUS: MessageDesc = MessageD
     ],
 };
 
+pub(crate) static AUTHENTICATION_V1_TOKEN_REVIEW: MessageDesc = MessageDesc {
+    name: "k8s.io.api.authentication.v1.TokenReview",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&AUTHENTICATION_V1_TOKEN_REVIEW_SPEC)),
+        F::new(
+            3,
+            "status",
+            T::Message(&AUTHENTICATION_V1_TOKEN_REVIEW_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static AUTHENTICATION_V1_TOKEN_REVIEW_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.authentication.v1.TokenReviewSpec",
+    fields: &[
+        F::new(1, "token", T::String).omit_zero(),
+        F::new(2, "audiences", T::String).repeated(),
+    ],
+};
+
+pub(crate) static AUTHENTICATION_V1_TOKEN_REVIEW_STATUS: MessageDesc = MessageDesc {
+    name: "k8s.io.api.authentication.v1.TokenReviewStatus",
+    fields: &[
+        F::new(1, "authenticated", T::Bool).omit_zero(),
+        F::new(2, "user", T::Message(&AUTHENTICATION_V1_USER_INFO)),
+        F::new(4, "audiences", T::String).repeated(),
+        F::new(3, "error", T::String).omit_zero(),
+    ],
+};
+
 pub(crate) static AUTHENTICATION_V1_USER_INFO: MessageDesc = MessageDesc {
     name: "k8s.io.api.authentication.v1.UserInfo",
     fields: &[
@@ -407,6 +967,23 @@ pub(crate) static AUTHORIZATION_V1_LABEL_SELECTOR_ATTRIBUTES: MessageDesc = Mess
             T::Message(&META_V1_LABEL_SELECTOR_REQUIREMENT),
         )
         .repeated(),
+    ],
+};
+
+pub(crate) static AUTHORIZATION_V1_LOCAL_SUBJECT_ACCESS_REVIEW: MessageDesc = MessageDesc {
+    name: "k8s.io.api.authorization.v1.LocalSubjectAccessReview",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(
+            2,
+            "spec",
+            T::Message(&AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW_SPEC),
+        ),
+        F::new(
+            3,
+            "status",
+            T::Message(&AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW_STATUS),
+        ),
     ],
 };
 
@@ -512,6 +1089,43 @@ pub(crate) static AUTHORIZATION_V1_SELF_SUBJECT_RULES_REVIEW: MessageDesc = Mess
 pub(crate) static AUTHORIZATION_V1_SELF_SUBJECT_RULES_REVIEW_SPEC: MessageDesc = MessageDesc {
     name: "k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec",
     fields: &[F::new(1, "namespace", T::String).omit_zero()],
+};
+
+pub(crate) static AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW: MessageDesc = MessageDesc {
+    name: "k8s.io.api.authorization.v1.SubjectAccessReview",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(
+            2,
+            "spec",
+            T::Message(&AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW_SPEC),
+        ),
+        F::new(
+            3,
+            "status",
+            T::Message(&AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW_STATUS),
+        ),
+    ],
+};
+
+pub(crate) static AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.authorization.v1.SubjectAccessReviewSpec",
+    fields: &[
+        F::new(
+            1,
+            "resourceAttributes",
+            T::Message(&AUTHORIZATION_V1_RESOURCE_ATTRIBUTES),
+        ),
+        F::new(
+            2,
+            "nonResourceAttributes",
+            T::Message(&AUTHORIZATION_V1_NON_RESOURCE_ATTRIBUTES),
+        ),
+        F::new(3, "user", T::String).omit_zero(),
+        F::new(4, "groups", T::String).repeated(),
+        F::new(5, "extra", T::Map(&T::StringList)),
+        F::new(6, "uid", T::String).omit_zero(),
+    ],
 };
 
 pub(crate) static AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW_STATUS: MessageDesc = MessageDesc {
@@ -1151,6 +1765,27 @@ pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS: MessageDes
     ],
 };
 
+pub(crate) static COORDINATION_V1_LEASE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.coordination.v1.Lease",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "spec", T::Message(&COORDINATION_V1_LEASE_SPEC)),
+    ],
+};
+
+pub(crate) static COORDINATION_V1_LEASE_SPEC: MessageDesc = MessageDesc {
+    name: "k8s.io.api.coordination.v1.LeaseSpec",
+    fields: &[
+        F::new(1, "holderIdentity", T::String),
+        F::new(2, "leaseDurationSeconds", T::Int32),
+        F::new(3, "acquireTime", T::MicroTime),
+        F::new(4, "renewTime", T::MicroTime),
+        F::new(5, "leaseTransitions", T::Int32),
+        F::new(6, "strategy", T::String),
+        F::new(7, "preferredHolder", T::String),
+    ],
+};
+
 pub(crate) static CORE_V1_AFFINITY: MessageDesc = MessageDesc {
     name: "k8s.io.api.core.v1.Affinity",
     fields: &[
@@ -1214,6 +1849,14 @@ pub(crate) static CORE_V1_AZURE_FILE_VOLUME_SOURCE: MessageDesc = MessageDesc {
         F::new(1, "secretName", T::String),
         F::new(2, "shareName", T::String),
         F::new(3, "readOnly", T::Bool).omit_zero(),
+    ],
+};
+
+pub(crate) static CORE_V1_BINDING: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.Binding",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "target", T::Message(&CORE_V1_OBJECT_REFERENCE)),
     ],
 };
 
@@ -1743,6 +2386,43 @@ pub(crate) static CORE_V1_EPHEMERAL_VOLUME_SOURCE: MessageDesc = MessageDesc {
         "volumeClaimTemplate",
         T::Message(&CORE_V1_PERSISTENT_VOLUME_CLAIM_TEMPLATE),
     )],
+};
+
+pub(crate) static CORE_V1_EVENT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.Event",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "involvedObject", T::Message(&CORE_V1_OBJECT_REFERENCE)),
+        F::new(3, "reason", T::String).omit_zero(),
+        F::new(4, "message", T::String).omit_zero(),
+        F::new(5, "source", T::Message(&CORE_V1_EVENT_SOURCE)),
+        F::new(6, "firstTimestamp", T::Time),
+        F::new(7, "lastTimestamp", T::Time),
+        F::new(8, "count", T::Int32).omit_zero(),
+        F::new(9, "type", T::String).omit_zero(),
+        F::new(10, "eventTime", T::MicroTime),
+        F::new(11, "series", T::Message(&CORE_V1_EVENT_SERIES)),
+        F::new(12, "action", T::String).omit_zero(),
+        F::new(13, "related", T::Message(&CORE_V1_OBJECT_REFERENCE)),
+        F::new(14, "reportingComponent", T::String),
+        F::new(15, "reportingInstance", T::String),
+    ],
+};
+
+pub(crate) static CORE_V1_EVENT_SERIES: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.EventSeries",
+    fields: &[
+        F::new(1, "count", T::Int32).omit_zero(),
+        F::new(2, "lastObservedTime", T::MicroTime),
+    ],
+};
+
+pub(crate) static CORE_V1_EVENT_SOURCE: MessageDesc = MessageDesc {
+    name: "k8s.io.api.core.v1.EventSource",
+    fields: &[
+        F::new(1, "component", T::String).omit_zero(),
+        F::new(2, "host", T::String).omit_zero(),
+    ],
 };
 
 pub(crate) static CORE_V1_EXEC_ACTION: MessageDesc = MessageDesc {
@@ -3657,6 +4337,35 @@ pub(crate) static DISCOVERY_V1_FOR_ZONE: MessageDesc = MessageDesc {
     fields: &[F::new(1, "name", T::String)],
 };
 
+pub(crate) static EVENTS_V1_EVENT: MessageDesc = MessageDesc {
+    name: "k8s.io.api.events.v1.Event",
+    fields: &[
+        F::new(1, "metadata", T::Message(&META_V1_OBJECT_META)),
+        F::new(2, "eventTime", T::MicroTime),
+        F::new(3, "series", T::Message(&EVENTS_V1_EVENT_SERIES)),
+        F::new(4, "reportingController", T::String).omit_zero(),
+        F::new(5, "reportingInstance", T::String).omit_zero(),
+        F::new(6, "action", T::String).omit_zero(),
+        F::new(7, "reason", T::String).omit_zero(),
+        F::new(8, "regarding", T::Message(&CORE_V1_OBJECT_REFERENCE)),
+        F::new(9, "related", T::Message(&CORE_V1_OBJECT_REFERENCE)),
+        F::new(10, "note", T::String).omit_zero(),
+        F::new(11, "type", T::String).omit_zero(),
+        F::new(12, "deprecatedSource", T::Message(&CORE_V1_EVENT_SOURCE)),
+        F::new(13, "deprecatedFirstTimestamp", T::Time),
+        F::new(14, "deprecatedLastTimestamp", T::Time),
+        F::new(15, "deprecatedCount", T::Int32).omit_zero(),
+    ],
+};
+
+pub(crate) static EVENTS_V1_EVENT_SERIES: MessageDesc = MessageDesc {
+    name: "k8s.io.api.events.v1.EventSeries",
+    fields: &[
+        F::new(1, "count", T::Int32),
+        F::new(2, "lastObservedTime", T::MicroTime),
+    ],
+};
+
 pub(crate) static META_V1_CONDITION: MessageDesc = MessageDesc {
     name: "k8s.io.apimachinery.pkg.apis.meta.v1.Condition",
     fields: &[
@@ -4494,5 +5203,49 @@ pub(crate) static ROOTS: &[(&str, &str, &MessageDesc)] = &[
         "certificates.k8s.io/v1",
         "CertificateSigningRequest",
         &CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST,
+    ),
+    (
+        "v1",
+        "PersistentVolumeClaim",
+        &CORE_V1_PERSISTENT_VOLUME_CLAIM,
+    ),
+    ("v1", "Event", &CORE_V1_EVENT),
+    ("v1", "Binding", &CORE_V1_BINDING),
+    ("coordination.k8s.io/v1", "Lease", &COORDINATION_V1_LEASE),
+    ("events.k8s.io/v1", "Event", &EVENTS_V1_EVENT),
+    (
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        &APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION,
+    ),
+    (
+        "admissionregistration.k8s.io/v1",
+        "MutatingWebhookConfiguration",
+        &ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK_CONFIGURATION,
+    ),
+    (
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+        &ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK_CONFIGURATION,
+    ),
+    (
+        "apiregistration.k8s.io/v1",
+        "APIService",
+        &APIREGISTRATION_V1_API_SERVICE,
+    ),
+    (
+        "authentication.k8s.io/v1",
+        "TokenReview",
+        &AUTHENTICATION_V1_TOKEN_REVIEW,
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "SubjectAccessReview",
+        &AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW,
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "LocalSubjectAccessReview",
+        &AUTHORIZATION_V1_LOCAL_SUBJECT_ACCESS_REVIEW,
     ),
 ];

@@ -1879,7 +1879,15 @@ fn table_has_unique_tags_and_json_names() {
         for f in desc.fields {
             match &f.ty {
                 FieldType::Message(m) | FieldType::Inline(m) => walk(m, seen),
-                FieldType::Map(FieldType::Message(m)) => walk(m, seen),
+                FieldType::Map(FieldType::Message(m))
+                | FieldType::SchemaOrArray(m)
+                | FieldType::SchemaOrBool(m)
+                | FieldType::SchemaOrStringArray(m)
+                | FieldType::Map(
+                    FieldType::SchemaOrArray(m)
+                    | FieldType::SchemaOrBool(m)
+                    | FieldType::SchemaOrStringArray(m),
+                ) => walk(m, seen),
                 _ => {}
             }
         }
@@ -2096,4 +2104,283 @@ fn hpa_v1_v2_and_controller_revision() {
                "data": {"spec": {"template": {}}}, "revision": 3})
     );
     check_openapi::<oa::apps::v1::ControllerRevision>(&got);
+}
+
+mod served;
+
+#[test]
+fn micro_time_keeps_microseconds() {
+    use k8s_pb::api::coordination::v1 as coordination;
+    let renew = |t: Option<meta::MicroTime>| {
+        let lease = coordination::Lease {
+            metadata: object_meta("l"),
+            spec: Some(coordination::LeaseSpec {
+                renew_time: t,
+                ..Default::default()
+            }),
+        };
+        decode_object(&envelope(
+            "coordination.k8s.io/v1",
+            "Lease",
+            lease.encode_to_vec(),
+        ))
+        .map(|v| v["spec"]["renewTime"].clone())
+    };
+    let at = |seconds: i64, nanos: i32| {
+        renew(Some(meta::MicroTime {
+            seconds: Some(seconds),
+            nanos: Some(nanos),
+        }))
+    };
+    // Go's RFC3339Micro truncates, it does not round.
+    assert_eq!(
+        at(T0, 999_999_999).unwrap(),
+        json!("2024-01-02T03:04:05.999999Z")
+    );
+    assert_eq!(at(T0, 0).unwrap(), json!("2024-01-02T03:04:05.000000Z"));
+    // time.Unix normalizes nanos outside [0, 1e9) into the seconds.
+    assert_eq!(at(T0, -1).unwrap(), json!("2024-01-02T03:04:04.999999Z"));
+    assert_eq!(
+        at(T0, 1_500_000_000).unwrap(),
+        json!("2024-01-02T03:04:06.500000Z")
+    );
+    // Go's zero time, written or as an empty message, is null; a zero-seconds time with
+    // nanos is not Go's zero time.
+    assert_eq!(at(-62_135_596_800, 0).unwrap(), Value::Null);
+    assert_eq!(
+        renew(Some(meta::MicroTime::default())).unwrap(),
+        Value::Null
+    );
+    assert_eq!(
+        at(-62_135_596_800, 1_000).unwrap(),
+        json!("0001-01-01T00:00:00.000001Z")
+    );
+    assert!(matches!(
+        at(i64::MAX, 999_999_999),
+        Err(ProtobufError::InvalidValue { .. })
+    ));
+    // events.k8s.io Event.eventTime is a non-pointer MicroTime: Go writes its zero value.
+    let event = k8s_pb::api::events::v1::Event {
+        metadata: object_meta("e"),
+        event_time: Some(meta::MicroTime::default()),
+        ..Default::default()
+    };
+    let got = decode_object(&envelope(
+        "events.k8s.io/v1",
+        "Event",
+        event.encode_to_vec(),
+    ))
+    .unwrap();
+    assert_eq!(
+        got,
+        json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"},
+               "eventTime": null})
+    );
+}
+
+/// A CRD whose only version has `schema` as its openAPIV3Schema.
+fn crd_with_schema(
+    schema: k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::JsonSchemaProps,
+) -> Vec<u8> {
+    use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+    let crd = apiext::CustomResourceDefinition {
+        metadata: object_meta("widgets.example.com"),
+        spec: Some(apiext::CustomResourceDefinitionSpec {
+            versions: vec![apiext::CustomResourceDefinitionVersion {
+                name: s("v1"),
+                schema: Some(apiext::CustomResourceValidation {
+                    open_apiv3_schema: Some(schema),
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    };
+    envelope(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        crd.encode_to_vec(),
+    )
+}
+
+fn decoded_schema(body: &[u8]) -> Result<Value, ProtobufError> {
+    decode_object(body).map(|v| v["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone())
+}
+
+#[test]
+fn json_schema_unions_doubles_and_raw_json() {
+    use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+    let schema = apiext::JsonSchemaProps {
+        // Go writes integral float64 values without a fraction.
+        minimum: Some(1.0),
+        maximum: Some(-2.5),
+        multiple_of: Some(1e300),
+        // allows without a schema is a plain boolean...
+        additional_properties: Some(Box::new(apiext::JsonSchemaPropsOrBool {
+            allows: Some(true),
+            schema: None,
+        })),
+        // ...and an empty message is `false` (Go's zero value).
+        additional_items: Some(Box::new(apiext::JsonSchemaPropsOrBool::default())),
+        // The list wins over the single schema; an empty one is null.
+        items: Some(Box::new(apiext::JsonSchemaPropsOrArray {
+            schema: Some(Box::new(apiext::JsonSchemaProps {
+                r#type: s("string"),
+                ..Default::default()
+            })),
+            j_son_schemas: vec![apiext::JsonSchemaProps::default()],
+        })),
+        not: Some(Box::new(apiext::JsonSchemaProps {
+            items: Some(Box::new(apiext::JsonSchemaPropsOrArray::default())),
+            ..Default::default()
+        })),
+        dependencies: [
+            (
+                "empty".to_owned(),
+                apiext::JsonSchemaPropsOrStringArray::default(),
+            ),
+            (
+                "both".to_owned(),
+                apiext::JsonSchemaPropsOrStringArray {
+                    schema: Some(apiext::JsonSchemaProps::default()),
+                    property: strings(&["x"]),
+                },
+            ),
+        ]
+        .into(),
+        r#enum: vec![
+            apiext::Json {
+                raw: Some(br#"{"a": [1, null]}"#.to_vec()),
+            },
+            apiext::Json { raw: None },
+            // Go's MarshalJSON writes null for empty raw bytes too.
+            apiext::Json {
+                raw: Some(Vec::new()),
+            },
+        ],
+        example: Some(apiext::Json {
+            raw: Some(b"\"x\"".to_vec()),
+        }),
+        ..Default::default()
+    };
+    let got = decoded_schema(&crd_with_schema(schema)).unwrap();
+    assert_eq!(
+        got,
+        json!({"minimum": 1, "maximum": -2.5, "multipleOf": 1e300,
+               "additionalProperties": true, "additionalItems": false,
+               "items": [{}], "not": {"items": null},
+               "dependencies": {"both": ["x"], "empty": null},
+               "enum": [{"a": [1, null]}, null, null], "example": "x"})
+    );
+    assert_eq!(got["minimum"].to_string(), "1");
+
+    // NaN and the infinities have no JSON form (Go's encoder refuses them too).
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let schema = apiext::JsonSchemaProps {
+            maximum: Some(bad),
+            ..Default::default()
+        };
+        assert!(
+            matches!(decoded_schema(&crd_with_schema(schema)),
+                Err(ProtobufError::InvalidValue { message, field, .. })
+                if message.ends_with("apiextensions.v1.JSONSchemaProps") && field == "maximum"),
+            "{bad}"
+        );
+    }
+    // Raw JSON that is not JSON is refused, naming the JSON type.
+    let schema = apiext::JsonSchemaProps {
+        default: Some(apiext::Json {
+            raw: Some(b"{nope".to_vec()),
+        }),
+        ..Default::default()
+    };
+    assert!(matches!(decoded_schema(&crd_with_schema(schema)),
+        Err(ProtobufError::InvalidValue { message, .. }) if message.ends_with("apiextensions.v1.JSON")));
+    // An unknown tag inside a union names the union.
+    let mut union = apiext::JsonSchemaPropsOrBool {
+        allows: Some(true),
+        schema: None,
+    }
+    .encode_to_vec();
+    union = with_extra_field(union, 3);
+    let mut props = Vec::new();
+    prost::encoding::bytes::encode(30, &union, &mut props); // additionalProperties
+    let mut validation = Vec::new();
+    prost::encoding::bytes::encode(1, &props, &mut validation); // openAPIV3Schema
+    let mut version = Vec::new();
+    prost::encoding::bytes::encode(4, &validation, &mut version); // schema
+    let mut spec = Vec::new();
+    prost::encoding::bytes::encode(7, &version, &mut spec); // versions
+    let mut crd = Vec::new();
+    prost::encoding::bytes::encode(2, &spec, &mut crd); // spec
+    let err = decode_object(&envelope(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        crd,
+    ))
+    .unwrap_err();
+    assert!(
+        matches!(&err, ProtobufError::UnknownField { message, tag: 3, .. }
+            if message.ends_with("apiextensions.v1.JSONSchemaPropsOrBool")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn packed_repeated_doubles() {
+    use crate::descriptor::{FieldDesc, FieldType, MessageDesc};
+    static DOUBLES: MessageDesc = MessageDesc {
+        name: "test.Doubles",
+        fields: &[FieldDesc::new(1, "values", FieldType::Double).repeated()],
+    };
+    let mut packed = Vec::new();
+    for v in [1.5f64, 2.0, -0.25] {
+        packed.extend(v.to_le_bytes());
+    }
+    let mut buf = Vec::new();
+    prost::encoding::bytes::encode(1, &packed, &mut buf);
+    // One more, unpacked.
+    prost::encoding::double::encode(1, &4.0, &mut buf);
+    let got = crate::decode::decode_message(&DOUBLES, &buf, 0).unwrap();
+    assert_eq!(Value::Object(got), json!({"values": [1.5, 2, -0.25, 4]}));
+    // A run that is not a whole number of doubles is malformed.
+    let mut buf = Vec::new();
+    prost::encoding::bytes::encode(1, &packed[..12].to_vec(), &mut buf);
+    assert!(matches!(
+        crate::decode::decode_message(&DOUBLES, &buf, 0),
+        Err(ProtobufError::Malformed { .. })
+    ));
+}
+
+/// JSONSchemaProps is recursive: a schema as deep as the JSON API accepts decodes, a deeper
+/// one is refused rather than exhausting the stack.
+#[test]
+fn deep_crd_schemas_decode_up_to_the_nesting_limit() {
+    use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+    fn nested(levels: usize) -> apiext::JsonSchemaProps {
+        let mut schema = apiext::JsonSchemaProps {
+            r#type: s("string"),
+            ..Default::default()
+        };
+        for _ in 0..levels {
+            schema = apiext::JsonSchemaProps {
+                r#type: s("object"),
+                properties: [("a".to_owned(), schema)].into(),
+                ..Default::default()
+            };
+        }
+        schema
+    }
+    // 45 levels: 96 levels of JSON nesting in the whole CRD, within the API server's 100.
+    let got = decoded_schema(&crd_with_schema(nested(45))).unwrap();
+    let mut inner = &got;
+    for _ in 0..45 {
+        inner = &inner["properties"]["a"];
+    }
+    assert_eq!(inner, &json!({"type": "string"}));
+    assert!(matches!(
+        decoded_schema(&crd_with_schema(nested(60))),
+        Err(ProtobufError::TooDeep(100))
+    ));
 }

@@ -10,9 +10,15 @@ Inputs (override with environment variables):
                proto scalar types and message references (Kubernetes 1.35 protos).
   K8S_API      git checkout of k8s.io/api          } Go struct tags at GO_TAG: JSON names,
   K8S_APIMACH  git checkout of k8s.io/apimachinery } inline embedding, omitempty, pointers.
+  K8S_APIEXT   git checkout of k8s.io/apiextensions-apiserver (CustomResourceDefinition), at GO_TAG.
+  K8S_AGG      git checkout of k8s.io/kube-aggregator (APIService), at AGG_GO_TAG (default
+               v0.35.6: the repository has no v0.35.7 tag; apiregistration/v1 is unchanged).
+               A bare clone works for all four: the script reads them with `git show TAG:path`.
   K8S_OPENAPI  k8s-openapi 0.29 sources for one Kubernetes version (default v1_35): every
                JSON name of every message is compared with its serializer; differences
-               are printed as PROBLEM lines (inline helper structs have no counterpart).
+               are printed as PROBLEM lines (inline helper structs such as ProbeHandler or
+               admissionregistration Rule have no counterpart, nor has the empty
+               CustomResourceSubresourceStatus, a JSON value there).
 To support another kind, add it to ROOTS; everything it reaches is added to the table.
 """
 import os, re, subprocess, sys, glob
@@ -25,12 +31,31 @@ PB = os.environ.get('K8S_PB') or first('~/.cargo/registry/src/*/k8s-pb-0.9.0/src
 OA = os.environ.get('K8S_OPENAPI') or first('~/.cargo/registry/src/*/k8s-openapi-0.29.0/src/v1_35')
 API = os.environ.get('K8S_API', '/work/.mirror/kubernetes+api/repo')
 AM = os.environ.get('K8S_APIMACH', '/work/.mirror/kubernetes+apimachinery/repo')
+APIEXT = os.environ.get('K8S_APIEXT', '/work/.mirror/kubernetes+apiextensions-apiserver/repo')
+AGG = os.environ.get('K8S_AGG', '/work/.mirror/kubernetes+kube-aggregator/repo')
 GO_TAG = os.environ.get('GO_TAG', 'v0.35.7')
+AGG_GO_TAG = os.environ.get('AGG_GO_TAG', 'v0.35.6')
+
+# Packages outside k8s.io/api: (k8s-pb module path, proto package, Go repository, Go tag,
+# Go directory, k8s-openapi directory), keyed by the short package name used below.
+EXTRA_PKGS = {
+    'apiextensions.v1': ('apiextensions_apiserver/pkg/apis/apiextensions/v1',
+                         'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1',
+                         APIEXT, GO_TAG, 'pkg/apis/apiextensions/v1',
+                         'apiextensions_apiserver/pkg/apis/apiextensions/v1'),
+    'apiregistration.v1': ('kube_aggregator/pkg/apis/apiregistration/v1',
+                           'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1',
+                           AGG, AGG_GO_TAG, 'pkg/apis/apiregistration/v1',
+                           'kube_aggregator/pkg/apis/apiregistration/v1'),
+}
 
 def modpath_to_pkg(parts):
     # parts: list of module dirs under src
     if parts[0] == 'api':
         return '.'.join(parts[1:])
+    for pkg, extra in EXTRA_PKGS.items():
+        if '/'.join(parts) == extra[0]:
+            return pkg
     if parts[:2] == ['apimachinery', 'pkg']:
         rest = parts[2:]
         if rest[:2] == ['apis', 'meta'] and len(rest) == 3:
@@ -50,6 +75,8 @@ PROTO_PREFIX = {
     'runtime': 'k8s.io.apimachinery.pkg.runtime',
 }
 def proto_name(pkg, msg):
+    if pkg in EXTRA_PKGS:
+        return EXTRA_PKGS[pkg][1] + '.' + msg
     return PROTO_PREFIX.get(pkg, 'k8s.io.api.' + pkg) + '.' + msg
 
 # ---------- k8s-pb ----------
@@ -123,6 +150,7 @@ def parse_field(parts, name, attr, rty):
 # ---------- Go ----------
 GODIR = {}
 def go_sources(pkg):
+    tag = GO_TAG
     if pkg == 'meta.v1':
         repo, d = AM, 'pkg/apis/meta/v1'
     elif pkg == 'intstr':
@@ -131,13 +159,19 @@ def go_sources(pkg):
         repo, d = AM, 'pkg/api/resource'
     elif pkg == 'runtime':
         repo, d = AM, 'pkg/runtime'
+    elif pkg in EXTRA_PKGS:
+        _, _, repo, tag, d, _ = EXTRA_PKGS[pkg]
     else:
         repo, d = API, pkg.replace('.', '/')
-    names = subprocess.run(['git', '-C', repo, 'ls-tree', '--name-only', GO_TAG, d + '/'], capture_output=True, text=True).stdout.split()
+    # A missing repository or tag must not pass for a package without structs.
+    check = subprocess.run(['git', '-C', repo, 'rev-parse', '--verify', '--quiet', tag + '^{commit}'], capture_output=True, text=True)
+    if check.returncode != 0:
+        sys.exit('no tag %s in %s (Go sources of %s)' % (tag, repo, pkg))
+    names = subprocess.run(['git', '-C', repo, 'ls-tree', '--name-only', tag, d + '/'], capture_output=True, text=True).stdout.split()
     src = ''
     for n in names:
         if n.endswith('.go') and not n.endswith('_test.go') and 'generated' not in n:
-            src += subprocess.run(['git', '-C', repo, 'show', GO_TAG + ':' + n], capture_output=True, text=True).stdout + '\n'
+            src += subprocess.run(['git', '-C', repo, 'show', tag + ':' + n], capture_output=True, text=True).stdout + '\n'
     return src
 
 gostructs = {}  # pkg -> {struct: {tag: (goname, gotype, jsontag)}}
@@ -148,9 +182,13 @@ def parse_go(pkg):
     res = {}
     cur = None
     for l in src.split('\n'):
-        m = re.match(r'^type (\w+) struct \{', l)
+        m = re.match(r'^type (\w+) struct ?\{(\})?', l)
         if m:
-            cur = m.group(1); res[cur] = {}; continue
+            # `struct{}` (e.g. CustomResourceSubresourceStatus) opens and closes on one line.
+            cur = m.group(1); res[cur] = {}
+            if m.group(2):
+                cur = None
+            continue
         if l.startswith('}'):
             cur = None; continue
         if cur is None:
@@ -195,7 +233,24 @@ SPECIAL = {
     ('authentication.v1', 'ExtraValue'): 'StringList',
     ('authorization.v1', 'ExtraValue'): 'StringList',
     ('certificates.v1', 'ExtraValue'): 'StringList',
+    # apiextensions.k8s.io/v1 types with their own MarshalJSON (marshal.go): raw JSON, and
+    # the schema-or-something unions, each holding a reference to JSONSchemaProps.
+    ('apiextensions.v1', 'Json'): 'Json',
+    ('apiextensions.v1', 'JsonSchemaPropsOrArray'): ('SchemaOrArray', ('apiextensions.v1', 'JsonSchemaProps')),
+    ('apiextensions.v1', 'JsonSchemaPropsOrBool'): ('SchemaOrBool', ('apiextensions.v1', 'JsonSchemaProps')),
+    ('apiextensions.v1', 'JsonSchemaPropsOrStringArray'): ('SchemaOrStringArray', ('apiextensions.v1', 'JsonSchemaProps')),
 }
+
+def special_type(key):
+    """The FieldType expression of a SPECIAL message."""
+    sp = SPECIAL[key]
+    if isinstance(sp, tuple):
+        return 'T::%s(&%s)' % (sp[0], const_name(sp[1]))
+    return 'T::' + sp
+
+def special_name(key):
+    sp = SPECIAL[key]
+    return sp[0] if isinstance(sp, tuple) else sp
 
 ROOTS = [
     ('v1', 'Namespace', 'core.v1'), ('v1', 'ConfigMap', 'core.v1'), ('v1', 'Secret', 'core.v1'),
@@ -231,6 +286,18 @@ ROOTS = [
     ('authorization.k8s.io/v1', 'SelfSubjectAccessReview', 'authorization.v1'),
     ('authorization.k8s.io/v1', 'SelfSubjectRulesReview', 'authorization.v1'),
     ('certificates.k8s.io/v1', 'CertificateSigningRequest', 'certificates.v1'),
+    # every other kind flotilla_kinds serves (and the review kinds of flotilla-apiserver)
+    ('v1', 'PersistentVolumeClaim', 'core.v1'), ('v1', 'Event', 'core.v1'),
+    ('v1', 'Binding', 'core.v1'),
+    ('coordination.k8s.io/v1', 'Lease', 'coordination.v1'),
+    ('events.k8s.io/v1', 'Event', 'events.v1'),
+    ('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'apiextensions.v1'),
+    ('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', 'admissionregistration.v1'),
+    ('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'admissionregistration.v1'),
+    ('apiregistration.k8s.io/v1', 'APIService', 'apiregistration.v1'),
+    ('authentication.k8s.io/v1', 'TokenReview', 'authentication.v1'),
+    ('authorization.k8s.io/v1', 'SubjectAccessReview', 'authorization.v1'),
+    ('authorization.k8s.io/v1', 'LocalSubjectAccessReview', 'authorization.v1'),
 ]
 
 def const_name(key):
@@ -243,6 +310,8 @@ def const_name(key):
 def openapi_fields(pkg, msg):
     if pkg == 'meta.v1':
         d = OA + '/apimachinery/pkg/apis/meta/v1'
+    elif pkg in EXTRA_PKGS:
+        d = OA + '/' + EXTRA_PKGS[pkg][5]
     else:
         d = OA + '/api/' + pkg.replace('.', '/')
     for f in glob.glob(d + '/*.rs'):
@@ -257,6 +326,8 @@ def main():
     seen = set()
     problems = []
     def visit(key):
+        if key in SPECIAL and isinstance(SPECIAL[key], tuple):
+            visit(SPECIAL[key][1])
         if key in seen or key in SPECIAL:
             return
         seen.add(key)
@@ -300,7 +371,7 @@ def main():
                 vk, vmsg = f['value']
                 if vk == 'message':
                     if vmsg in SPECIAL:
-                        ty = 'T::Map(&T::%s)' % SPECIAL[vmsg]
+                        ty = 'T::Map(&%s)' % special_type(vmsg)
                     else:
                         ty = 'T::Map(&T::Message(&%s))' % const_name(vmsg)
                 elif vk == 'string':
@@ -311,7 +382,7 @@ def main():
                     raise Exception(vk)
             elif k == 'message':
                 if f['msg'] in SPECIAL:
-                    ty = 'T::' + SPECIAL[f['msg']]
+                    ty = special_type(f['msg'])
                 elif inline:
                     ty = 'T::Inline(&%s)' % const_name(f['msg'])
                 else:
@@ -393,8 +464,8 @@ def main():
     specials_used = set()
     for key in order:
         for f in messages[key]:
-            if f['kind'] == 'message' and f['msg'] in SPECIAL: specials_used.add(SPECIAL[f['msg']])
-            if f['kind'] == 'map' and f['value'][0] == 'message' and f['value'][1] in SPECIAL: specials_used.add(SPECIAL[f['value'][1]])
+            if f['kind'] == 'message' and f['msg'] in SPECIAL: specials_used.add(special_name(f['msg']))
+            if f['kind'] == 'map' and f['value'][0] == 'message' and f['value'][1] in SPECIAL: specials_used.add(special_name(f['value'][1]))
     print('specials used:', sorted(specials_used))
 
 main()

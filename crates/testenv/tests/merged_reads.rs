@@ -17,7 +17,10 @@
 //!   routes, the aggregated server for the search path), and past `max_inflight` fan-outs a
 //!   merged read gets 429 by either way;
 //! - in one process a merged read is one request: the aggregated server is not asked and the
-//!   host does not read its own templates over HTTP.
+//!   host does not read its own templates over HTTP;
+//! - a template no member holds answers GET with its own numeric resourceVersion, and an
+//!   update sent as client-go's typed clients send it (protobuf) after a merged GET, carrying
+//!   the composite resourceVersion, is taken as its JSON twin is.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -932,5 +935,129 @@ async fn merged_reads_count_against_the_read_limit_where_they_enter_and_past_the
         assert_eq!(read.await.unwrap().0, 200);
     }
     assert_eq!(merged_list(&alice, routed).await.0, 200);
+    fleet.stop().await;
+}
+
+/// A Deployment as client-go's typed clients send it: `k8s\0`, then a runtime.Unknown holding
+/// the protobuf message.
+fn protobuf_deployment(name: &str, resource_version: &str, label: &str) -> Vec<u8> {
+    use k8s_pb::api::apps::v1 as apps;
+    use k8s_pb::api::core::v1 as core;
+    use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+    use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
+    use prost::Message;
+    let labels = BTreeMap::from([("app".to_string(), name.to_string())]);
+    let deployment = apps::Deployment {
+        metadata: Some(meta::ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            resource_version: Some(resource_version.into()),
+            labels: BTreeMap::from([("via".to_string(), label.to_string())]),
+            ..Default::default()
+        }),
+        spec: Some(apps::DeploymentSpec {
+            replicas: Some(0),
+            selector: Some(meta::LabelSelector {
+                match_labels: labels.clone(),
+                ..Default::default()
+            }),
+            template: Some(core::PodTemplateSpec {
+                metadata: Some(meta::ObjectMeta {
+                    labels,
+                    ..Default::default()
+                }),
+                spec: Some(core::PodSpec {
+                    containers: vec![core::Container {
+                        name: Some("c".into()),
+                        image: Some("nginx".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    let unknown = Unknown {
+        type_meta: Some(TypeMeta {
+            api_version: Some("apps/v1".into()),
+            kind: Some("Deployment".into()),
+        }),
+        raw: Some(deployment.encode_to_vec()),
+        content_encoding: Some(String::new()),
+        content_type: Some(String::new()),
+    };
+    [b"k8s\0".to_vec(), unknown.encode_to_vec()].concat()
+}
+
+#[tokio::test]
+async fn protobuf_updates_after_a_merged_get_carry_the_composite_version() {
+    let fleet = Fleet::start(1).await;
+    let templates: Api<Deployment> = Api::namespaced(fleet.admin.clone(), "default");
+    templates
+        .create(&PostParams::default(), &deployment("pb", 1))
+        .await
+        .unwrap();
+    // No member holds it: the template answers, with its own version.
+    let alone = templates.get("pb").await.unwrap();
+    let own = alone.metadata.resource_version.clone().unwrap();
+    assert!(
+        own.parse::<u64>().is_ok(),
+        "a template's own version: {own}"
+    );
+
+    let (_, _, member) = &fleet.members[0];
+    Api::<Deployment>::namespaced(member.clone(), "default")
+        .create(&PostParams::default(), &deployment("pb", 2))
+        .await
+        .unwrap();
+    let composite = eventually("the merged GET", Duration::from_secs(20), || async {
+        let got = templates.get("pb").await.map_err(|e| e.to_string())?;
+        let rv = got.metadata.resource_version.unwrap_or_default();
+        if flotilla_fanout::CompositeVersion::is_composite(&rv) {
+            Ok(rv)
+        } else {
+            Err(format!("resourceVersion {rv}"))
+        }
+    })
+    .await;
+
+    let put = |rv: &str, label: &str| {
+        http::Request::put("/apis/apps/v1/namespaces/default/deployments/pb")
+            .header("Content-Type", "application/vnd.kubernetes.protobuf")
+            .header("Accept", "application/json")
+            .body(protobuf_deployment("pb", rv, label))
+            .unwrap()
+    };
+    let text = fleet
+        .admin
+        .request_text(put(&composite, "protobuf"))
+        .await
+        .expect("the protobuf update with the composite version is taken");
+    let written: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(written["metadata"]["labels"]["via"], "protobuf");
+    assert!(
+        written["metadata"]["resourceVersion"]
+            .as_str()
+            .is_some_and(|rv| rv.parse::<u64>().is_ok()),
+        "the write answers with the template's own version: {written}"
+    );
+    // The stored template took it; the member's copy is untouched by the write.
+    let stored = Api::<Deployment>::namespaced(fleet.components.clone(), "default")
+        .get("pb")
+        .await
+        .unwrap();
+    assert_eq!(stored.metadata.labels.unwrap()["via"], "protobuf");
+    // The same composite version again is stale now: a conflict, as for JSON.
+    let stale = fleet
+        .admin
+        .request_text(put(&composite, "again"))
+        .await
+        .expect_err("a stale composite version conflicts");
+    assert!(
+        matches!(&stale, kube::Error::Api(s) if s.code == 409),
+        "{stale:?}"
+    );
     fleet.stop().await;
 }

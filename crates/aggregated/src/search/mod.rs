@@ -662,11 +662,18 @@ impl MergedStore {
         if held.is_empty() && (template.is_none() || read.filter.is_restricted()) {
             return Err(ApiError::not_found(&read.def.group, &read.def.plural, name));
         }
-        let objects: Vec<MemberObject<'_>> = held
-            .iter()
-            .map(|(cluster, object)| MemberObject::new(cluster, object))
-            .collect();
-        let merged = flotilla_fanout::merge_item(template.as_ref(), &objects);
+        let merged = match (template, held.is_empty()) {
+            // No member holds it (yet): the template as it is, with its own numeric
+            // resourceVersion, as a GET on one cluster answers.
+            (Some(template), true) => template,
+            (template, _) => {
+                let objects: Vec<MemberObject<'_>> = held
+                    .iter()
+                    .map(|(cluster, object)| MemberObject::new(cluster, object))
+                    .collect();
+                flotilla_fanout::merge_item(template.as_ref(), &objects)
+            }
+        };
         let mut answer = ObjectAnswer::ok(Object::Built(merged));
         answer.warnings = warnings;
         Ok(answer)

@@ -11,7 +11,8 @@
 //! - [`reflector`]: one watch of a kind into a store, its changes to every subscriber;
 //! - [`controller`]: the skeleton every controller shares (queue, workers, retries, metrics);
 //! - [`queue`]: the coalescing work queue keyed by object, with per-key exponential backoff;
-//! - [`events`]: the core/v1 Event recorder, writing in the background with deduplication;
+//! - [`events`]: the core/v1 Event recorder, writing in the background, correlating events
+//!   as client-go does (deduplication, aggregation of similar ones, a per-object rate limit);
 //! - [`client`]: kube-rs clients whose idle connections close;
 //! - [`error_chain`]: an error and its causes on one line, for logs and conditions;
 //! - [`encode_metrics`] and [`stop_tasks`]: what every controller's `/metrics` and `stop` do.

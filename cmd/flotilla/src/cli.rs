@@ -91,6 +91,18 @@ struct MemberSimArgs {
     /// a slow member, as over a slow link.
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
+    /// Run the ServiceAccount token controller (fills `kubernetes.io/service-account-token`
+    /// Secrets, as kube-controller-manager does; `karmadactl join` waits on it).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    token_controller: bool,
+    /// Images whose pull fails in the simulated clusters (comma-separated regular
+    /// expressions; an empty value: none). Pods can also be made to fail by annotation:
+    /// sim.flotilla.io/image-pull-failure, sim.flotilla.io/crash-loop, sim.flotilla.io/pending.
+    #[arg(long, value_delimiter = ',', default_value = flotilla_membersim::DEFAULT_UNPULLABLE_IMAGES)]
+    unpullable_images: Vec<String>,
+    /// Keep PodDisruptionBudgets' status (the disruption controller).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    disruption_controller: bool,
     #[command(flatten)]
     object_size: crate::components::ObjectSizeFlags,
 }
@@ -253,6 +265,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
             opts.token = args.token;
             opts.latency = std::time::Duration::from_millis(args.latency_ms);
             opts.max_object_bytes = args.object_size.max_object_bytes;
+            opts.token_controller = args.token_controller;
+            opts.unpullable_images = non_empty(args.unpullable_images);
+            opts.disruption_controller = args.disruption_controller;
             let member = flotilla_membersim::start(opts)
                 .await
                 .with_context(|| format!("starting member-sim {}", args.name))?;
@@ -271,6 +286,11 @@ async fn run(command: Command) -> anyhow::Result<()> {
         }
         Command::LocalUp(args) => crate::local_up::run(args).await,
     }
+}
+
+/// The patterns given, without empty ones (`--unpullable-images=` turns the default off).
+fn non_empty(patterns: Vec<String>) -> Vec<String> {
+    patterns.into_iter().filter(|p| !p.is_empty()).collect()
 }
 
 /// `flotilla member-sim --clusters K` with K > 1: K members sharing one process.
@@ -293,6 +313,9 @@ async fn run_member_sims(args: MemberSimArgs) -> anyhow::Result<()> {
     opts.node_pods = args.node_pods;
     opts.latency = std::time::Duration::from_millis(args.latency_ms);
     opts.max_object_bytes = args.object_size.max_object_bytes;
+    opts.token_controller = args.token_controller;
+    opts.unpullable_images = non_empty(args.unpullable_images);
+    opts.disruption_controller = args.disruption_controller;
     let members = flotilla_membersim::start_many(opts)
         .await
         .with_context(|| format!("starting {} member-sims", args.clusters))?;

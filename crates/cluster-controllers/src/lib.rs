@@ -208,8 +208,8 @@ pub struct ControllerManagerOptions {
     pub success_threshold: Duration,
     /// Deadline of each probe (health, version, credential read, connection).
     pub probe_timeout: Duration,
-    /// Discovery is costlier: apiEnablements (and kubernetesVersion) are refreshed this often,
-    /// and whenever a member becomes reachable again.
+    /// apiEnablements (and kubernetesVersion) are refreshed this often, and whenever a member
+    /// becomes reachable again (Karmada: at every status sync, 10 s).
     pub api_enablements_period: Duration,
     /// Also add NoExecute taints (failover) to clusters that are not ready.
     pub no_execute_taints: bool,
@@ -269,7 +269,7 @@ impl Default for ControllerManagerOptions {
             failure_threshold: Duration::from_secs(30),
             success_threshold: Duration::from_secs(30),
             probe_timeout: Duration::from_secs(5),
-            api_enablements_period: Duration::from_secs(60),
+            api_enablements_period: Duration::from_secs(10),
             no_execute_taints: true,
             deletion_poll: Duration::from_secs(1),
             resync_period: Duration::from_secs(300),

@@ -33,8 +33,9 @@ pub enum Observed {
     Unhealthy,
     /// The member could not be reached (or had no usable credentials).
     Unreachable,
-    /// The member was not contacted: as configured, it must not be (credentials over plain
-    /// HTTP). The condition says why, in `reason` and `message`.
+    /// The member was not contacted (as configured, it must not be: credentials over plain
+    /// HTTP), or it refused the credentials (401/403). The condition says why, in `reason`
+    /// and `message`.
     Refused {
         reason: &'static str,
         message: String,

@@ -8,7 +8,11 @@
 //!   stored anyway (written past the API, as an older version could have) is never contacted:
 //!   it turns Ready=False saying why;
 //! - a member that answers with a redirect is not followed by the status controller, and the
-//!   `proxy` subresource answers 502 instead of passing the redirect to the caller.
+//!   `proxy` subresource answers 502 instead of passing the redirect to the caller;
+//! - a member that refuses the credentials (401) leaves its Cluster Ready=False with
+//!   Karmada's reason, the message saying the credentials were refused;
+//! - a member-sim joined the way `karmadactl join` joins a cluster (a ServiceAccount token
+//!   Secret filled by the member's token controller) turns Ready.
 //!
 //! Each endpoint that must stay untouched is a [`Trap`], which records every connection.
 
@@ -365,5 +369,90 @@ async fn a_members_redirect_is_neither_followed_nor_passed_on() {
     );
     trap.assert_untouched();
     redirector.stop().await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_refuses_the_credentials_is_not_ready_saying_so() {
+    let env = Env::start().await;
+    let locked = flotilla_testenv::serve_tls(Router::new().route(
+        "/readyz",
+        get(|| async { (StatusCode::UNAUTHORIZED, "Unauthorized") }),
+    ))
+    .await
+    .unwrap();
+    join(&env.plane.client, "locked", &locked).await;
+    let message = env.ready_is("locked", "False", "ClusterNotReachable").await;
+    assert_eq!(
+        message,
+        "cluster is not reachable: the member refused the cluster's credentials (401 Unauthorized)"
+    );
+    // The healthy member beside it is unaffected.
+    env.ready_is("edge", "True", "ClusterReady").await;
+    locked.stop().await;
+    env.stop().await;
+}
+
+/// `karmadactl join`'s steps against a member-sim: in the member, a ServiceAccount with a
+/// cluster-admin binding and a `kubernetes.io/service-account-token` Secret, which the
+/// member's token controller fills; on the host, the Cluster with the token from that Secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_joined_as_karmadactl_joins_it_is_ready_with_its_service_account_token() {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let env = Env::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = flotilla_membersim::MemberOptions::new("sim", dir.path().join("sim"));
+    opts.in_memory = true;
+    let member = flotilla_membersim::start(opts).await.unwrap();
+    let admin = flotilla_testenv::client_for(&member.kubeconfig, None)
+        .await
+        .unwrap();
+    let ns = "karmada-cluster";
+    apply(
+        &Api::<Namespace>::all(admin.clone()),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+    )
+    .await;
+    apply(
+        &Api::<ServiceAccount>::namespaced(admin.clone(), ns),
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "karmada-sim"}}),
+    )
+    .await;
+    apply(
+        &Api::<ClusterRoleBinding>::all(admin.clone()),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "karmada-sim"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+               "subjects": [{"kind": "ServiceAccount", "name": "karmada-sim", "namespace": ns}]}),
+    )
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), ns);
+    apply(
+        &secrets,
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+               "metadata": {"name": "karmada-sim",
+                            "annotations": {"kubernetes.io/service-account.name": "karmada-sim"}}}),
+    )
+    .await;
+    let (token, ca) = eventually("the token controller fills the Secret", WAIT, || async {
+        let secret = secrets.get("karmada-sim").await.ok()?;
+        let data = secret.data?;
+        let token = String::from_utf8(data.get("token")?.0.clone()).ok()?;
+        let ca = String::from_utf8(data.get("ca.crt")?.0.clone()).ok()?;
+        (data.get("namespace")?.0 == ns.as_bytes()).then_some((token, ca))
+    })
+    .await;
+    assert!(!token.is_empty());
+    assert!(ca.contains("BEGIN CERTIFICATE"), "{ca}");
+
+    let credentials = MemberCredentials::token(token, ca);
+    flotilla_membership::join(
+        &env.plane.client,
+        &Member::new("sim", member.url(), credentials),
+    )
+    .await
+    .unwrap();
+    env.ready_is("sim", "True", "ClusterReady").await;
+    member.stop().await;
     env.stop().await;
 }

@@ -12,12 +12,18 @@
 //! ([`RunningMember::set_node_ready`]), or be stopped and started again on the same data
 //! directory and port with the same credentials.
 
+mod disruption;
+mod failures;
 mod health;
 mod latency;
 mod many;
 pub mod quantity;
 mod sim;
 
+pub use failures::{
+    CRASH_LOOP_ANNOTATION, DEFAULT_UNPULLABLE_IMAGES, IMAGE_PULL_FAILURE_ANNOTATION,
+    PENDING_ANNOTATION,
+};
 pub use many::{
     FailureFiles, ManyOptions, RunningMembers, follow_failure_files, follow_unreachable_file,
     start_many,
@@ -78,6 +84,10 @@ pub enum MemberError {
     MissingResource,
     #[error("the simulation did not create the member's nodes within {0:?}")]
     NoFirstPass(Duration),
+    #[error("--unpullable-images: {0}")]
+    UnpullablePattern(#[from] regex::Error),
+    #[error("the service-account signing key is unusable")]
+    ServiceAccountKey(#[from] flotilla_apiserver::serviceaccount::TokenKeyError),
 }
 
 flotilla_apiserver::boot_error_conversions!(MemberError);
@@ -91,6 +101,9 @@ pub struct MemberPki {
     pub ca_pem: String,
     admin_cert_pem: String,
     admin_key_pem: String,
+    /// The key service-account tokens are signed with (TokenRequests and the token
+    /// controller's Secrets).
+    service_account: flotilla_pki::ServiceAccountKey,
     tls: Arc<rustls::ServerConfig>,
     trust: Arc<PeerTrust>,
 }
@@ -120,6 +133,7 @@ impl MemberPki {
             ca_pem: pki.ca.cert_pem,
             admin_cert_pem: pki.admin.cert_pem,
             admin_key_pem: pki.admin.key_pem,
+            service_account: pki.service_account.key,
             tls,
             trust,
         }))
@@ -166,6 +180,14 @@ pub struct MemberOptions {
     pub latency: Duration,
     /// Largest object stored, as encoded (larger writes get 413).
     pub max_object_bytes: usize,
+    /// Run the ServiceAccount token controller (kube-controller-manager's legacy tokens
+    /// controller): `kubernetes.io/service-account-token` Secrets are filled, and their
+    /// tokens accepted. `karmadactl join` waits on it.
+    pub token_controller: bool,
+    /// Images whose pull fails here (regular expressions; see [`DEFAULT_UNPULLABLE_IMAGES`]).
+    pub unpullable_images: Vec<String>,
+    /// Keep PodDisruptionBudgets' status (kube-controller-manager's disruption controller).
+    pub disruption_controller: bool,
 }
 
 impl MemberOptions {
@@ -186,6 +208,9 @@ impl MemberOptions {
             watch_history: DEFAULT_WATCH_HISTORY,
             latency: Duration::ZERO,
             max_object_bytes: flotilla_generic_store::objects::DEFAULT_MAX_OBJECT_BYTES,
+            token_controller: true,
+            unpullable_images: vec![DEFAULT_UNPULLABLE_IMAGES.to_string()],
+            disruption_controller: true,
         }
     }
 }
@@ -453,9 +478,16 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
         &format!("{token},{FLOTILLA_USER},{FLOTILLA_USER},\"system:masters\""),
         "member-sim token",
     )?;
+    // Service-account tokens as a cluster issues them (TokenRequests, and the token
+    // controller's Secrets), checked by the member's authenticator.
+    let issuer = Arc::new(flotilla_apiserver::serviceaccount::TokenIssuer::new(
+        &pki.service_account,
+        flotilla_apiserver::serviceaccount::IssuerOptions::default(),
+    )?);
     let options = ServerOptions {
         tokens: Some(Arc::new(tokens)),
         rbac: Some(Arc::new(flotilla_rbac::RbacAuthorizer::new())),
+        service_account_issuer: Some(issuer.clone()),
         ..ServerOptions::default()
     };
     let config = ServerConfig {
@@ -463,7 +495,7 @@ pub async fn start(opts: MemberOptions) -> Result<RunningMember, MemberError> {
         ..ServerConfig::default()
     };
     let server = ApiServer::with_options(member_registry(), backend, config, options);
-    let started = start_with(opts, pki, token, server.clone()).await;
+    let started = start_with(opts, pki, token, server.clone(), issuer).await;
     if started.is_err() {
         // Background tasks already started hold the storage; stop them so it (and its
         // files) go.
@@ -480,11 +512,15 @@ async fn start_with(
     pki: Arc<MemberPki>,
     token: String,
     server: Arc<ApiServer>,
+    issuer: Arc<flotilla_apiserver::serviceaccount::TokenIssuer>,
 ) -> Result<RunningMember, MemberError> {
     server.add_subresource_handler("", "pods", "log", Arc::new(PodLogs));
     flotilla_host::ensure_system_namespaces(&server).await?;
     flotilla_host::ensure_bootstrap_policy(&server).await?;
     server.start_background().await?;
+    if opts.token_controller {
+        flotilla_host::token_controller::start(server.clone(), issuer, pki.ca_pem.clone());
+    }
 
     let addr = SocketAddr::new(opts.bind_address, opts.secure_port);
     let (listener, addr) = flotilla_apiserver::boot::listen(addr).await?;
@@ -510,6 +546,11 @@ async fn start_with(
     let token_kubeconfig = opts.data_dir.join("kubeconfig-flotilla");
     token_kc.write(&token_kubeconfig)?;
 
+    let unpullable_images = opts
+        .unpullable_images
+        .iter()
+        .map(|p| regex::Regex::new(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let readiness = sim::NodeReadiness::default();
     let poke = Arc::new(Notify::new());
     let (progress, progress_rx) = tokio::sync::watch::channel(SimProgress::default());
@@ -522,6 +563,8 @@ async fn start_with(
             node_memory: opts.node_memory.clone(),
             node_pods: opts.node_pods,
             ready_delay: opts.ready_delay,
+            unpullable_images,
+            disruption_controller: opts.disruption_controller,
         },
         readiness.clone(),
         poke.clone(),

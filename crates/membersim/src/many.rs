@@ -41,6 +41,13 @@ pub struct ManyOptions {
     pub latency: Duration,
     /// Largest object each member stores, as encoded.
     pub max_object_bytes: usize,
+    /// Each member runs the ServiceAccount token controller
+    /// ([`crate::MemberOptions::token_controller`]).
+    pub token_controller: bool,
+    /// Images whose pull fails ([`crate::MemberOptions::unpullable_images`]).
+    pub unpullable_images: Vec<String>,
+    /// Each member keeps PodDisruptionBudgets' status.
+    pub disruption_controller: bool,
 }
 
 impl ManyOptions {
@@ -60,6 +67,9 @@ impl ManyOptions {
             parallelism: 8,
             latency: Duration::ZERO,
             max_object_bytes: flotilla_generic_store::objects::DEFAULT_MAX_OBJECT_BYTES,
+            token_controller: true,
+            unpullable_images: vec![crate::DEFAULT_UNPULLABLE_IMAGES.to_string()],
+            disruption_controller: true,
         }
     }
 
@@ -77,6 +87,9 @@ impl ManyOptions {
         opts.watch_history = self.watch_history;
         opts.latency = self.latency;
         opts.max_object_bytes = self.max_object_bytes;
+        opts.token_controller = self.token_controller;
+        opts.unpullable_images = self.unpullable_images.clone();
+        opts.disruption_controller = self.disruption_controller;
         opts.shared_pki = Some(pki.clone());
         opts
     }

@@ -54,6 +54,7 @@ const KEY_PREFIXES: &[&str] = &[
     "/apps/statefulsets/",
     "/apps/daemonsets/",
     "/batch/jobs/",
+    "/policy/poddisruptionbudgets/",
 ];
 
 /// What the simulation needs to know about the cluster it simulates.
@@ -65,6 +66,10 @@ pub(crate) struct SimConfig {
     pub node_memory: String,
     pub node_pods: u32,
     pub ready_delay: Duration,
+    /// Images that cannot be pulled here ([`crate::failures`]).
+    pub unpullable_images: Vec<regex::Regex>,
+    /// Keep PodDisruptionBudgets' status ([`crate::disruption`]).
+    pub disruption_controller: bool,
 }
 
 struct Defs {
@@ -75,6 +80,7 @@ struct Defs {
     statefulsets: Arc<ResourceDef>,
     daemonsets: Arc<ResourceDef>,
     jobs: Arc<ResourceDef>,
+    budgets: Option<Arc<ResourceDef>>,
 }
 
 pub(crate) struct Sim {
@@ -276,6 +282,23 @@ fn conditions(old: Option<&Value>, new: &[(&str, bool, &str, &str)], with_update
     Value::Array(out)
 }
 
+/// A Pod's status as the scheduler leaves one it cannot place: Pending, `PodScheduled`
+/// False with reason Unschedulable and `message`.
+fn unschedulable_status(pod: &Value, message: &str) -> Value {
+    let mut status = pod
+        .get("status")
+        .cloned()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    status["phase"] = json!("Pending");
+    status["conditions"] = conditions(
+        pod.get("status"),
+        &[("PodScheduled", false, "Unschedulable", message)],
+        false,
+    );
+    status
+}
+
 impl Sim {
     pub(crate) fn new(
         server: Arc<ApiServer>,
@@ -293,6 +316,7 @@ impl Sim {
             statefulsets: r.get("apps", "v1", "statefulsets")?,
             daemonsets: r.get("apps", "v1", "daemonsets")?,
             jobs: r.get("batch", "v1", "jobs")?,
+            budgets: r.get("policy", "v1", "poddisruptionbudgets"),
         };
         Some(Self {
             server,
@@ -525,6 +549,79 @@ impl Sim {
         self.jobs().await;
         self.schedule().await;
         self.kubelet().await;
+        if self.cfg.disruption_controller {
+            self.disruption_budgets().await;
+        }
+    }
+
+    // ---- disruption budgets ----
+
+    /// Every PodDisruptionBudget's status from the Pods it covers (after the kubelet, so a
+    /// pass sees the Pods' readiness it just wrote on the next pass at the latest).
+    async fn disruption_budgets(&mut self) {
+        let Some(def) = self.defs.budgets.clone() else {
+            return;
+        };
+        let now = now_rfc3339();
+        for pdb in self.objects_under("/policy/poddisruptionbudgets/") {
+            if terminating(&pdb) {
+                continue;
+            }
+            let ns = ns_of(&pdb).to_string();
+            let pods = self.objects_under(&format!("/core/pods/{ns}/"));
+            let scales = |pod: &Value| self.scale_of(&ns, pod);
+            let status = crate::disruption::status(&pdb, &pods, scales, pdb.get("status"), &now);
+            self.set_status(&def, &pdb, status).await;
+        }
+    }
+
+    /// The controller of `pod` whose desired replicas a budget counts (a ReplicaSet's
+    /// Deployment, else the ReplicaSet; a StatefulSet), with its uid.
+    fn scale_of(&self, ns: &str, pod: &Value) -> Option<crate::disruption::Scale> {
+        let owner = pod
+            .pointer("/metadata/ownerReferences")?
+            .as_array()?
+            .iter()
+            .find(|o| o.get("controller").and_then(Value::as_bool) == Some(true))?;
+        let kind = owner.get("kind")?.as_str()?;
+        let name = owner.get("name")?.as_str()?;
+        let prefix = match kind {
+            "ReplicaSet" => "/apps/replicasets",
+            "StatefulSet" => "/apps/statefulsets",
+            "ReplicationController" => "/core/replicationcontrollers",
+            _ => return None,
+        };
+        let controller = self.object(&format!("{prefix}/{ns}/{name}"))?;
+        if kind == "ReplicaSet" {
+            let deployment = controller
+                .pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|o| o.get("kind").and_then(Value::as_str) == Some("Deployment"))
+                .and_then(|o| o.get("name").and_then(Value::as_str))
+                .and_then(|d| self.object(&format!("/apps/deployments/{ns}/{d}")));
+            if let Some(d) = deployment {
+                return Some(crate::disruption::Scale {
+                    uid: uid_of(&d).to_string(),
+                    replicas: d
+                        .pointer("/spec/replicas")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(1),
+                });
+            }
+        }
+        Some(crate::disruption::Scale {
+            uid: uid_of(&controller).to_string(),
+            replicas: controller
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1),
+        })
+    }
+
+    fn object(&self, key: &str) -> Option<Arc<Value>> {
+        self.cache.get(key).map(|o| o.value().clone())
     }
 
     // ---- nodes ----
@@ -1321,6 +1418,16 @@ impl Sim {
                 .then_with(|| name_of(a).cmp(name_of(b)))
         });
         for pod in pending {
+            if crate::failures::held_pending(&pod) {
+                let message = format!(
+                    "0/{} nodes are available: held Pending by annotation {}.",
+                    nodes.len(),
+                    crate::failures::PENDING_ANNOTATION
+                );
+                self.set_status(&pod_def, &pod, unschedulable_status(&pod, &message))
+                    .await;
+                continue;
+            }
             let (cpu, mem) = pod_requests(&pod);
             let selector = pod
                 .pointer("/spec/nodeSelector")
@@ -1381,18 +1488,8 @@ impl Sim {
                             detail.join(", ")
                         )
                     };
-                    let mut status = pod
-                        .get("status")
-                        .cloned()
-                        .filter(Value::is_object)
-                        .unwrap_or_else(|| json!({}));
-                    status["phase"] = json!("Pending");
-                    status["conditions"] = conditions(
-                        pod.get("status"),
-                        &[("PodScheduled", false, "Unschedulable", &message)],
-                        false,
-                    );
-                    self.set_status(&pod_def, &pod, status).await;
+                    self.set_status(&pod_def, &pod, unschedulable_status(&pod, &message))
+                        .await;
                 }
             }
         }
@@ -1464,7 +1561,21 @@ impl Sim {
                 }
                 self.wake_at(started + delay);
             }
-            let status = self.pod_status(&pod, "Running", ready_node, &host_ip);
+            let mut status = self.pod_status(&pod, "Running", ready_node, &host_ip);
+            if let Some(failure) = crate::failures::failure_of(&pod, &self.cfg.unpullable_images) {
+                let running = *self.running_at.entry(uid.clone()).or_insert(now);
+                let (restarts, next) = crate::failures::restarts(now - running);
+                if failure == crate::failures::Failure::CrashLoop {
+                    self.wake_at(now + next);
+                }
+                crate::failures::apply(
+                    &mut status,
+                    failure,
+                    restarts,
+                    &now_rfc3339(),
+                    pod.get("status"),
+                );
+            }
             self.set_status(&pod_def, &pod, status).await;
         }
     }

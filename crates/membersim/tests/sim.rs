@@ -665,3 +665,174 @@ async fn a_settled_cluster_stops_writing() {
     );
     m.member.stop().await;
 }
+
+/// A Pod of `name` from a plain manifest with `annotations` and `image`.
+fn pod(name: &str, image: &str, annotations: serde_json::Value) -> Pod {
+    serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": {"containers": [{"name": "main", "image": image}]},
+    }))
+    .unwrap()
+}
+
+fn waiting_reason(p: &Pod) -> Option<String> {
+    p.status
+        .as_ref()?
+        .container_statuses
+        .as_ref()?
+        .first()?
+        .state
+        .as_ref()?
+        .waiting
+        .as_ref()?
+        .reason
+        .clone()
+}
+
+#[tokio::test]
+async fn pods_fail_as_real_ones_do_when_asked_to() {
+    let m = start(1, "4").await;
+    let pods: Api<Pod> = Api::namespaced(m.client.clone(), "default");
+    let pp = PostParams::default();
+    pods.create(
+        &pp,
+        &pod(
+            "fake-registry",
+            "registry.invalid/app:1",
+            serde_json::json!({}),
+        ),
+    )
+    .await
+    .unwrap();
+    pods.create(
+        &pp,
+        &pod(
+            "pull-fails",
+            "nginx:1.27",
+            serde_json::json!({flotilla_membersim::IMAGE_PULL_FAILURE_ANNOTATION: "true"}),
+        ),
+    )
+    .await
+    .unwrap();
+    pods.create(
+        &pp,
+        &pod(
+            "crashes",
+            "nginx:1.27",
+            serde_json::json!({flotilla_membersim::CRASH_LOOP_ANNOTATION: "true"}),
+        ),
+    )
+    .await
+    .unwrap();
+    pods.create(
+        &pp,
+        &pod(
+            "held",
+            "nginx:1.27",
+            serde_json::json!({flotilla_membersim::PENDING_ANNOTATION: "true"}),
+        ),
+    )
+    .await
+    .unwrap();
+    pods.create(&pp, &pod("fine", "nginx:1.27", serde_json::json!({})))
+        .await
+        .unwrap();
+
+    for name in ["fake-registry", "pull-fails"] {
+        eventually(&format!("{name} in ImagePullBackOff"), WAIT, || async {
+            let p = pods.get(name).await.map_err(|e| e.to_string())?;
+            match (phase(&p), waiting_reason(&p).as_deref()) {
+                ("Pending", Some("ImagePullBackOff"))
+                    if p.spec.as_ref().unwrap().node_name.is_some() =>
+                {
+                    Ok(())
+                }
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await;
+    }
+    eventually("crashes in CrashLoopBackOff, never ready", WAIT, || async {
+        let p = pods.get("crashes").await.map_err(|e| e.to_string())?;
+        let cs = p
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.clone())
+            .unwrap_or_default();
+        match (phase(&p), waiting_reason(&p).as_deref(), cs.first()) {
+            ("Running", Some("CrashLoopBackOff"), Some(c)) if !c.ready && c.restart_count >= 1 => {
+                Ok(())
+            }
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    eventually("fine runs", WAIT, || async {
+        let p = pods.get("fine").await.map_err(|e| e.to_string())?;
+        (phase(&p) == "Running")
+            .then_some(())
+            .ok_or(phase(&p).to_string())
+    })
+    .await;
+    // The held one was looked at (it is marked Unschedulable) and stays unbound.
+    let held = pods.get("held").await.unwrap();
+    let why = unschedulable(&held).expect("marked Unschedulable");
+    assert!(
+        why.contains(flotilla_membersim::PENDING_ANNOTATION),
+        "{why}"
+    );
+    assert!(held.spec.unwrap().node_name.is_none());
+    m.member.stop().await;
+}
+
+#[tokio::test]
+async fn disruption_budgets_get_their_status() {
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    let m = start(2, "4").await;
+    let deployments: Api<Deployment> = Api::namespaced(m.client.clone(), "default");
+    deployments
+        .create(&PostParams::default(), &deployment("web", 3, "100m"))
+        .await
+        .unwrap();
+    let budgets: Api<PodDisruptionBudget> = Api::namespaced(m.client.clone(), "default");
+    for (name, spec) in [
+        ("min-two", serde_json::json!({"minAvailable": 2})),
+        ("max-half", serde_json::json!({"maxUnavailable": "50%"})),
+    ] {
+        let mut spec = spec;
+        spec["selector"] = serde_json::json!({"matchLabels": {"app": "web"}});
+        budgets
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(
+                    serde_json::json!({"metadata": {"name": name}, "spec": spec}),
+                )
+                .unwrap(),
+            )
+            .await
+            .unwrap();
+    }
+    // (expected, desired, current, allowed) once the three Pods are healthy.
+    for (name, want) in [("min-two", (3, 2, 3, 1)), ("max-half", (3, 1, 3, 2))] {
+        eventually(&format!("{name}'s status"), WAIT, || async {
+            let b = budgets.get(name).await.map_err(|e| e.to_string())?;
+            let s = b.status.ok_or("no status")?;
+            let got = (
+                s.expected_pods,
+                s.desired_healthy,
+                s.current_healthy,
+                s.disruptions_allowed,
+            );
+            let allowed = s.conditions.unwrap_or_default().iter().any(|c| {
+                c.type_ == "DisruptionAllowed" && c.status == "True" && c.reason == "SufficientPods"
+            });
+            if got == want && allowed {
+                Ok(())
+            } else {
+                Err(format!("{got:?} allowed={allowed}"))
+            }
+        })
+        .await;
+    }
+    m.member.stop().await;
+}

@@ -28,6 +28,17 @@ async fn get_status(member: &MemberReader, path: &str) -> Result<StatusCode, Mem
 fn classify(status: StatusCode) -> (Observed, String) {
     if status == StatusCode::OK {
         (Observed::Healthy, String::new())
+    } else if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+        // Karmada counts a refused client as an unreachable cluster; the condition also says
+        // why, which Karmada's only logs.
+        let why = format!("the member refused the cluster's credentials ({status})");
+        (
+            Observed::Refused {
+                reason: crate::readiness::REASON_NOT_REACHABLE,
+                message: format!("{}: {why}", crate::readiness::MESSAGE_NOT_REACHABLE),
+            },
+            why,
+        )
     } else {
         (
             Observed::Unhealthy,
@@ -235,6 +246,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn refused_credentials_say_so() {
+        for status in [StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN] {
+            let member =
+                serve(Router::new().route("/readyz", get(move || async move { (status, "no") })))
+                    .await;
+            match health(&member).await.0 {
+                Observed::Refused { reason, message } => {
+                    assert_eq!(reason, "ClusterNotReachable");
+                    assert!(
+                        message.starts_with("cluster is not reachable: ")
+                            && message.contains("refused the cluster's credentials")
+                            && message.contains(status.as_str()),
+                        "{message}"
+                    );
+                }
+                other => panic!("{status}: {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
     async fn healthz_is_the_fallback_when_readyz_is_missing() {
         let member = serve(Router::new().route("/healthz", get(|| async { "ok" }))).await;
         assert_eq!(health(&member).await.0, Observed::Healthy);
@@ -387,6 +419,10 @@ mod tests {
             classify(StatusCode::INTERNAL_SERVER_ERROR).0,
             Observed::Unhealthy
         );
-        assert_eq!(classify(StatusCode::UNAUTHORIZED).0, Observed::Unhealthy);
+        // Refused credentials: not reached at all, as Karmada counts them.
+        assert!(matches!(
+            classify(StatusCode::UNAUTHORIZED).0,
+            Observed::Refused { .. }
+        ));
     }
 }

@@ -798,6 +798,11 @@ pub fn plan_with(
         observed_affinity: binding.status.scheduler_observed_affinity_name.as_deref(),
     };
     let result = flotilla_scheduler::schedule(&req, clusters, reserved);
+    if let Err(ScheduleError::NoClusterFit { .. }) = &result {
+        // No cluster fits any more: Karmada's scheduler writes the empty result, and the
+        // binding's Works go (other failures keep the clusters it has).
+        out.clusters.clear();
+    }
     if let Ok(r) = &result {
         if fresh {
             for target in moved_off(&out.clusters, r, placement, clusters) {

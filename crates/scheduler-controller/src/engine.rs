@@ -9,7 +9,7 @@
 //! return are remembered until the watch delivers something at least as new, so a worker
 //! never decides on a cache that lags behind its own writes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,8 +31,8 @@ use crate::clusters::{ClusterChange, ClusterIndex, ReservationBook};
 use crate::decide::{self, Binding, BindingKey, PlanOptions};
 use crate::metrics::{Metrics, Outcome};
 use crate::{
-    EVENT_EVICT, EVENT_SCHEDULE_FAILED, EVENT_SCHEDULE_SUCCEED, Error, FIELD_MANAGER,
-    SchedulerOptions,
+    EVENT_EVICT, EVENT_EVICT_SUCCEED, EVENT_SCHEDULE_FAILED, EVENT_SCHEDULE_SUCCEED, Error,
+    FIELD_MANAGER, SchedulerOptions,
 };
 
 /// The scheduler's name among controllers (its `flotilla_controller_*` metrics).
@@ -92,6 +92,10 @@ struct Shared {
     /// Application failover: since when each binding's copy on each cluster is Unhealthy.
     /// In memory, as Karmada's controller keeps it: a new term starts counting afresh.
     unhealthy: Mutex<HashMap<BindingKey, decide::UnhealthySince>>,
+    /// Duplicated bindings queued because a cluster changed what the filters read: their
+    /// next pass is recorded (`lastScheduledTime`, the success Event) even when its result is
+    /// the one they have, as Karmada's scheduler records every pass it makes.
+    placement_looks: Mutex<HashSet<BindingKey>>,
     queue: Arc<WorkQueue<BindingKey>>,
     events: EventRecorder,
 }
@@ -139,6 +143,7 @@ async fn run_engine(
         written: Mutex::new(HashMap::new()),
         book: Mutex::new(ReservationBook::new(opts.reservation_ttl)),
         unhealthy: Mutex::new(HashMap::new()),
+        placement_looks: Mutex::new(HashSet::new()),
         queue: controller.queue().clone(),
         events,
     });
@@ -256,6 +261,9 @@ fn cluster_changed(shared: &Shared, name: &str, change: ClusterChange) {
     for (key, b) in bindings.iter() {
         let placed_here = change.taints && b.spec.clusters.iter().any(|t| t.name == name);
         let duplicated = change.fit && decide::is_duplicated(b);
+        if duplicated {
+            shared.placement_looks.lock().insert(key.clone());
+        }
         if placed_here || duplicated || decide::is_waiting(b) {
             shared.queue.add(key.clone());
         }
@@ -346,7 +354,8 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) -> Result<Action, Error
             .unhealthy_copies(all.values().map(|s| s.len()).sum());
         since
     };
-    let (plan, reserved) = {
+    let placement_look = shared.placement_looks.lock().remove(key);
+    let (mut plan, reserved) = {
         let mut book = shared.book.lock();
         let algo = Instant::now();
         let plan = decide::plan_with(
@@ -387,6 +396,29 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) -> Result<Action, Error
             }
         }
         shared.written.lock().insert(key.clone(), latest.clone());
+        // Evictions that ended with this write: a task gone, or a cluster left at once.
+        let ended = binding
+            .spec
+            .graceful_eviction_tasks
+            .iter()
+            .map(|t| t.from_cluster.as_str())
+            .filter(|c| !plan.tasks.iter().any(|t| t.from_cluster == *c))
+            .chain(
+                plan.evicted_now
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|c| !plan.tasks.iter().any(|t| t.from_cluster == *c)),
+            );
+        for cluster in ended {
+            for involved in [binding_ref(&binding), template_ref(&binding)] {
+                shared.events.record(EventRequest {
+                    involved,
+                    type_: "Normal",
+                    reason: EVENT_EVICT_SUCCEED,
+                    message: format!("Evict from cluster {cluster} succeed."),
+                });
+            }
+        }
         for cluster in plan.evicted_now.iter().chain(&plan.moved_off) {
             shared.metrics.evicted();
             let why = if plan.app_failed_now.contains(cluster) {
@@ -406,6 +438,9 @@ async fn process(shared: &Arc<Shared>, key: &BindingKey) -> Result<Action, Error
         }
     }
 
+    if placement_look && plan.scheduled_time.is_none() && matches!(plan.result, Some(Ok(_))) {
+        plan.scheduled_time = Some(now);
+    }
     if let Some(recheck) = plan.recheck {
         shared.queue.add_after(key.clone(), recheck + RECHECK_SLACK);
     }

@@ -59,6 +59,9 @@ pub const EVENT_SCHEDULE_SUCCEED: &str = "ScheduleBindingSucceed";
 pub const EVENT_SCHEDULE_FAILED: &str = "ScheduleBindingFailed";
 /// Event reason: replicas moved away from a cluster (failover, or a reschedule).
 pub const EVENT_EVICT: &str = "EvictWorkloadFromCluster";
+/// Event reason (Karmada's): a cluster's eviction finished (its graceful eviction task went,
+/// or it was left at once).
+pub const EVENT_EVICT_SUCCEED: &str = "EvictWorkloadFromClusterSucceed";
 
 /// Errors of the scheduling loop (each is logged and retried by the loop itself; they are
 /// public so callers of the building blocks can match on them).

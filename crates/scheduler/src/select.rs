@@ -182,7 +182,8 @@ struct ClusterBounds {
 ///   the binding first, then by available replicas, then by their best cluster's score
 ///   position. The chosen set is the smallest number of groups within
 ///   `minGroups..=maxGroups` (and at most the cluster `maxGroups`, since every chosen group
-///   contributes a cluster) that holds `need` and has at least the cluster `minGroups`
+///   contributes a cluster, unless `minGroups` itself is more: then one cluster per group,
+///   as Karmada) that holds `need` and has at least the cluster `minGroups`
 ///   clusters; among sets of that size, the first in rank order. The search is bounded
 ///   (a visit budget caps it).
 /// - The other non-cluster constraints are checked on the result: too few groups is an
@@ -415,17 +416,18 @@ fn select_groups<'a>(
         )));
     }
     let lo = min.max(1);
+    // Every chosen group gives a cluster: when this constraint's minGroups asks for more
+    // groups than the cluster maxGroups allows clusters, Karmada still takes one cluster per
+    // group (its cluster bound only caps what is added after them).
+    let b = ClusterBounds {
+        min: b.min,
+        max: b.max.max(lo),
+    };
     let hi = max.min(n).min(b.max);
     if lo > hi {
-        return Err(spread_error(if max < lo {
-            format!("{what} spreadConstraint.minGroups ({min}) exceeds its maxGroups ({max})")
-        } else {
-            format!(
-                "{what} spreadConstraint.minGroups ({lo}) exceeds the cluster spreadConstraint.maxGroups \
-                 ({}): every chosen {what} group needs a cluster",
-                b.max
-            )
-        }));
+        return Err(spread_error(format!(
+            "{what} spreadConstraint.minGroups ({min}) exceeds its maxGroups ({max})"
+        )));
     }
     let items: Vec<Item> = groups
         .iter()
@@ -901,12 +903,12 @@ mod tests {
                     ),
                 ),
                 (two(spread(C, 3, 3)), Some(12), Ok(&["a1", "a2", "b1"])),
+                // Three regions asked for, two clusters allowed: one cluster per region
+                // anyway, as Karmada picks them.
                 (
                     vec![spread(R, 3, 3), spread(C, 2, 2)],
                     None,
-                    Err("region spreadConstraint.minGroups (3) exceeds the cluster \
-                         spreadConstraint.maxGroups (2): every chosen region group needs a \
-                         cluster"),
+                    Ok(&["a1", "b1", "c1"]),
                 ),
             ],
         );

@@ -1148,7 +1148,8 @@ fn expected_top_row(cluster: &Value) -> Vec<String> {
         ("pods", |v: i64| v.to_string()),
     ] {
         let total = get("allocatable", r);
-        let used = get("allocated", r) + get("allocating", r);
+        // Pods waiting for a node use nothing yet.
+        let used = get("allocated", r);
         row.push(fmt(used));
         row.push(format!("{}%", used * 100 / total));
         row.push(fmt((total - used).max(0)));

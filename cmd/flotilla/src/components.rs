@@ -47,8 +47,9 @@ pub struct ClusterControllerFlags {
     /// Deadline of one health probe of a member.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub cluster_probe_timeout: Duration,
-    /// How often each member's API discovery (status.apiEnablements) is refreshed.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    /// How often each member's API discovery (status.apiEnablements) is refreshed (Karmada
+    /// refreshes it with every status sync, 10 s).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub cluster_api_enablements_period: Duration,
     /// Duration of a cluster heartbeat Lease (kept by Pull-mode agents; Push clusters have
     /// none). Accepted for compatibility with Karmada's flag.
@@ -353,12 +354,20 @@ impl ObjectSizeFlags {
     }
 }
 
+/// A `--skipped-propagating-namespaces` pattern, refused when it is no regular expression.
+fn namespace_pattern(pattern: &str) -> Result<String, String> {
+    flotilla_propagation::skipped::SkippedNamespaces::new(&[pattern])
+        .map(|_| pattern.to_string())
+        .map_err(|e| format!("not a regular expression: {e}"))
+}
+
 /// Flags of the propagation controllers (shared by `controller-manager` and `local-up`).
 #[derive(Args, Debug, Clone)]
 pub struct PropagationFlags {
-    /// Host namespaces starting with one of these prefixes are not created in members
-    /// (besides `default`, `kube-*` and `karmada-*`, which never are).
-    #[arg(long, value_delimiter = ',')]
+    /// Namespaces whose objects are not propagated and which are not created in members:
+    /// regular expressions matched against whole names, as Karmada's flag (`karmada-system`,
+    /// `karmada-cluster` and `karmada-es-*` never are, nor `default` created).
+    #[arg(long, value_delimiter = ',', default_value = flotilla_propagation::skipped::SkippedNamespaces::DEFAULT_PATTERN, value_parser = namespace_pattern)]
     pub skipped_propagating_namespaces: Vec<String>,
     /// Workers applying Works to each member cluster.
     #[arg(long, default_value_t = 4)]
@@ -371,7 +380,11 @@ pub struct PropagationFlags {
 impl PropagationFlags {
     pub fn options(&self) -> flotilla_propagation::PropagationOptions {
         flotilla_propagation::PropagationOptions {
-            skipped_namespace_prefixes: self.skipped_propagating_namespaces.clone(),
+            // Each pattern was checked when the flag was parsed.
+            skipped_namespaces: flotilla_propagation::skipped::SkippedNamespaces::new(
+                &self.skipped_propagating_namespaces,
+            )
+            .unwrap_or_default(),
             execution_workers_per_cluster: self.concurrent_work_syncs_per_cluster.max(1),
             binding_workers: self.concurrent_resource_binding_syncs.max(1),
             ..Default::default()

@@ -1,8 +1,9 @@
 //! `flotillactl top clusters`: each member's capacity in use and free, from its Cluster's
 //! `status.resourceSummary` as the cluster status controller last wrote it (no metrics
-//! server: requests, not live usage, as the scheduler sees them). In use is what bound pods
-//! request (`allocated`) plus what pods waiting for a node request (`allocating`); free is
-//! `allocatable` minus that (never below 0). Columns and units follow `kubectl top nodes`:
+//! server: requests, not live usage). In use is what pods bound to a node request
+//! (`allocated`), as `kubectl describe node` counts them; pods waiting for a node
+//! (`allocating`) use nothing yet, however much they ask for. Free is `allocatable` minus
+//! what is in use (never below 0). Columns and units follow `kubectl top nodes`:
 //! CPU in millicores, memory in Mi, percentages of allocatable rounded down.
 
 use std::collections::BTreeMap;
@@ -71,10 +72,7 @@ struct Usage {
 
 fn usage(summary: &Summary, resource: &ResourceName) -> Usage {
     let allocatable = summary.allocatable.get(resource);
-    let used = summary
-        .allocated
-        .get(resource)
-        .saturating_add(summary.allocating.get(resource));
+    let used = summary.allocated.get(resource);
     Usage {
         used,
         free: allocatable.saturating_sub(used).max(0),
@@ -89,7 +87,6 @@ fn usage(summary: &Summary, resource: &ResourceName) -> Usage {
 struct Summary {
     allocatable: Resources,
     allocated: Resources,
-    allocating: Resources,
 }
 
 fn summary_of(cluster: &Value) -> Option<Summary> {
@@ -108,7 +105,6 @@ fn summary_of(cluster: &Value) -> Option<Summary> {
     Some(Summary {
         allocatable,
         allocated: list("allocated", Round::Up),
-        allocating: list("allocating", Round::Up),
     })
 }
 
@@ -249,19 +245,20 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_row_shows_used_free_and_percent_of_allocatable() {
+    fn a_row_shows_what_bound_pods_use_free_and_percent_of_allocatable() {
         let cluster = json!({
             "metadata": {"name": "member1"},
             "status": {"resourceSummary": {
                 "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
                 "allocated": {"cpu": "1500m", "memory": "1Gi", "pods": "3"},
-                "allocating": {"cpu": "500m", "pods": "1"},
+                // Pending pods (40 of them, asking 12 cores) use nothing yet.
+                "allocating": {"cpu": "12", "pods": "40"},
             }},
         });
         assert_eq!(
             row(&cluster),
             [
-                "member1", "2000m", "50%", "2000m", "1024Mi", "12%", "7168Mi", "4", "3%", "106"
+                "member1", "1500m", "37%", "2500m", "1024Mi", "12%", "7168Mi", "3", "2%", "107"
             ]
         );
     }

@@ -51,7 +51,7 @@ pub fn health(obj: &Value) -> ResourceHealth {
                     .any(|i| !str_at(i, "/ip").is_empty() || !str_at(i, "/hostname").is_empty())
         }
         Kind::PersistentVolumeClaim => str_at(obj, "/status/phase") == "Bound",
-        Kind::CronJob | Kind::Other => true,
+        Kind::CronJob | Kind::Ingress | Kind::Other => true,
     };
     if healthy {
         ResourceHealth::Healthy

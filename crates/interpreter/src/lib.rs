@@ -10,6 +10,7 @@
 //!  member object ─reflect_status─▶ Work.status.manifestStatuses[].status          (work status)
 //!  member object ─health─────────▶ Work.status.manifestStatuses[].health          (work status)
 //!  binding.status.aggregatedStatus ─aggregate_status─▶ template .status           (binding status)
+//!  desired + member object ─retain─▶ the object a takeover writes                 (execution)
 //! ```
 //!
 //! Per kind (`apps/v1`: Deployment, StatefulSet, ReplicaSet, DaemonSet; `batch/v1`: Job,
@@ -57,6 +58,7 @@ mod dependencies;
 mod fields;
 mod health;
 mod replicas;
+mod retain;
 mod status;
 
 pub use dependencies::{Dependency, dependencies};
@@ -72,6 +74,7 @@ pub use replicas::{
     ReplicaInfo, divide_job_completions, get_replicas, has_replicas, revise_replicas,
     revise_replicas_among,
 };
+pub use retain::{RETAIN_REPLICAS_LABEL, retain};
 pub use status::{aggregate_status, applied_item, reflect_status};
 
 /// Why an object could not be interpreted.
@@ -110,6 +113,7 @@ pub(crate) enum Kind {
     Pod,
     Service,
     PersistentVolumeClaim,
+    Ingress,
     Other,
 }
 
@@ -127,6 +131,7 @@ impl Kind {
             ("v1", "Pod") => Self::Pod,
             ("v1", "Service") => Self::Service,
             ("v1", "PersistentVolumeClaim") => Self::PersistentVolumeClaim,
+            ("networking.k8s.io/v1", "Ingress") => Self::Ingress,
             _ => Self::Other,
         }
     }
@@ -148,7 +153,7 @@ impl Kind {
             | Self::Job => Some("/spec/template/spec"),
             Self::CronJob => Some("/spec/jobTemplate/spec/template/spec"),
             Self::Pod => Some("/spec"),
-            Self::Service | Self::PersistentVolumeClaim | Self::Other => None,
+            Self::Service | Self::PersistentVolumeClaim | Self::Ingress | Self::Other => None,
         }
     }
 }

@@ -3,6 +3,8 @@
 //! become the template's `.status` ([`aggregate_status`], Karmada's `aggregatestatus.go`).
 //! The per-kind rules are tabled in the crate docs.
 
+use std::collections::BTreeMap;
+
 use flotilla_karmada_api::binding::AggregatedStatusItem;
 use flotilla_names::karmada::RESOURCE_TEMPLATE_GENERATION_ANNOTATION;
 use serde_json::{Map, Value, json};
@@ -152,6 +154,7 @@ pub fn aggregate_status<I: std::borrow::Borrow<AggregatedStatusItem>>(
             Kind::CronJob => aggregate_cronjob(&old, items),
             Kind::Pod => aggregate_pod(items)?,
             Kind::Service => aggregate_service(template, items)?,
+            Kind::Ingress => aggregate_ingress(items),
             Kind::PersistentVolumeClaim => aggregate_pvc(items),
             _ => reported(items).next()?.1.as_object()?.clone(),
         }
@@ -402,31 +405,95 @@ fn aggregate_service(
     if str_at(template, "/spec/type") != "LoadBalancer" {
         return None;
     }
-    let mut ingress: Vec<Value> = reported(items)
-        .flat_map(|(_, st)| {
-            st.pointer("/loadBalancer/ingress")
+    let mut new = Map::new();
+    new.insert("loadBalancer".into(), load_balancer(items, true));
+    Some(new)
+}
+
+/// An Ingress's load balancer: every member's addresses, as for a Service.
+fn aggregate_ingress(items: &[&AggregatedStatusItem]) -> Map<String, Value> {
+    let mut new = Map::new();
+    new.insert("loadBalancer".into(), load_balancer(items, false));
+    new
+}
+
+/// The members' `loadBalancer.ingress` entries as one, as Karmada aggregates them: entries
+/// with the same hostname and IP (and, for a Service, ipMode) are one, with the union of
+/// their ports (sorted by port, protocol, then error, none first); entries sorted by
+/// hostname (none last), then IP (then ipMode, none last).
+fn load_balancer(items: &[&AggregatedStatusItem], with_ip_mode: bool) -> Value {
+    type Key = (String, String, Option<String>);
+    let mut merged: BTreeMap<Key, (Value, Vec<Value>)> = BTreeMap::new();
+    for (_, st) in reported(items) {
+        for entry in st
+            .pointer("/loadBalancer/ingress")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let ip_mode = entry
+                .get("ipMode")
+                .and_then(Value::as_str)
+                .filter(|_| with_ip_mode)
+                .map(str::to_string);
+            let key = (
+                str_at(entry, "/hostname").to_string(),
+                str_at(entry, "/ip").to_string(),
+                ip_mode,
+            );
+            let (_, ports) = merged
+                .entry(key)
+                .or_insert_with(|| (entry.clone(), Vec::new()));
+            for port in entry
+                .get("ports")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .cloned()
+            {
+                if !ports.contains(port) {
+                    ports.push(port.clone());
+                }
+            }
+        }
+    }
+    let mut entries: Vec<(Key, Value)> = merged
+        .into_iter()
+        .map(|(key, (mut entry, mut ports))| {
+            ports.sort_by(|a, b| {
+                let order = |p: &Value| {
+                    (
+                        p.get("port").and_then(Value::as_i64).unwrap_or(0),
+                        str_at(p, "/protocol").to_string(),
+                        p.get("error").and_then(Value::as_str).map(str::to_string),
+                    )
+                };
+                order(a).cmp(&order(b))
+            });
+            if let Value::Object(e) = &mut entry {
+                if ports.is_empty() {
+                    e.remove("ports");
+                } else {
+                    e.insert("ports".into(), Value::Array(ports));
+                }
+            }
+            (key, entry)
         })
         .collect();
-    ingress.sort_by(|a, b| {
-        (str_at(a, "/ip"), str_at(a, "/hostname"), a.to_string()).cmp(&(
-            str_at(b, "/ip"),
-            str_at(b, "/hostname"),
-            b.to_string(),
+    // Empty hostnames (and absent ipModes) last.
+    entries.sort_by(|(a, _), (b, _)| {
+        (a.0.is_empty(), &a.0, &a.1, a.2.is_none(), &a.2).cmp(&(
+            b.0.is_empty(),
+            &b.0,
+            &b.1,
+            b.2.is_none(),
+            &b.2,
         ))
     });
-    ingress.dedup();
-    let lb = if ingress.is_empty() {
+    if entries.is_empty() {
         json!({})
     } else {
-        json!({ "ingress": ingress })
-    };
-    let mut new = Map::new();
-    new.insert("loadBalancer".into(), lb);
-    Some(new)
+        json!({ "ingress": entries.into_iter().map(|(_, e)| e).collect::<Vec<_>>() })
+    }
 }
 
 fn aggregate_pvc(items: &[&AggregatedStatusItem]) -> Map<String, Value> {
@@ -823,6 +890,44 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn load_balancers_of_every_member_deduplicated_and_sorted_as_karmada() {
+        let ingress =
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "status": {}});
+        let items = vec![
+            item(
+                "a",
+                Some(json!({"loadBalancer": {"ingress": [
+                    {"ip": "10.0.0.2", "ports": [{"port": 443, "protocol": "TCP"}]},
+                    {"hostname": "b.example.com"},
+                ]}})),
+            ),
+            item(
+                "b",
+                Some(json!({"loadBalancer": {"ingress": [
+                    {"ip": "10.0.0.2", "ports": [{"port": 80, "protocol": "TCP"}, {"port": 443, "protocol": "TCP"}]},
+                    {"hostname": "a.example.com", "ip": "10.0.0.9"},
+                ]}})),
+            ),
+            item("c", None),
+        ];
+        let got = aggregate_status(&ingress, &items).unwrap();
+        assert_eq!(
+            got["loadBalancer"]["ingress"],
+            json!([
+                {"hostname": "a.example.com", "ip": "10.0.0.9"},
+                {"hostname": "b.example.com"},
+                {"ip": "10.0.0.2", "ports": [{"port": 80, "protocol": "TCP"}, {"port": 443, "protocol": "TCP"}]},
+            ])
+        );
+        // Nothing reported: an empty load balancer; the same again: no change.
+        let none = aggregate_status(&ingress, &[item("a", Some(json!({})))]).unwrap();
+        assert_eq!(none["loadBalancer"], json!({}));
+        let settled =
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "status": got});
+        assert_eq!(aggregate_status(&settled, &items), None);
     }
 
     #[test]

@@ -141,6 +141,15 @@ pub const EXECUTION_NAMESPACE_PREFIX: &str = "karmada-es-";
 /// Longest object name a DNS subdomain allows (Works are named like one).
 const MAX_NAME_LEN: usize = 253;
 
+/// Whether `namespace` is one of Karmada's own, never propagated nor holding templates:
+/// `karmada-system`, `karmada-cluster` and every execution namespace `karmada-es-*`
+/// (Karmada's `names.IsReservedNamespace`). Other `karmada-*` namespaces are users'.
+pub fn is_reserved_namespace(namespace: &str) -> bool {
+    namespace == NAMESPACE_KARMADA_SYSTEM
+        || namespace == NAMESPACE_KARMADA_CLUSTER
+        || namespace.starts_with(EXECUTION_NAMESPACE_PREFIX)
+}
+
 /// The namespace holding the Works of `cluster`: `karmada-es-<cluster>`.
 pub fn execution_namespace(cluster: &str) -> String {
     format!("{EXECUTION_NAMESPACE_PREFIX}{cluster}")
@@ -177,30 +186,25 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
     hash
 }
 
-/// Lowercase base-36: only `[0-9a-z]`, so the result is DNS-safe and at most 7 characters.
-fn base36(mut n: u32) -> String {
-    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut out = Vec::with_capacity(7);
-    loop {
-        out.push(DIGITS[(n % 36) as usize]);
-        n /= 36;
-        if n == 0 {
-            break;
-        }
-    }
-    out.reverse();
-    out.into_iter().map(char::from).collect()
+/// The digits of `n` in decimal, each written as a letter or digit of an alphabet without
+/// vowels (and without `0`, `1`, `3`) so that no word forms: apimachinery's
+/// `rand.SafeEncodeString` of the decimal string, as Karmada writes its hashes.
+fn safe_encode_decimal(n: u32) -> String {
+    const ALPHABET: &[u8; 27] = b"bcdfghjklmnpqrstvwxz2456789";
+    n.to_string()
+        .bytes()
+        .map(|b| char::from(ALPHABET[usize::from(b) % ALPHABET.len()]))
+        .collect()
 }
 
 /// The Work of a template in one execution namespace: `<name>-<hash>` with `name` lowercased
-/// and `:` -> `.`, as Karmada's `names.GenerateWorkName`.
-///
-/// The hash is Flotilla's own: 32-bit FNV-1a over the same key Karmada hashes (lowercased
-/// `<namespace>-<name>-<kind>`, or `<name>-<kind>` for cluster-scoped objects), written in
-/// base 36. It is stable and DNS-safe but not equal to Karmada's value (Karmada hashes a
-/// Go-specific rendering of the key). The kind and namespace are in the hash, so a Deployment
-/// and a Service of the same name get different Works. When the result would exceed 253
-/// characters, the name part is shortened (and stripped of trailing `-`/`.`).
+/// and `:` -> `.`, exactly as Karmada's `names.GenerateWorkName`, so tools that compute a
+/// Work's name find it: the hash is 32-bit FNV-1a over the lowercased
+/// `<namespace>-<name>-<kind>` (`<name>-<kind>` for cluster-scoped objects, `name` already
+/// made DNS-safe), its decimal digits safe-encoded. The kind and namespace are in the hash,
+/// so a Deployment and a Service of the same name get different Works. Where Karmada would
+/// make a name longer than 253 characters (which the API refuses), the name part is
+/// shortened (and stripped of trailing `-`/`.`).
 pub fn work_name(namespace: &str, name: &str, kind: &str) -> String {
     let name = dns_safe(name);
     let key = if namespace.is_empty() {
@@ -209,7 +213,7 @@ pub fn work_name(namespace: &str, name: &str, kind: &str) -> String {
         format!("{namespace}-{name}-{kind}")
     }
     .to_lowercase();
-    let hash = base36(fnv1a32(key.as_bytes()));
+    let hash = safe_encode_decimal(fnv1a32(key.as_bytes()));
     let room = MAX_NAME_LEN - 1 - hash.len();
     let mut prefix = name.as_str();
     if prefix.len() > room {
@@ -430,14 +434,28 @@ mod tests {
     }
 
     #[test]
-    fn fnv_and_base36_known_values() {
+    fn fnv_and_safe_encoding_known_values() {
         // FNV-1a 32 reference vectors.
         assert_eq!(fnv1a32(b""), 0x811c_9dc5);
         assert_eq!(fnv1a32(b"a"), 0xe40c_292c);
-        assert_eq!(base36(0), "0");
-        assert_eq!(base36(35), "z");
-        assert_eq!(base36(36), "10");
-        assert_eq!(base36(u32::MAX), "1z141z3");
+        // Digits 0..9 map to 4 5 6 7 8 9 b c d f.
+        assert_eq!(safe_encode_decimal(1_234_567_890), "56789bcdf4");
+        assert_eq!(safe_encode_decimal(0), "4");
+    }
+
+    #[test]
+    fn work_names_are_karmadas() {
+        // Names Karmada's GenerateWorkName gives the same objects.
+        assert_eq!(
+            work_name("", "system:dbg2-cr", "ClusterRole"),
+            "system.dbg2-cr-5f87d9594b"
+        );
+        assert_eq!(
+            work_name("default", "nginx", "Deployment"),
+            "nginx-687f7fb96f"
+        );
+        assert_eq!(work_name("", "view", "ClusterRole"), "view-8774ddb95");
+        assert_eq!(work_name("system", "dbg2-cr", "Role"), "dbg2-cr-c48cf9f5c");
     }
 
     #[test]
@@ -447,7 +465,10 @@ mod tests {
         assert!(a.starts_with("nginx-"), "{a}");
         assert_eq!(
             a,
-            format!("nginx-{}", base36(fnv1a32(b"default-nginx-deployment")))
+            format!(
+                "nginx-{}",
+                safe_encode_decimal(fnv1a32(b"default-nginx-deployment"))
+            )
         );
         let others = [
             work_name("default", "nginx", "Service"),

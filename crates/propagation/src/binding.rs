@@ -21,6 +21,7 @@ use flotilla_karmada_api::binding::{
 use flotilla_karmada_api::work::Work;
 use flotilla_names::karmada;
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
@@ -174,21 +175,38 @@ impl BindingController {
         }
     }
 
-    /// The Works labelled with the binding's id, by cluster.
-    fn works_of(&self, namespace: Option<&str>, uid: &str) -> BTreeMap<String, Arc<Work>> {
+    /// The Works labelled with the binding's id, by cluster: the one named `expected` in each
+    /// cluster, and apart the others (named by an older release's rule, or by hand), which
+    /// go.
+    fn works_of(
+        &self,
+        namespace: Option<&str>,
+        uid: &str,
+        expected: &str,
+    ) -> (BTreeMap<String, Arc<Work>>, Vec<Arc<Work>>) {
         let label = binding_id_label(namespace.unwrap_or(""));
-        self.works
-            .state()
-            .into_iter()
-            .filter(|w| w.labels().get(label).map(String::as_str) == Some(uid))
-            .filter_map(|w| {
-                let ns = w.namespace()?;
-                let cluster = karmada::cluster_of_execution_namespace(&ns)
-                    .ok()?
-                    .to_string();
-                Some((cluster, w))
-            })
-            .collect()
+        let mut by_cluster = BTreeMap::new();
+        let mut others = Vec::new();
+        for w in self.works.state() {
+            if w.labels().get(label).map(String::as_str) != Some(uid) {
+                continue;
+            }
+            let Some(cluster) = w.namespace().and_then(|ns| {
+                Some(
+                    karmada::cluster_of_execution_namespace(&ns)
+                        .ok()?
+                        .to_string(),
+                )
+            }) else {
+                continue;
+            };
+            if w.name_any() == expected {
+                by_cluster.insert(cluster, w);
+            } else {
+                others.push(w);
+            }
+        }
+        (by_cluster, others)
     }
 
     async fn reconcile(&self, key: &BindingKey) -> Result<Action, Error> {
@@ -217,13 +235,19 @@ impl BindingController {
             key.namespace.as_deref(),
         );
         let finalizers = binding.meta.finalizers.clone().unwrap_or_default();
-        let works = self.works_of(key.namespace.as_deref(), &uid);
+        let resource = &binding.spec.resource;
+        let expected = karmada::work_name(
+            resource.namespace.as_deref().unwrap_or(""),
+            &resource.name,
+            &resource.kind,
+        );
+        let (works, misnamed) = self.works_of(key.namespace.as_deref(), &uid, &expected);
         if binding.meta.deletion_timestamp.is_some() {
             if !finalizers.iter().any(|f| f == finalizer) {
                 return Ok(Action::Done);
             }
-            if !works.is_empty() {
-                for work in works.values() {
+            if !works.is_empty() || !misnamed.is_empty() {
+                for work in works.values().chain(&misnamed) {
                     self.delete_work(work).await?;
                 }
                 // Their deletion events bring the binding back here.
@@ -247,6 +271,11 @@ impl BindingController {
             return Ok(Action::Done);
         }
         let mut binding = binding;
+        for work in &misnamed {
+            if work.metadata.deletion_timestamp.is_none() {
+                self.delete_work(work).await?;
+            }
+        }
         if !finalizers.iter().any(|f| f == finalizer) {
             let mut all = finalizers.clone();
             all.push(finalizer.to_string());
@@ -333,12 +362,25 @@ impl BindingController {
             let rendered = match rendering.work(&template, &target.name, snapshot.as_ref()) {
                 Ok(r) => r,
                 Err(Error::Override { cluster, source }) => {
+                    self.ctx.events.record(EventRequest {
+                        involved: involved(&template),
+                        type_: "Warning",
+                        reason: "ApplyOverridePolicyFailed",
+                        message: format!(
+                            "Apply override policies for cluster({cluster}) failed: {source}"
+                        ),
+                    });
                     override_failures.insert(cluster, format!("overriding the manifest: {source}"));
                     continue;
                 }
                 Err(e) => return Err(e),
             };
             let current = works.get(&target.name);
+            // Drawn once, when the Work is first written (Karmada's Work webhook).
+            let permanent_id = current
+                .and_then(|w| w.labels().get(karmada::WORK_PERMANENT_ID_LABEL).cloned())
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            let rendered = rendered.with_permanent_id(&permanent_id);
             if current.is_some_and(|w| w.metadata.deletion_timestamp.is_some()) {
                 // Written again once it is gone (its deletion event brings us back).
                 recreate_later = true;
@@ -360,6 +402,7 @@ impl BindingController {
                     })
             });
             if !same {
+                self.record_overrides(&template, &target.name, &rendered.overrides);
                 writes.push(rendered);
             }
         }
@@ -389,15 +432,25 @@ impl BindingController {
             resource.name
         );
         if wrote {
-            self.ctx.events.record(EventRequest {
-                involved: involved(&template),
-                type_: "Normal",
-                reason: "SyncWorkSucceed",
-                message: format!(
-                    "Sync work of resourceBinding({}) successful.",
+            // Karmada's words, on the binding and its template.
+            let message = match &key.namespace {
+                Some(_) => format!(
+                    "Sync work of ResourceBinding({}) successful.",
                     key_text(key)
                 ),
-            });
+                None => format!(
+                    "Sync work of clusterResourceBinding({}) successful.",
+                    key.name
+                ),
+            };
+            for involved in [binding_ref(key, &binding.meta), involved(&template)] {
+                self.ctx.events.record(EventRequest {
+                    involved,
+                    type_: "Normal",
+                    reason: "SyncWorkSucceed",
+                    message: message.clone(),
+                });
+            }
         }
         let cluster_works: Vec<ClusterWork<'_>> = works
             .iter()
@@ -474,7 +527,42 @@ impl BindingController {
         }
     }
 
-    /// Events on the template when a cluster's copy turns applied or fails to apply.
+    /// Karmada's event per override policy applied to a cluster's copy (once per policy,
+    /// whatever number of its rules applied), on the template.
+    fn record_overrides(
+        &self,
+        template: &Value,
+        cluster: &str,
+        applied: &flotilla_overrides::AppliedOverrides,
+    ) {
+        let namespace = template
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let mut seen = BTreeSet::new();
+        let cluster_wide = applied.cluster.iter().map(|p| (true, &p.policy_name));
+        let namespaced = applied.namespaced.iter().map(|p| (false, &p.policy_name));
+        for (cluster_scoped, name) in cluster_wide.chain(namespaced) {
+            if !seen.insert((cluster_scoped, name)) {
+                continue;
+            }
+            let policy = if cluster_scoped {
+                format!("cluster override policy({name})")
+            } else {
+                format!("override policy({namespace}/{name})")
+            };
+            self.ctx.events.record(EventRequest {
+                involved: involved(template),
+                type_: "Normal",
+                reason: "ApplyOverridePolicySucceed",
+                message: format!("Apply {policy} for cluster({cluster}) succeed."),
+            });
+        }
+    }
+
+    /// Events on the template when a cluster's copy turns applied or fails to apply, one per
+    /// cluster with Karmada's reasons and messages (the event recorder aggregates and
+    /// rate-limits them as client-go's does, so hundreds of clusters do not flood).
     fn record_transitions(
         &self,
         key: &BindingKey,
@@ -483,7 +571,6 @@ impl BindingController {
         old: &[AggregatedStatusItem],
         new: &[AggregatedStatusItem],
     ) {
-        let mut applied = Vec::new();
         for item in new {
             let now = (item.applied, item.applied_message.clone());
             let entry = (key.clone(), item.cluster_name.clone());
@@ -498,32 +585,31 @@ impl BindingController {
             if before == Some(now) {
                 continue;
             }
-            if item.applied == Some(true) {
-                applied.push(item.cluster_name.as_str());
-                continue;
-            }
+            let (type_, reason, message) = if item.applied == Some(true) {
+                (
+                    "Normal",
+                    "SyncSucceed",
+                    format!(
+                        "Successfully applied resource({template_ref}) to cluster {}",
+                        item.cluster_name
+                    ),
+                )
+            } else {
+                (
+                    "Warning",
+                    "SyncFailed",
+                    format!(
+                        "Failed to create or update resource({template_ref}) in member cluster({}): {}",
+                        item.cluster_name,
+                        item.applied_message.as_deref().unwrap_or("unknown error")
+                    ),
+                )
+            };
             self.ctx.events.record(EventRequest {
                 involved: involved(template),
-                type_: "Warning",
-                reason: "SyncFailed",
-                message: format!(
-                    "Failed to apply resource({template_ref}) to cluster {}: {}",
-                    item.cluster_name,
-                    item.applied_message.as_deref().unwrap_or("unknown error")
-                ),
-            });
-        }
-        // Successes in one Event per reconcile: with hundreds of clusters, one per cluster
-        // would flood the namespace's Events (failures stay one per cluster: each says why).
-        if !applied.is_empty() {
-            self.ctx.events.record(EventRequest {
-                involved: involved(template),
-                type_: "Normal",
-                reason: "SyncSucceed",
-                message: format!(
-                    "Successfully applied resource({template_ref}) to {}",
-                    cluster_list(&applied)
-                ),
+                type_,
+                reason,
+                message,
             });
         }
     }
@@ -550,11 +636,48 @@ impl BindingController {
             "metadata": {"resourceVersion": binding.meta.resource_version},
             "status": {"aggregatedStatus": items, "conditions": merged},
         });
-        api.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(patch))
-            .await
-            .map_err(host_err("writing the status of binding", key.name.clone()))?;
-        self.ctx.metrics.wrote("binding_status");
-        Ok(())
+        let written = api
+            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(patch))
+            .await;
+        let involved = binding_ref(key, &binding.meta);
+        match written {
+            Ok(_) => {
+                self.ctx.metrics.wrote("binding_status");
+                if binding.status.aggregated_status != items {
+                    let message = match &key.namespace {
+                        Some(_) => format!(
+                            "Update ResourceBinding({}) with AggregatedStatus successfully.",
+                            key_text(key)
+                        ),
+                        None => format!(
+                            "Update ClusterResourceBinding({}) with AggregatedStatus successfully.",
+                            key.name
+                        ),
+                    };
+                    self.ctx.events.record(EventRequest {
+                        involved,
+                        type_: "Normal",
+                        reason: "AggregateStatusSucceed",
+                        message,
+                    });
+                }
+                Ok(())
+            }
+            Err(e) => {
+                // A conflict is looked at again at once (Karmada retries it in place too).
+                if !is_conflict(&e) {
+                    self.ctx.events.record(EventRequest {
+                        involved,
+                        type_: "Warning",
+                        reason: "AggregateStatusFailed",
+                        message: e.to_string(),
+                    });
+                }
+                Err(host_err("writing the status of binding", key.name.clone())(
+                    e,
+                ))
+            }
+        }
     }
 
     async fn write_template_status(
@@ -589,57 +712,67 @@ impl BindingController {
             "metadata": {"resourceVersion": template.pointer("/metadata/resourceVersion")},
             "status": status,
         });
-        api.patch_status(
-            &name,
-            &PatchParams {
-                field_manager: Some(BINDING_MANAGER.into()),
-                ..Default::default()
-            },
-            &Patch::Merge(patch),
-        )
-        .await
-        .map_err(host_err("writing the status of template", name))?;
+        let written = api
+            .patch_status(
+                &name,
+                &PatchParams {
+                    field_manager: Some(BINDING_MANAGER.into()),
+                    ..Default::default()
+                },
+                &Patch::Merge(patch),
+            )
+            .await;
+        let event = match &written {
+            Ok(_) => Some((
+                "Normal",
+                "AggregateStatusSucceed",
+                "Update Resource with AggregatedStatus successfully.".to_string(),
+            )),
+            // A conflict is looked at again at once (Karmada retries it in place too).
+            Err(e) if is_conflict(e) => None,
+            Err(e) => Some(("Warning", "AggregateStatusFailed", e.to_string())),
+        };
+        if let Some((type_, reason, message)) = event {
+            self.ctx.events.record(EventRequest {
+                involved: involved(template),
+                type_,
+                reason,
+                message,
+            });
+        }
+        written.map_err(host_err("writing the status of template", name))?;
         self.ctx.metrics.wrote("template_status");
         Ok(())
     }
 }
 
-/// `cluster m1`, `clusters m1, m2`, or the first ten and how many more.
-fn cluster_list(names: &[&str]) -> String {
-    const SHOWN: usize = 10;
-    let head = names
-        .iter()
-        .take(SHOWN)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(", ");
-    match names.len() {
-        1 => format!("cluster {head}"),
-        n if n <= SHOWN => format!("clusters {head}"),
-        n => format!("clusters {head} and {} more", n - SHOWN),
+/// The binding as the subject of an Event.
+fn binding_ref(key: &BindingKey, meta: &ObjectMeta) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("work.karmada.io/v1alpha2".into()),
+        kind: Some(
+            if key.namespace.is_some() {
+                "ResourceBinding"
+            } else {
+                "ClusterResourceBinding"
+            }
+            .into(),
+        ),
+        namespace: key.namespace.clone(),
+        name: Some(key.name.clone()),
+        uid: meta.uid.clone(),
+        ..Default::default()
     }
+}
+
+/// Whether the host refused a write because the object changed meanwhile.
+fn is_conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
 }
 
 fn key_text(key: &BindingKey) -> String {
     match &key.namespace {
         Some(ns) => format!("{ns}/{}", key.name),
         None => key.name.clone(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cluster_lists_stay_short() {
-        assert_eq!(cluster_list(&["m1"]), "cluster m1");
-        assert_eq!(cluster_list(&["m1", "m2"]), "clusters m1, m2");
-        let many: Vec<String> = (1..=12).map(|i| format!("m{i}")).collect();
-        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
-        assert_eq!(
-            cluster_list(&refs),
-            "clusters m1, m2, m3, m4, m5, m6, m7, m8, m9, m10 and 2 more"
-        );
     }
 }

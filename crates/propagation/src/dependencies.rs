@@ -21,7 +21,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use flotilla_interpreter::Dependency;
-use flotilla_karmada_api::binding::{BindingSnapshot, ResourceBinding, TargetCluster};
+use flotilla_karmada_api::binding::{
+    BindingSnapshot, ResourceBinding, ResourceBindingSpec, TargetCluster,
+};
+use flotilla_karmada_api::policy::ConflictResolution;
 use flotilla_names::karmada;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -207,6 +210,9 @@ fn needs_of(template: &Value) -> BTreeSet<Dependency> {
 struct Distributor {
     ctx: Arc<Context>,
     graph: parking_lot::Mutex<DependencyGraph>,
+    /// The dependencies last reported per template (`kind/namespace/name`), so the event
+    /// says when they change, not at every look.
+    reported: parking_lot::Mutex<HashMap<String, BTreeSet<Dependency>>>,
     bindings: Store<ResourceBinding>,
     templates: Templates,
 }
@@ -220,6 +226,7 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared, controller: Controlle
     let distributor = Arc::new(Distributor {
         ctx,
         graph: parking_lot::Mutex::new(DependencyGraph::default()),
+        reported: parking_lot::Mutex::new(HashMap::new()),
         bindings: shared.bindings.clone(),
         templates: shared.templates,
     });
@@ -299,7 +306,9 @@ impl Distributor {
                                 what: "a template",
                                 source,
                             })?;
-                        needs_of(&value)
+                        let needs = needs_of(&value);
+                        self.got_dependencies(&value, &needs);
+                        needs
                     }
                     // Gone: it needs nothing.
                     Some(None) => BTreeSet::new(),
@@ -317,19 +326,54 @@ impl Distributor {
         Ok(Action::Done)
     }
 
+    /// Karmada's event on a template whose dependencies were read, when they changed.
+    fn got_dependencies(&self, template: &Value, needs: &BTreeSet<Dependency>) {
+        let key = crate::templates::involved(template);
+        let id = format!(
+            "{}/{}/{}",
+            key.kind.as_deref().unwrap_or_default(),
+            key.namespace.as_deref().unwrap_or_default(),
+            key.name.as_deref().unwrap_or_default()
+        );
+        if self.reported.lock().insert(id, needs.clone()).as_ref() == Some(needs) {
+            return;
+        }
+        let listed: Vec<String> = needs
+            .iter()
+            .map(|d| {
+                format!(
+                    "{{APIVersion:{} Kind:{} Namespace:{} Name:{} LabelSelector:nil}}",
+                    d.api_version, d.kind, d.namespace, d.name
+                )
+            })
+            .collect();
+        self.ctx
+            .events
+            .record(flotilla_controller_runtime::EventRequest {
+                involved: key,
+                type_: "Normal",
+                reason: "GetDependenciesSucceed",
+                message: format!("Get dependencies([{}]) succeed.", listed.join(" ")),
+            });
+    }
+
     /// Writes the attached binding of `object` from the graph.
     async fn sync(&self, object: &Dependency) -> Result<(), Error> {
         let needed_by = self.graph.lock().needed_by(object);
-        let required: Vec<BindingSnapshot> = needed_by
+        let parents: Vec<_> = needed_by
             .iter()
             .filter_map(|k| self.binding(k))
             .filter(|b| b.metadata.deletion_timestamp.is_none())
+            .collect();
+        let required: Vec<BindingSnapshot> = parents
+            .iter()
             .map(|b| BindingSnapshot {
                 namespace: b.namespace(),
                 name: b.name_any(),
-                clusters: clusters_needing(&b),
+                clusters: clusters_needing(b),
             })
             .collect();
+        let inherited = Inherited::of(parents.iter().map(|b| &b.spec));
         let name = karmada::binding_name(&object.kind, &object.name);
         let api: Api<ResourceBinding> = Api::namespaced(self.ctx.host.clone(), &object.namespace);
         let existing = self
@@ -337,7 +381,7 @@ impl Distributor {
             .get(&ObjectRef::new(&name).within(&object.namespace))
             .filter(|b| b.spec.resource.kind == object.kind);
         match existing {
-            Some(b) if b.spec.required_by == required => Ok(()),
+            Some(b) if b.spec.required_by == required && inherited.held_by(&b) => Ok(()),
             Some(b) if required.is_empty() && is_ours_alone(&b) => {
                 match api.delete(&name, &DeleteParams::background()).await {
                     Ok(_) => {}
@@ -348,8 +392,15 @@ impl Distributor {
                 debug!(binding = %name, "attached binding no longer required");
                 Ok(())
             }
-            Some(_) => {
-                let patch = json!({"spec": {"requiredBy": if required.is_empty() { Value::Null } else { json!(required) }}});
+            Some(b) => {
+                let mut spec = json!({"requiredBy": if required.is_empty() { Value::Null } else { json!(required) }});
+                // Only a binding of its own (not one a policy also claims, whose policy says
+                // these) takes them from its parents.
+                if !required.is_empty() && b.spec.placement.is_none() {
+                    spec["preserveResourcesOnDeletion"] = json!(inherited.preserve);
+                    spec["conflictResolution"] = json!(inherited.conflict_resolution);
+                }
+                let patch = json!({ "spec": spec });
                 match api
                     .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
                     .await
@@ -377,7 +428,8 @@ impl Distributor {
                 if template.metadata.deletion_timestamp.is_some() {
                     return Ok(());
                 }
-                self.create(object, &name, &template, &required).await
+                self.create(object, &name, &template, &required, &inherited)
+                    .await
             }
         }
     }
@@ -388,6 +440,7 @@ impl Distributor {
         name: &str,
         template: &DynamicObject,
         required: &[BindingSnapshot],
+        inherited: &Inherited,
     ) -> Result<(), Error> {
         let body = json!({
             "apiVersion": "work.karmada.io/v1alpha2",
@@ -419,6 +472,8 @@ impl Distributor {
                     "resourceVersion": template.resource_version(),
                 },
                 "requiredBy": required,
+                "conflictResolution": inherited.conflict_resolution,
+                "preserveResourcesOnDeletion": inherited.preserve,
             },
         });
         let rb: ResourceBinding = serde_json::from_value(body).map_err(|source| Error::Encode {
@@ -444,6 +499,40 @@ impl Distributor {
 }
 
 /// An attached binding this controller made, for an object no policy claims.
+/// What an attached binding takes from the bindings that need it (Karmada's
+/// `buildAttachedBinding`, with its rule for several parents): Overwrite when any parent
+/// overwrites, and the objects preserved on deletion when any parent preserves its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Inherited {
+    conflict_resolution: ConflictResolution,
+    preserve: bool,
+}
+
+impl Inherited {
+    fn of<'a>(parents: impl Iterator<Item = &'a ResourceBindingSpec>) -> Self {
+        let mut out = Inherited {
+            conflict_resolution: ConflictResolution::Abort,
+            preserve: false,
+        };
+        for spec in parents {
+            if spec.conflict_resolution == Some(ConflictResolution::Overwrite) {
+                out.conflict_resolution = ConflictResolution::Overwrite;
+            }
+            if spec.preserve_resources_on_deletion == Some(true) {
+                out.preserve = true;
+            }
+        }
+        out
+    }
+
+    /// Whether `b` already says what its parents give it.
+    fn held_by(&self, b: &ResourceBinding) -> bool {
+        b.spec.placement.is_some()
+            || (b.spec.preserve_resources_on_deletion.unwrap_or(false) == self.preserve
+                && b.spec.conflict_resolution.unwrap_or_default() == self.conflict_resolution)
+    }
+}
+
 fn is_ours_alone(b: &ResourceBinding) -> bool {
     b.labels().get(ATTACHED_BINDING_LABEL).map(String::as_str) == Some("true")
         && b.spec.placement.is_none()
@@ -452,6 +541,40 @@ fn is_ours_alone(b: &ResourceBinding) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attached_bindings_inherit_what_their_parents_say() {
+        let spec = |v: serde_json::Value| -> ResourceBindingSpec {
+            serde_json::from_value(
+                json!({"resource": {"apiVersion": "v1", "kind": "X", "name": "x"}}),
+            )
+            .map(|mut s: ResourceBindingSpec| {
+                if let Some(c) = v.get("conflictResolution") {
+                    s.conflict_resolution = serde_json::from_value(c.clone()).unwrap();
+                }
+                s.preserve_resources_on_deletion = v.get("preserve").and_then(|p| p.as_bool());
+                s
+            })
+            .unwrap()
+        };
+        let abort = spec(json!({}));
+        let overwrite = spec(json!({"conflictResolution": "Overwrite"}));
+        let preserve = spec(json!({"preserve": true}));
+        assert_eq!(
+            Inherited::of([&abort].into_iter()),
+            Inherited {
+                conflict_resolution: ConflictResolution::Abort,
+                preserve: false
+            }
+        );
+        assert_eq!(
+            Inherited::of([&abort, &overwrite, &preserve].into_iter()),
+            Inherited {
+                conflict_resolution: ConflictResolution::Overwrite,
+                preserve: true
+            }
+        );
+    }
 
     fn key(name: &str) -> BindingKey {
         BindingKey {

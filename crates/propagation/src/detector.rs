@@ -4,10 +4,10 @@
 //! and annotations, and given its ResourceBinding (`<name>-<kind>`, ClusterResourceBinding for
 //! cluster-scoped templates) owned by the template.
 //!
-//! Not propagated: Flotilla's and Karmada's own groups (`*.karmada.io`), API machinery and
-//! bookkeeping kinds (APIServices, Leases, Events, reviews, Nodes), Namespaces (the namespace
-//! sync gives every member every namespace), and anything in `kube-*` and `karmada-*`
-//! namespaces.
+//! Not propagated: Flotilla's and Karmada's own API groups (a user's `foo.karmada.io` CRD
+//! is), bookkeeping kinds (Leases, Events, reviews), Namespaces (the namespace sync gives
+//! every member every namespace), and anything in a skipped namespace ([`crate::skipped`]:
+//! Karmada's reserved ones and `--skipped-propagating-namespaces`, default `kube-.*`).
 //!
 //! Policy changes: a new or edited policy re-evaluates the templates of the kinds it selects
 //! and those it holds; a policy that is deleted (or no longer matches) releases its templates:
@@ -57,35 +57,40 @@ pub(crate) const CONTROLLER: &str = "detector";
 /// Annotation on a binding: hash of its template outside status, at the last binding write.
 pub const TEMPLATE_HASH_ANNOTATION: &str = "flotilla.io/template-hash";
 
-/// Groups never propagated.
-const SKIPPED_GROUPS: [&str; 8] = [
-    "apiregistration.k8s.io",
-    // A CSR is answered by the cluster it is sent to (its CA, its approvers).
-    "certificates.k8s.io",
-    "coordination.k8s.io",
+/// Groups never propagated: Karmada's own API groups and the bookkeeping groups Karmada
+/// skips (its `NewSkippedResourceConfig`: events and Leases), those whose resources cannot
+/// be listed, watched and deleted (reviews, metrics), and Flotilla's own. Any other group
+/// propagates, `foo.karmada.io` of a user's CRD among them.
+const SKIPPED_GROUPS: [&str; 14] = [
+    "cluster.karmada.io",
+    "policy.karmada.io",
+    "work.karmada.io",
+    "config.karmada.io",
+    "networking.karmada.io",
+    "autoscaling.karmada.io",
+    "remedy.karmada.io",
+    "apps.karmada.io",
+    "search.karmada.io",
     "events.k8s.io",
+    "coordination.k8s.io",
     "authentication.k8s.io",
     "authorization.k8s.io",
     "metrics.k8s.io",
-    "flotilla.io",
 ];
-/// Core kinds never propagated.
-const SKIPPED_CORE_KINDS: [&str; 6] = [
-    "Event",
-    "Namespace",
-    "Node",
-    "ComponentStatus",
-    "Binding",
-    "Endpoints",
-];
+/// Core kinds never propagated: Events (as Karmada), Namespaces (the namespace sync gives
+/// every member every namespace), and the kinds that cannot be listed and deleted.
+const SKIPPED_CORE_KINDS: [&str; 4] = ["Event", "Namespace", "ComponentStatus", "Binding"];
 
 /// Whether templates of this kind are propagated.
 pub fn propagatable(gvk: &GroupVersionKind) -> bool {
-    if gvk.group.ends_with("karmada.io") || SKIPPED_GROUPS.contains(&gvk.group.as_str()) {
+    if SKIPPED_GROUPS.contains(&gvk.group.as_str()) || gvk.group == FLOTILLA_GROUP {
         return false;
     }
     !(gvk.group.is_empty() && SKIPPED_CORE_KINDS.contains(&gvk.kind.as_str()))
 }
+
+/// Flotilla's own API group.
+const FLOTILLA_GROUP: &str = "flotilla.io";
 
 /// A template: its kind and where it is.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -338,7 +343,10 @@ impl Detector {
             let (reflector, task) = Reflector::start_owned(
                 Api::<DynamicObject>::all_with(self.ctx.host.clone(), &info.resource),
                 info.resource.clone(),
-                ReflectorSpec::default().keep(cached),
+                ReflectorSpec::default().keep({
+                    let skipped = self.templates.skipped.clone();
+                    move |obj: &DynamicObject| cached(&skipped, obj)
+                }),
                 format!("template-cache {}", gvk.kind),
             );
             reflector.subscribe(move |obj: &DynamicObject, _deleted| {
@@ -514,10 +522,14 @@ impl Detector {
         };
         let winner = crate::policy::decide(&view, claimed.as_ref(), &namespaced, &cluster)
             .map(|p| p.id.clone());
+        let preempted = crate::policy::holder(&view, claimed.as_ref(), &namespaced, &cluster)
+            .map(|h| h.id.clone())
+            .filter(|h| Some(h) != winner.as_ref());
         let Some(winner) = winner else {
             if claimed.is_some() {
                 self.write_claim(&info, key, None, None).await?;
             }
+            self.release_binding(key).await?;
             return Ok(Action::Done);
         };
         let Some(permanent_id) = ids.get(&winner).cloned() else {
@@ -528,6 +540,18 @@ impl Detector {
             return Ok(Action::Done);
         };
         self.warn_unimplemented(&winner);
+        if let Some(holder) = &preempted {
+            self.event(
+                &value,
+                "Normal",
+                "PreemptPolicySucceed",
+                format!(
+                    "{} preempted {} successfully",
+                    policy_text(&winner, true),
+                    policy_text(holder, false)
+                ),
+            );
+        }
         let value = if claimed.as_ref() != Some(&winner)
             || claim_id(&template, winner.scope) != Some(permanent_id.as_str())
         {
@@ -555,21 +579,7 @@ impl Detector {
         policy: Option<&PolicyId>,
         permanent_id: Option<&str>,
     ) -> Result<DynamicObject, Error> {
-        let mut labels = Map::new();
-        let mut annotations = Map::new();
-        for l in [
-            karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL,
-            karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
-        ] {
-            labels.insert(l.into(), Value::Null);
-        }
-        for a in [
-            karmada::PROPAGATION_POLICY_NAME_ANNOTATION,
-            karmada::PROPAGATION_POLICY_NAMESPACE_ANNOTATION,
-            karmada::CLUSTER_PROPAGATION_POLICY_ANNOTATION,
-        ] {
-            annotations.insert(a.into(), Value::Null);
-        }
+        let (mut labels, mut annotations) = unclaimed();
         if let (Some(p), Some(id)) = (policy, permanent_id) {
             match p.scope {
                 PolicyScope::Namespaced => {
@@ -613,6 +623,54 @@ impl Detector {
             .map_err(host_err("claiming template", key.name.clone()))?;
         self.ctx.metrics.wrote("template_claim");
         Ok(claimed)
+    }
+
+    /// Takes a released template's claim (the policy's permanent-id label and name
+    /// annotations) off its binding, as Karmada does when the policy goes or stops matching;
+    /// the binding, its Works and the member objects stay.
+    async fn release_binding(&self, key: &TemplateKey) -> Result<(), Error> {
+        let name = karmada::binding_name(&key.gvk.kind, &key.name);
+        let meta = match &key.namespace {
+            Some(ns) => self
+                .bindings
+                .get(&ObjectRef::new(&name).within(ns))
+                .filter(|b| b.spec.resource.kind == key.gvk.kind)
+                .map(|b| b.metadata.clone()),
+            None => self
+                .cluster_bindings
+                .get(&ObjectRef::new(&name))
+                .filter(|b| b.spec.resource.kind == key.gvk.kind)
+                .map(|b| b.metadata.clone()),
+        };
+        let Some(meta) = meta else {
+            return Ok(());
+        };
+        let has = |map: &Option<BTreeMap<String, String>>, keys: &[&str]| {
+            map.as_ref()
+                .is_some_and(|m| keys.iter().any(|k| m.contains_key(*k)))
+        };
+        if !has(&meta.labels, &CLAIM_LABELS) && !has(&meta.annotations, &CLAIM_ANNOTATIONS) {
+            return Ok(());
+        }
+        let (labels, annotations) = unclaimed();
+        let patch = json!({"metadata": {"labels": labels, "annotations": annotations}});
+        let params = PatchParams {
+            field_manager: Some(DETECTOR_MANAGER.into()),
+            ..Default::default()
+        };
+        let api = dynamic_api(
+            &self.ctx.host,
+            &binding_resource_of(key),
+            key.namespace.as_deref(),
+        );
+        match api.patch(&name, &params, &Patch::Merge(patch)).await {
+            Ok(_) => {
+                self.ctx.metrics.wrote("binding");
+                Ok(())
+            }
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(host_err("releasing binding", name)(e)),
+        }
     }
 
     async fn delete_binding(&self, key: &TemplateKey) -> Result<(), Error> {
@@ -692,7 +750,21 @@ impl Detector {
                 .cloned()
                 .unwrap_or(Value::Null),
         };
-        let desired = desired_binding_spec(template, spec, resource_version)?;
+        let desired = match desired_binding_spec(template, spec, resource_version) {
+            Ok(d) => d,
+            Err(e) => {
+                if matches!(e, Error::Interpret { .. }) {
+                    self.event(template, "Warning", "GetReplicasFailed", e.to_string());
+                }
+                self.event(
+                    template,
+                    "Warning",
+                    "ApplyPolicyFailed",
+                    format!("{} failed: {e}", apply_policy_text(policy)),
+                );
+                return Err(e);
+            }
+        };
         let (labels, annotations) = binding_claim(policy, permanent_id, &hash);
         let owner = owner_reference(template);
         let up_to_date = existing_spec.as_ref().is_some_and(|s| {
@@ -734,15 +806,11 @@ impl Detector {
         if let Some(ns) = &key.namespace {
             metadata["namespace"] = json!(ns);
         }
-        let ar = ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("work.karmada.io", "v1alpha2", kind),
-            if key.namespace.is_some() {
-                "resourcebindings"
-            } else {
-                "clusterresourcebindings"
-            },
+        let api = dynamic_api(
+            &self.ctx.host,
+            &binding_resource_of(key),
+            key.namespace.as_deref(),
         );
-        let api = dynamic_api(&self.ctx.host, &ar, key.namespace.as_deref());
         let params = PatchParams {
             field_manager: Some(DETECTOR_MANAGER.into()),
             ..Default::default()
@@ -785,19 +853,7 @@ impl Detector {
                 Err(e) => return Err(host_err("creating binding", name)(e)),
             }
             self.ctx.metrics.wrote("binding");
-            self.ctx.events.record(EventRequest {
-                involved: involved(template),
-                type_: "Normal",
-                reason: "ApplyPolicySucceed",
-                message: format!(
-                    "Apply policy({}) succeed",
-                    if policy.namespace.is_empty() {
-                        policy.name.clone()
-                    } else {
-                        format!("{}/{}", policy.namespace, policy.name)
-                    }
-                ),
-            });
+            self.applied_policy(template, policy);
             return Ok(());
         }
         // A merge patch merges objects: fields the policy no longer sets (a suspension that
@@ -817,7 +873,64 @@ impl Detector {
             .await
             .map_err(host_err("updating binding", name))?;
         self.ctx.metrics.wrote("binding");
+        self.applied_policy(template, policy);
         Ok(())
+    }
+
+    /// Karmada's events on a template whose binding was just written: the replicas read
+    /// (for kinds with replicas) and the policy applied.
+    fn applied_policy(&self, template: &Value, policy: &PolicyId) {
+        let api_version = template
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let kind = template.get("kind").and_then(Value::as_str).unwrap_or("");
+        if flotilla_interpreter::has_replicas(api_version, kind) {
+            self.event(
+                template,
+                "Normal",
+                "GetReplicasSucceed",
+                "Get replicas of resource template successfully.".into(),
+            );
+        }
+        self.event(
+            template,
+            "Normal",
+            "ApplyPolicySucceed",
+            format!("{} succeed", apply_policy_text(policy)),
+        );
+    }
+
+    fn event(&self, template: &Value, type_: &'static str, reason: &'static str, message: String) {
+        self.ctx.events.record(EventRequest {
+            involved: involved(template),
+            type_,
+            reason,
+            message,
+        });
+    }
+}
+
+/// `Propagation policy(ns/name)` / `cluster propagation policy(name)`, as Karmada's
+/// preemption events name policies (`first`: capitalised).
+fn policy_text(policy: &PolicyId, first: bool) -> String {
+    let text = match policy.scope {
+        PolicyScope::Namespaced => {
+            format!("propagation policy({}/{})", policy.namespace, policy.name)
+        }
+        PolicyScope::Cluster => format!("cluster propagation policy({})", policy.name),
+    };
+    match (first, text.split_at(1)) {
+        (true, (head, tail)) => format!("{}{tail}", head.to_uppercase()),
+        (false, _) => text,
+    }
+}
+
+/// `Apply policy(ns/name)` or `Apply cluster policy(name)`, as Karmada's events say.
+fn apply_policy_text(policy: &PolicyId) -> String {
+    match policy.scope {
+        PolicyScope::Namespaced => format!("Apply policy({}/{})", policy.namespace, policy.name),
+        PolicyScope::Cluster => format!("Apply cluster policy({})", policy.name),
     }
 }
 
@@ -860,6 +973,37 @@ fn claim_of(template: &DynamicObject) -> Option<PolicyId> {
             namespace: String::new(),
             name: name.clone(),
         })
+}
+
+/// The labels a policy's claim puts on templates and bindings.
+const CLAIM_LABELS: [&str; 2] = [
+    karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+    karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+];
+/// The annotations a policy's claim puts on templates and bindings.
+const CLAIM_ANNOTATIONS: [&str; 3] = [
+    karmada::PROPAGATION_POLICY_NAME_ANNOTATION,
+    karmada::PROPAGATION_POLICY_NAMESPACE_ANNOTATION,
+    karmada::CLUSTER_PROPAGATION_POLICY_ANNOTATION,
+];
+
+/// Merge-patch maps that remove every claim label and annotation.
+fn unclaimed() -> (Map<String, Value>, Map<String, Value>) {
+    let nulls = |keys: &[&str]| keys.iter().map(|k| (k.to_string(), Value::Null)).collect();
+    (nulls(&CLAIM_LABELS), nulls(&CLAIM_ANNOTATIONS))
+}
+
+/// The binding resource of a template's key: ResourceBinding for a namespaced template,
+/// ClusterResourceBinding otherwise.
+fn binding_resource_of(key: &TemplateKey) -> ApiResource {
+    let (kind, plural) = match key.namespace {
+        Some(_) => ("ResourceBinding", "resourcebindings"),
+        None => ("ClusterResourceBinding", "clusterresourcebindings"),
+    };
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("work.karmada.io", "v1alpha2", kind),
+        plural,
+    )
 }
 
 fn claim_id(template: &DynamicObject, scope: PolicyScope) -> Option<&str> {
@@ -1038,7 +1182,7 @@ fn owner_reference(template: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::templates::skipped_namespace;
+    use crate::skipped::SkippedNamespaces;
 
     #[test]
     fn objects_in_skipped_namespaces_are_not_cached() {
@@ -1050,41 +1194,42 @@ mod tests {
             }))
             .unwrap()
         };
-        assert!(cached(&secret(Some("default"))));
-        assert!(cached(&secret(Some("web"))));
-        assert!(cached(&secret(None)));
-        assert!(!cached(&secret(Some(karmada::NAMESPACE_KARMADA_CLUSTER))));
-        assert!(!cached(&secret(Some("kube-system"))));
-        assert!(!cached(&secret(Some(&karmada::execution_namespace("m1")))));
+        let skipped = SkippedNamespaces::default();
+        let cached = |ns| cached(&skipped, &secret(ns));
+        assert!(cached(Some("default")));
+        assert!(cached(Some("web")));
+        assert!(cached(Some("karmada-demo")), "a user's namespace");
+        assert!(cached(None));
+        assert!(!cached(Some(karmada::NAMESPACE_KARMADA_CLUSTER)));
+        assert!(!cached(Some("kube-system")));
+        assert!(!cached(Some(&karmada::execution_namespace("m1"))));
     }
 
     #[test]
-    fn flotilla_and_bookkeeping_kinds_are_not_propagated() {
-        assert!(propagatable(&GroupVersionKind::gvk(
-            "apps",
-            "v1",
-            "Deployment"
-        )));
-        assert!(propagatable(&GroupVersionKind::gvk("", "v1", "ConfigMap")));
-        assert!(propagatable(&GroupVersionKind::gvk(
-            "example.com",
-            "v1",
-            "Widget"
-        )));
+    fn karmadas_and_bookkeeping_kinds_are_not_propagated() {
+        for (g, k) in [
+            ("apps", "Deployment"),
+            ("", "ConfigMap"),
+            ("", "Endpoints"),
+            ("example.com", "Widget"),
+            ("foo.karmada.io", "Widget"),
+            ("apiregistration.k8s.io", "APIService"),
+        ] {
+            assert!(propagatable(&GroupVersionKind::gvk(g, "v1", k)), "{g}/{k}");
+        }
         for (g, k) in [
             ("work.karmada.io", "Work"),
             ("policy.karmada.io", "PropagationPolicy"),
             ("cluster.karmada.io", "Cluster"),
+            ("search.karmada.io", "ResourceRegistry"),
             ("coordination.k8s.io", "Lease"),
+            ("events.k8s.io", "Event"),
             ("", "Event"),
             ("", "Namespace"),
-            ("apiregistration.k8s.io", "APIService"),
+            ("flotilla.io", "Anything"),
         ] {
             assert!(!propagatable(&GroupVersionKind::gvk(g, "v1", k)), "{g}/{k}");
         }
-        assert!(skipped_namespace("kube-system"));
-        assert!(skipped_namespace(&karmada::execution_namespace("member1")));
-        assert!(!skipped_namespace("default"));
     }
 
     #[test]

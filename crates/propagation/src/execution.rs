@@ -21,12 +21,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dashmap::DashMap;
+use flotilla_controller_runtime::EventRequest;
 use flotilla_controller_runtime::WorkQueue;
 use flotilla_karmada_api::work::{
-    ManifestStatus, ResourceIdentifier, WORK_APPLIED, WORK_DISPATCHING, Work, WorkStatus,
+    ManifestStatus, ResourceHealth, ResourceIdentifier, WORK_APPLIED, WORK_DISPATCHING, Work,
+    WorkStatus,
 };
 use flotilla_names::karmada;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -90,12 +92,17 @@ struct Execution {
     watches: DashMap<(String, GroupVersionKind), MemberWatch>,
     /// Work generation last applied completely, per (cluster, Work name).
     applied: DashMap<(String, String), i64>,
+    /// The version of each manifest's member object as Flotilla last left it (by ordinal),
+    /// per (cluster, Work name): a member object at another version was changed by someone
+    /// else, and is applied again (drift), as Karmada's work status controller does.
+    recorded: DashMap<(String, String), Vec<Option<String>>>,
     signals: mpsc::UnboundedSender<Signal>,
 }
 
 /// One manifest's outcome in a member.
 enum Outcome {
-    Applied,
+    /// Written; the member object's version as the write left it (see [`version_of`]).
+    Applied(String),
     /// Applied before at this Work generation and still there: nothing sent.
     Unchanged,
     /// Present and left alone (a Namespace the member already had).
@@ -126,6 +133,7 @@ pub(crate) async fn run(
         queues: DashMap::new(),
         watches: DashMap::new(),
         applied: DashMap::new(),
+        recorded: DashMap::new(),
         signals: tx,
     });
     let _teardown = Teardown(exec.clone());
@@ -201,8 +209,9 @@ impl Execution {
         let ns = karmada::execution_namespace(cluster);
         debug!("reconciling Work");
         let Some(work) = self.works.get(&ObjectRef::new(name).within(&ns)) else {
-            self.applied
-                .remove(&(cluster.to_string(), name.to_string()));
+            let key = (cluster.to_string(), name.to_string());
+            self.applied.remove(&key);
+            self.recorded.remove(&key);
             return Ok(Action::Done);
         };
         let api: Api<Work> = Api::namespaced(self.ctx.host.clone(), &ns);
@@ -220,8 +229,13 @@ impl Execution {
                 .cluster(cluster)
                 .is_some_and(|c| c.metadata.deletion_timestamp.is_none());
             debug!(preserve, exists, "Work deleted");
-            if !preserve && exists {
-                self.delete_member_objects(cluster, &work).await?;
+            if exists {
+                let outcome = if preserve {
+                    LeftBehind::Released
+                } else {
+                    LeftBehind::Deleted
+                };
+                self.settle_member_objects(cluster, &work, outcome).await?;
             }
             let kept: Vec<&String> = finalizers
                 .iter()
@@ -236,8 +250,9 @@ impl Execution {
                 Err(e) if is_not_found(&e) => {}
                 Err(e) => return Err(host_err("removing the finalizer of Work", name)(e)),
             }
-            self.applied
-                .remove(&(cluster.to_string(), name.to_string()));
+            let key = (cluster.to_string(), name.to_string());
+            self.applied.remove(&key);
+            self.recorded.remove(&key);
             return Ok(Action::Done);
         }
         if !has_finalizer {
@@ -272,6 +287,7 @@ impl Execution {
         let key = (cluster.to_string(), name.to_string());
         let already = self.applied.get(&key).is_some_and(|g| *g == generation);
         let mut outcomes = Vec::new();
+        let mut versions = Vec::new();
         let mut statuses = Vec::new();
         for (ordinal, manifest) in work.spec.workload.manifests.iter().enumerate() {
             let manifest = manifest.clone().into_value();
@@ -301,7 +317,23 @@ impl Execution {
                 r = r.within(n);
             }
             let seen = store.get(&r);
-            let outcome = if already && seen.is_some() {
+            let last = self
+                .recorded
+                .get(&key)
+                .and_then(|v| v.get(ordinal).cloned().flatten());
+            let drifted = match (&seen, &last) {
+                (Some(obj), Some(last)) => version_of(obj) != *last,
+                _ => false,
+            };
+            if already && drifted {
+                debug!(
+                    kind,
+                    name = obj_name,
+                    "member object changed by someone else: applying it again"
+                );
+                self.ctx.metrics.drift();
+            }
+            let outcome = if already && seen.is_some() && !drifted {
                 Outcome::Unchanged
             } else {
                 self.apply(
@@ -315,6 +347,11 @@ impl Execution {
                 )
                 .await
             };
+            versions.push(match &outcome {
+                Outcome::Applied(v) => Some(v.clone()),
+                Outcome::Unchanged => last,
+                Outcome::Kept | Outcome::Failed(_) => None,
+            });
             outcomes.push(outcome);
             if let Some(obj) = store.get(&r) {
                 let value = serde_json::to_value(obj.as_ref()).unwrap_or(Value::Null);
@@ -345,12 +382,14 @@ impl Execution {
             if !matches!(o, Outcome::Kept) {
                 self.ctx
                     .metrics
-                    .applied(cluster, matches!(o, Outcome::Applied));
+                    .applied(cluster, matches!(o, Outcome::Applied(_)));
             }
         }
         if ok {
+            self.recorded.insert(key.clone(), versions);
             self.applied.insert(key, generation);
         } else {
+            self.recorded.remove(&key);
             self.applied.remove(&key);
         }
         let message = if ok {
@@ -384,6 +423,10 @@ impl Execution {
                     && c.message == applied.message
                     && c.observed_generation == applied.observed_generation
             });
+        self.record_sync(&work, cluster, &outcomes, &failures);
+        if current.manifest_statuses != statuses {
+            self.record_reflections(&work, &current.manifest_statuses, &statuses);
+        }
         if !unchanged {
             let status = WorkStatus {
                 conditions: crate::aggregate::with_condition(&current.conditions, applied),
@@ -405,6 +448,86 @@ impl Execution {
                 work: name.to_string(),
                 message,
             })
+        }
+    }
+
+    /// An Event about a Work.
+    fn work_event(&self, work: &Work, type_: &'static str, reason: &'static str, message: String) {
+        self.ctx.events.record(EventRequest {
+            involved: ObjectReference {
+                api_version: Some("work.karmada.io/v1alpha1".into()),
+                kind: Some("Work".into()),
+                namespace: work.namespace(),
+                name: Some(work.name_any()),
+                uid: work.metadata.uid.clone(),
+                ..Default::default()
+            },
+            type_,
+            reason,
+            message,
+        });
+    }
+
+    /// Karmada's Work events of one sync that wrote something: `SyncSucceed` when every
+    /// manifest is in place, `SyncFailed` saying why otherwise.
+    fn record_sync(&self, work: &Work, cluster: &str, outcomes: &[Outcome], failures: &[&str]) {
+        let wrote = outcomes.iter().any(|o| matches!(o, Outcome::Applied(_)));
+        let key = format!(
+            "{}/{}",
+            work.namespace().unwrap_or_default(),
+            work.name_any()
+        );
+        if !failures.is_empty() {
+            self.work_event(
+                work,
+                "Warning",
+                "SyncFailed",
+                format!(
+                    "Failed to sync work({key}) to cluster({cluster}), err: {}",
+                    failures.join("; ")
+                ),
+            );
+        } else if wrote {
+            self.work_event(
+                work,
+                "Normal",
+                "SyncSucceed",
+                format!("Sync work({key}) to cluster({cluster}) successful."),
+            );
+        }
+    }
+
+    /// Karmada's events for each member object whose reflected status or health changed:
+    /// `ReflectStatusSucceed` and `InterpretHealthSucceed`, on the Work.
+    fn record_reflections(&self, work: &Work, before: &[ManifestStatus], after: &[ManifestStatus]) {
+        for status in after {
+            if before.contains(status) {
+                continue;
+            }
+            let id = &status.identifier;
+            let object = if id.namespace.is_empty() {
+                format!("{}/{}", id.kind, id.name)
+            } else {
+                format!("{}/{}/{}", id.kind, id.namespace, id.name)
+            };
+            self.work_event(
+                work,
+                "Normal",
+                "ReflectStatusSucceed",
+                format!("Reflect status for object({object}) succeed."),
+            );
+            if let Some(health) = &status.health {
+                let judged = match health {
+                    ResourceHealth::Healthy => "healthy",
+                    _ => "unhealthy",
+                };
+                self.work_event(
+                    work,
+                    "Normal",
+                    "InterpretHealthSucceed",
+                    format!("Interpret health of object({object}) as {judged}."),
+                );
+            }
         }
     }
 
@@ -449,6 +572,7 @@ impl Execution {
             "writing the Dispatching condition of Work",
         )
         .await?;
+        self.work_event(work, "Normal", "WorkDispatching", message.to_string());
         Ok(Some(conditions))
     }
 
@@ -583,6 +707,9 @@ impl Execution {
                              policy to take the object over)"
                         ));
                     }
+                    if !ours {
+                        return self.take_over(&api, &what, manifest, &existing).await;
+                    }
                 }
                 Ok(Ok(None)) => {}
             }
@@ -596,7 +723,7 @@ impl Execution {
                 Err(_) => {
                     return Outcome::Failed(format!("applying {what} timed out after {timeout:?}"));
                 }
-                Ok(Ok(_)) => return Outcome::Applied,
+                Ok(Ok(obj)) => return Outcome::Applied(version_of(&obj)),
                 Ok(Err(e)) => {
                     let missing_ns = namespace.filter(|ns| namespace_missing(&e, ns));
                     if let (Some(ns), 0) = (missing_ns, attempt) {
@@ -620,6 +747,39 @@ impl Execution {
         Outcome::Failed(format!(
             "applying {what}: the namespace could not be created"
         ))
+    }
+
+    /// Takes a member's own object over (`conflictResolution: Overwrite`) as Karmada does: a
+    /// full replacement by the rendered manifest, keeping only what retention keeps of the
+    /// member's copy ([`flotilla_interpreter::retain`]); what else the member had goes.
+    async fn take_over(
+        &self,
+        api: &Api<DynamicObject>,
+        what: &str,
+        manifest: &Value,
+        existing: &DynamicObject,
+    ) -> Outcome {
+        let timeout = self.ctx.opts.member_timeout;
+        let observed = match serde_json::to_value(existing) {
+            Ok(v) => v,
+            Err(e) => return Outcome::Failed(format!("reading {what}: {e}")),
+        };
+        let mut replacement = manifest.clone();
+        flotilla_interpreter::retain(&mut replacement, &observed);
+        let body: DynamicObject = match serde_json::from_value(replacement) {
+            Ok(b) => b,
+            Err(e) => return Outcome::Failed(format!("taking {what} over: {e}")),
+        };
+        let name = existing.name_any();
+        let params = PostParams {
+            field_manager: Some(EXECUTION_MANAGER.into()),
+            ..Default::default()
+        };
+        match tokio::time::timeout(timeout, api.replace(&name, &params, &body)).await {
+            Err(_) => Outcome::Failed(format!("taking {what} over timed out after {timeout:?}")),
+            Ok(Ok(obj)) => Outcome::Applied(version_of(&obj)),
+            Ok(Err(e)) => Outcome::Failed(format!("taking {what} over: {}", api_message(&e))),
+        }
     }
 
     /// Whether the namespace sync has a live Work for `ns` in `cluster`.
@@ -670,8 +830,15 @@ impl Execution {
         }
     }
 
-    /// Deletes the member objects of a Work that carry its annotations.
-    async fn delete_member_objects(&self, cluster: &str, work: &Work) -> Result<(), Error> {
+    /// The member objects of a deleted Work (those it still manages): deleted, or released
+    /// (`preserveResourcesOnDeletion`: kept, without the metadata saying Karmada manages
+    /// them, as Karmada's execution controller leaves them).
+    async fn settle_member_objects(
+        &self,
+        cluster: &str,
+        work: &Work,
+        outcome: LeftBehind,
+    ) -> Result<(), Error> {
         let member = self.members.get(cluster).await?;
         let timeout = self.ctx.opts.member_timeout;
         let work_name = work.name_any();
@@ -704,27 +871,101 @@ impl Execution {
                 })?
                 .map_err(member_err("reading"))?;
             let Some(existing) = existing else { continue };
-            debug!(kind, name, "deleting the member object of a deleted Work");
             let a = existing.annotations();
             if a.get(karmada::WORK_NAME_ANNOTATION) != Some(&work_name)
                 || a.get(karmada::WORK_NAMESPACE_ANNOTATION) != Some(&work_ns)
             {
                 continue;
             }
-            match tokio::time::timeout(timeout, api.delete(name, &DeleteParams::background())).await
-            {
+            let (action, result) = match outcome {
+                LeftBehind::Deleted => {
+                    debug!(kind, name, "deleting the member object of a deleted Work");
+                    let deleted = tokio::time::timeout(
+                        timeout,
+                        api.delete(name, &DeleteParams::background()),
+                    )
+                    .await;
+                    ("deleting", deleted.map(|r| r.map(drop)))
+                }
+                LeftBehind::Released => {
+                    debug!(kind, name, "releasing the member object of a deleted Work");
+                    let patch = release_patch(ns.is_some());
+                    let released = tokio::time::timeout(
+                        timeout,
+                        api.patch(name, &PatchParams::default(), &Patch::Merge(patch)),
+                    )
+                    .await;
+                    ("releasing", released.map(|r| r.map(drop)))
+                }
+            };
+            match result {
                 Err(_) => {
                     return Err(Error::MemberTimeout {
                         cluster: cluster.to_string(),
                     });
                 }
-                Ok(Ok(_)) => {}
+                Ok(Ok(())) => {}
                 Ok(Err(e)) if is_not_found(&e) => {}
-                Ok(Err(e)) => return Err(member_err("deleting")(e)),
+                Ok(Err(e)) => return Err(member_err(action)(e)),
             }
         }
         Ok(())
     }
+}
+
+/// A member object's version as Karmada's object watcher records it: its generation when it
+/// has one (spec changes; status writes do not count), else its resourceVersion (any
+/// change).
+fn version_of(obj: &DynamicObject) -> String {
+    match obj.metadata.generation {
+        Some(g) if g != 0 => format!("gen:{g}"),
+        _ => format!(
+            "rv:{}",
+            obj.metadata.resource_version.as_deref().unwrap_or_default()
+        ),
+    }
+}
+
+/// What becomes of a deleted Work's objects in its member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LeftBehind {
+    Deleted,
+    Released,
+}
+
+/// The merge patch that releases a member object: Karmada's managed labels and annotations
+/// (`karmada.io/managed`, the binding's and the Work's permanent ids, the
+/// `resourcetemplate.karmada.io/*` and Work name annotations) and the policy's claim (a
+/// PropagationPolicy's for a namespaced object, a ClusterPropagationPolicy's for a
+/// cluster-scoped one), as Karmada's execution controller strips them.
+fn release_patch(namespaced: bool) -> Value {
+    let mut labels = vec![
+        karmada::RESOURCE_BINDING_PERMANENT_ID_LABEL,
+        karmada::WORK_PERMANENT_ID_LABEL,
+        karmada::MANAGED_BY_KARMADA_LABEL,
+    ];
+    let mut annotations = vec![
+        karmada::MANAGED_ANNOTATIONS_ANNOTATION,
+        karmada::MANAGED_LABELS_ANNOTATION,
+        karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION,
+        karmada::RESOURCE_BINDING_NAME_ANNOTATION,
+        karmada::RESOURCE_TEMPLATE_UID_ANNOTATION,
+        karmada::RESOURCE_TEMPLATE_GENERATION_ANNOTATION,
+        karmada::WORK_NAME_ANNOTATION,
+        karmada::WORK_NAMESPACE_ANNOTATION,
+    ];
+    if namespaced {
+        labels.push(karmada::PROPAGATION_POLICY_PERMANENT_ID_LABEL);
+        annotations.push(karmada::PROPAGATION_POLICY_NAME_ANNOTATION);
+        annotations.push(karmada::PROPAGATION_POLICY_NAMESPACE_ANNOTATION);
+    } else {
+        labels.push(karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL);
+        annotations.push(karmada::CLUSTER_PROPAGATION_POLICY_ANNOTATION);
+    }
+    let nulls = |keys: &[&str]| -> serde_json::Map<String, Value> {
+        keys.iter().map(|k| (k.to_string(), Value::Null)).collect()
+    };
+    json!({"metadata": {"labels": nulls(&labels), "annotations": nulls(&annotations)}})
 }
 
 /// What the member watches keep of an object: status, the spec's scalars (health reads

@@ -43,6 +43,7 @@ pub(crate) mod overrides;
 pub mod policy;
 pub mod registry;
 pub mod render;
+pub mod skipped;
 pub mod templates;
 pub mod unimplemented;
 
@@ -168,9 +169,9 @@ pub struct PropagationOptions {
     pub retry_max: Duration,
     /// Deadline of one member request (apply, get, delete).
     pub member_timeout: Duration,
-    /// Namespaces matching none of these are propagated to every member (besides the fixed
-    /// exclusions `default`, `karmada-*` and `kube-*`... see [`namespaces`]).
-    pub skipped_namespace_prefixes: Vec<String>,
+    /// Namespaces that hold no templates and are not created in members (Karmada's reserved
+    /// ones and `--skipped-propagating-namespaces`; see [`skipped`]).
+    pub skipped_namespaces: skipped::SkippedNamespaces,
     /// Write core/v1 Events on templates.
     pub events: bool,
 }
@@ -185,7 +186,7 @@ impl Default for PropagationOptions {
             retry_base: Duration::from_millis(200),
             retry_max: Duration::from_secs(30),
             member_timeout: Duration::from_secs(10),
-            skipped_namespace_prefixes: Vec::new(),
+            skipped_namespaces: skipped::SkippedNamespaces::default(),
             events: true,
         }
     }
@@ -313,6 +314,8 @@ pub fn spawn_on(manager: &Arc<Manager>, opts: PropagationOptions) -> Propagation
     namespace_sync.watches(&works, |w, _| {
         namespaces::is_namespace_work(w).then_some(())
     });
+    // ClusterOverridePolicies may select Namespaces.
+    namespace_sync.watches(&cluster_override_policies, |_, _| Some(()));
     // Override policies and Clusters changing re-render the Works they concern (see
     // [`overrides::ChangeTracker`]); Clusters changing also concern the execution and
     // namespace controllers.
@@ -357,7 +360,9 @@ pub fn spawn_on(manager: &Arc<Manager>, opts: PropagationOptions) -> Propagation
         bindings: bindings.store().clone(),
         cluster_bindings: cluster_bindings.store().clone(),
         clusters: clusters.store().clone(),
-        templates: Arc::new(dashmap::DashMap::new()),
+        templates: Arc::new(templates::TemplateCache::new(
+            ctx.opts.skipped_namespaces.clone(),
+        )),
         dependency_signals: distributor.queue().clone(),
         overrides: overrides::OverridePolicies {
             namespaced: override_policies.store().clone(),

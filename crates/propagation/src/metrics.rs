@@ -1,6 +1,6 @@
 //! Prometheus metrics of the propagation controllers beyond what the controller runtime
 //! counts for each of them (reconciles, their latency, queue depths: `flotilla_controller_*`):
-//! member applies by outcome, apply errors per cluster (the one per-cluster series: an
+//! member applies by outcome, drift re-applies, apply errors per cluster (the one per-cluster series: an
 //! operator needs to see which member refuses what) and writes to the host.
 
 use prometheus_client::metrics::counter::Counter;
@@ -14,6 +14,7 @@ pub struct Metrics {
     registry: Registry,
     applies: Family<Labels, Counter>,
     apply_errors: Family<Labels, Counter>,
+    drift: Counter,
     writes: Family<Labels, Counter>,
 }
 
@@ -32,6 +33,12 @@ impl Metrics {
             "Manifests a member cluster refused or could not be reached for, by cluster",
             apply_errors.clone(),
         );
+        let drift = Counter::default();
+        registry.register(
+            "member_drift",
+            "Member objects found changed by someone else and applied again",
+            drift.clone(),
+        );
         let writes = Family::<Labels, Counter>::default();
         registry.register(
             "host_writes",
@@ -42,6 +49,7 @@ impl Metrics {
             registry,
             applies,
             apply_errors,
+            drift,
             writes,
         }
     }
@@ -56,6 +64,11 @@ impl Metrics {
                 .get_or_create(&vec![("cluster", cluster.to_string())])
                 .inc();
         }
+    }
+
+    /// A member object changed by someone else, about to be applied again.
+    pub fn drift(&self) {
+        self.drift.inc();
     }
 
     pub fn wrote(&self, object: &'static str) {

@@ -4,9 +4,10 @@
 //! execution controller applies it (a namespace the member already had is used as it is) and
 //! deletes it with the Work when the host namespace goes (only where Flotilla created it).
 //!
-//! Skipped: `default`, `kube-*`, `karmada-*` (system and execution namespaces), namespaces
-//! labelled `namespace.karmada.io/skip-auto-propagation: "true"`, and those starting with a
-//! configured prefix. A cluster joined later gets every namespace: any change of namespaces,
+//! Skipped: `default`, the skipped namespaces ([`crate::skipped`]: Karmada's reserved ones,
+//! execution namespaces among them, and those matching `--skipped-propagating-namespaces`,
+//! default `kube-.*`), and namespaces labelled `namespace.karmada.io/skip-auto-propagation:
+//! "true"`. A cluster joined later gets every namespace: any change of namespaces,
 //! Clusters or these Works re-computes the whole desired set (cheap: it is in memory) and
 //! writes only the differences.
 
@@ -16,12 +17,15 @@ use std::sync::Arc;
 use flotilla_karmada_api::Cluster;
 use flotilla_karmada_api::work::{Manifest, Work, WorkSpec, WorkloadTemplate};
 use flotilla_names::karmada;
+use flotilla_scheduler::ClusterSnapshot;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use tracing::warn;
 
+use crate::overrides::{Matched, OverridePolicies};
+use crate::skipped::SkippedNamespaces;
 use crate::{Context, Error, NAMESPACE_MANAGER, Shared, is_not_found};
 use flotilla_controller_runtime::reflector::{identity_only, wait_ready};
 use flotilla_controller_runtime::{Action, Controller, ReflectorSpec};
@@ -33,23 +37,18 @@ pub const NAMESPACE_WORK_LABEL: &str = "namespace.flotilla.io/sync";
 pub fn propagated(
     name: &str,
     labels: &BTreeMap<String, String>,
-    skipped_prefixes: &[String],
+    skipped: &SkippedNamespaces,
 ) -> bool {
-    !never_propagated(name, skipped_prefixes)
+    !never_propagated(name, skipped)
         && labels
             .get(karmada::NAMESPACE_SKIP_AUTO_PROPAGATION_LABEL)
             .is_none_or(|v| v != "true")
 }
 
-/// Whether namespace `name` is not propagated whatever its labels say: `default`, the
-/// system's and Karmada's own (an execution namespace per member among them), and those
-/// with a skipped prefix.
-fn never_propagated(name: &str, skipped_prefixes: &[String]) -> bool {
-    name == "default"
-        || crate::templates::skipped_namespace(name)
-        || skipped_prefixes
-            .iter()
-            .any(|p| name.starts_with(p.as_str()))
+/// Whether namespace `name` is not propagated whatever its labels say: `default` and the
+/// skipped ones (an execution namespace per member among them).
+fn never_propagated(name: &str, skipped: &SkippedNamespaces) -> bool {
+    name == "default" || skipped.skipped(name)
 }
 
 /// The manifest of a host namespace in members: its name, labels and annotations (minus
@@ -106,9 +105,9 @@ impl Members {
 /// Empties a namespace that its labels keep from being propagated down to what decides
 /// that: its name and labels, and whether it is being deleted. (Namespaces never propagated,
 /// an execution namespace per member above all, are not cached at all.)
-fn trim_unpropagated(ns: &mut Namespace, skipped_prefixes: &[String]) {
+fn trim_unpropagated(ns: &mut Namespace, skipped: &SkippedNamespaces) {
     let name = ns.metadata.name.as_deref().unwrap_or_default();
-    if !propagated(name, ns.labels(), skipped_prefixes) {
+    if !propagated(name, ns.labels(), skipped) {
         identity_only(&mut ns.metadata);
         ns.spec = None;
         ns.status = None;
@@ -121,30 +120,31 @@ pub(crate) const CONTROLLER: &str = "namespace";
 /// Runs the namespace sync: `controller` (one key: every pass looks at everything) is
 /// queued on every change of namespaces, of the [`Members`] and of namespace Works.
 pub(crate) async fn run(ctx: Arc<Context>, shared: Shared, controller: Controller<()>) {
-    let prefixes = ctx.opts.skipped_namespace_prefixes.clone();
+    let skipped = ctx.opts.skipped_namespaces.clone();
     let namespaces = ctx
         .manager
         .reflector_with::<Namespace>("propagated", move || {
-            let never = prefixes.clone();
+            let (never, trimmed) = (skipped.clone(), skipped.clone());
             ReflectorSpec::default()
                 .keep(move |ns: &Namespace| {
                     !never_propagated(ns.metadata.name.as_deref().unwrap_or_default(), &never)
                 })
-                .trim(move |ns: &mut Namespace| trim_unpropagated(ns, &prefixes))
+                .trim(move |ns: &mut Namespace| trim_unpropagated(ns, &trimmed))
         });
     controller.watches(&namespaces, |_, _| Some(()));
-    let (clusters, works) = (shared.clusters, shared.works);
+    let (clusters, works, overrides) = (shared.clusters, shared.works, shared.overrides);
     if !namespaces.ready().await || !wait_ready(&clusters).await || !wait_ready(&works).await {
         return;
     }
     let namespaces = namespaces.store().clone();
     controller
         .run(move |()| {
-            let (ctx, namespaces, clusters, works) = (
+            let (ctx, namespaces, clusters, works, overrides) = (
                 ctx.clone(),
                 namespaces.clone(),
                 clusters.clone(),
                 works.clone(),
+                overrides.clone(),
             );
             async move {
                 let namespace_works: Vec<Arc<Work>> = works
@@ -157,6 +157,7 @@ pub(crate) async fn run(ctx: Arc<Context>, shared: Shared, controller: Controlle
                     &namespaces.state(),
                     &clusters.state(),
                     &namespace_works,
+                    &overrides,
                 )
                 .await
                 {
@@ -175,6 +176,7 @@ async fn sync(
     namespaces: &[Arc<Namespace>],
     clusters: &[Arc<Cluster>],
     works: &[Arc<Work>],
+    overrides: &OverridePolicies,
 ) -> bool {
     let mut ok = true;
     let mut wanted: BTreeSet<(String, String)> = BTreeSet::new();
@@ -185,17 +187,25 @@ async fn sync(
     // The namespaces to propagate, picked once per pass and not once per cluster: the host
     // holds an execution namespace per cluster, none of them propagated, so per cluster this
     // was clusters x clusters at every change (minutes of CPU while 5,000 members joined).
-    let propagating: Vec<(&Arc<Namespace>, String)> = namespaces
+    let propagating: Vec<(&Arc<Namespace>, String, Option<Matched>)> = namespaces
         .iter()
         .filter(|ns| {
             ns.metadata.deletion_timestamp.is_none()
                 && propagated(
                     ns.metadata.name.as_deref().unwrap_or_default(),
                     ns.labels(),
-                    &ctx.opts.skipped_namespace_prefixes,
+                    &ctx.opts.skipped_namespaces,
                 )
         })
-        .map(|ns| (ns, karmada::work_name("", &ns.name_any(), "Namespace")))
+        .map(|ns| {
+            let work_name = karmada::work_name("", &ns.name_any(), "Namespace");
+            // The ClusterOverridePolicies selecting it (Namespaces are cluster-scoped:
+            // OverridePolicies never do), as Karmada's namespace sync applies them.
+            let matched = serde_json::to_value(ns.as_ref())
+                .map(|v| overrides.matching(&v))
+                .ok();
+            (ns, work_name, matched)
+        })
         .collect();
     for cluster in clusters {
         if cluster.metadata.deletion_timestamp.is_some() {
@@ -203,9 +213,28 @@ async fn sync(
         }
         let cluster_name = cluster.name_any();
         let work_ns = karmada::execution_namespace(&cluster_name);
-        for (ns, work_name) in &propagating {
+        // Built only when an override rule asks which cluster this is.
+        let snapshot = std::cell::OnceCell::new();
+        for (ns, work_name, matched) in &propagating {
             wanted.insert((work_ns.clone(), work_name.clone()));
-            let manifest = namespace_manifest(ns, &cluster_name, work_name);
+            let mut manifest = namespace_manifest(ns, &cluster_name, work_name);
+            if let Some(matched) = matched {
+                let policies = matched.policies();
+                if !policies.is_empty() {
+                    let applied =
+                        flotilla_overrides::apply_overrides(&mut manifest, &policies, |affinity| {
+                            let snapshot =
+                                snapshot.get_or_init(|| ClusterSnapshot::from_cluster(cluster));
+                            flotilla_scheduler::filter::matches_affinity(snapshot, affinity)
+                        });
+                    if let Err(e) = applied {
+                        // Left as it is in this cluster; the policy's admission refuses most
+                        // such rules, and its next change brings a new pass.
+                        warn!(namespace = %ns.name_any(), cluster = %cluster_name, error = %e, "overriding a namespace failed");
+                        continue;
+                    }
+                }
+            }
             let Ok(manifest) = Manifest::try_from(manifest) else {
                 continue;
             };
@@ -288,8 +317,9 @@ mod tests {
             }))
             .unwrap()
         };
+        let defaults = SkippedNamespaces::default();
         let mut user = namespace("shop");
-        trim_unpropagated(&mut user, &[]);
+        trim_unpropagated(&mut user, &defaults);
         assert_eq!(
             user,
             namespace("shop"),
@@ -298,7 +328,7 @@ mod tests {
 
         let execution = karmada::execution_namespace("m1");
         let mut trimmed = namespace(&execution);
-        trim_unpropagated(&mut trimmed, &[]);
+        trim_unpropagated(&mut trimmed, &defaults);
         let full = namespace(&execution);
         assert_eq!(trimmed.metadata.name, full.metadata.name);
         assert_eq!(trimmed.metadata.uid, full.metadata.uid);
@@ -315,10 +345,14 @@ mod tests {
         assert_eq!(trimmed.metadata.managed_fields, None);
         assert_eq!((trimmed.spec, trimmed.status), (None, None));
 
-        // A prefix the operator skips counts as not propagated too.
+        // A pattern the operator skips counts as not propagated too.
         let mut skipped = namespace("tmp-1");
-        trim_unpropagated(&mut skipped, &["tmp-".to_string()]);
+        trim_unpropagated(&mut skipped, &SkippedNamespaces::new(&["tmp-.*"]).unwrap());
         assert_eq!(skipped.status, None);
+        // A user's karmada-* namespace is propagated.
+        let mut demo = namespace("karmada-demo");
+        trim_unpropagated(&mut demo, &defaults);
+        assert_eq!(demo, namespace("karmada-demo"));
     }
 
     #[test]
@@ -350,7 +384,13 @@ mod tests {
     #[test]
     fn system_and_opted_out_namespaces_stay_home() {
         let none = BTreeMap::new();
-        assert!(propagated("team-x", &none, &[]));
+        let defaults = SkippedNamespaces::default();
+        let tmp = SkippedNamespaces::new(&["tmp-.*"]).unwrap();
+        assert!(propagated("team-x", &none, &defaults));
+        assert!(
+            propagated("karmada-demo", &none, &defaults),
+            "a user's namespace"
+        );
         for n in [
             "default",
             "kube-system",
@@ -359,21 +399,24 @@ mod tests {
             &karmada::execution_namespace("m1"),
             karmada::NAMESPACE_KARMADA_CLUSTER,
         ] {
-            assert!(!propagated(n, &none, &[]), "{n}");
+            assert!(!propagated(n, &none, &defaults), "{n}");
         }
         let mut skip = BTreeMap::new();
         skip.insert(
             karmada::NAMESPACE_SKIP_AUTO_PROPAGATION_LABEL.to_string(),
             "true".to_string(),
         );
-        assert!(!propagated("team-x", &skip, &[]));
-        assert!(!propagated("tmp-1", &none, &["tmp-".to_string()]));
+        assert!(!propagated("team-x", &skip, &defaults));
+        assert!(!propagated("tmp-1", &none, &tmp));
         // Not cached at all: those the name alone keeps home. A label can change; a name not.
-        assert!(never_propagated(&karmada::execution_namespace("m1"), &[]));
-        assert!(never_propagated("tmp-1", &["tmp-".to_string()]));
-        assert!(never_propagated("default", &[]));
-        assert!(!never_propagated("team-x", &[]));
-        assert!(!never_propagated("tmp-1", &[]));
+        assert!(never_propagated(
+            &karmada::execution_namespace("m1"),
+            &defaults
+        ));
+        assert!(never_propagated("tmp-1", &tmp));
+        assert!(never_propagated("default", &defaults));
+        assert!(!never_propagated("team-x", &defaults));
+        assert!(!never_propagated("tmp-1", &defaults));
     }
 
     #[test]

@@ -459,7 +459,7 @@ mod tracker_tests {
             bindings,
             cluster_bindings,
             clusters,
-            Arc::new(dashmap::DashMap::new()),
+            Arc::new(crate::templates::TemplateCache::new(Default::default())),
         );
         let change = OverrideChange::Policy {
             namespace: Some("demo".into()),

@@ -176,6 +176,24 @@ fn preempts(challenger: &PolicyView, holder: &PolicyView) -> bool {
     }
 }
 
+/// The policy holding the template (`claimed`), while it exists, is not being deleted and
+/// still selects the template: a different [`decide`] result is then a preemption.
+pub fn holder<'p>(
+    t: &TemplateView<'_>,
+    claimed: Option<&PolicyId>,
+    namespaced: &'p [PolicyView],
+    cluster: &'p [PolicyView],
+) -> Option<&'p PolicyView> {
+    claimed.and_then(|id| {
+        let pool = match id.scope {
+            PolicyScope::Namespaced => namespaced,
+            PolicyScope::Cluster => cluster,
+        };
+        pool.iter()
+            .find(|p| &p.id == id && !p.deleting && p.matches(t).is_some())
+    })
+}
+
 /// The policy that should claim the template: `claimed` is the one holding it now.
 /// `namespaced` and `cluster` are every PropagationPolicy and ClusterPropagationPolicy
 /// (namespaced ones of other namespaces never match).
@@ -187,15 +205,7 @@ pub fn decide<'p>(
 ) -> Option<&'p PolicyView> {
     let best_namespaced = best(namespaced, t).map(|(p, _)| p);
     let best_cluster = best(cluster, t).map(|(p, _)| p);
-    let holder = claimed.and_then(|id| {
-        let pool = match id.scope {
-            PolicyScope::Namespaced => namespaced,
-            PolicyScope::Cluster => cluster,
-        };
-        pool.iter()
-            .find(|p| &p.id == id && !p.deleting && p.matches(t).is_some())
-    });
-    match holder {
+    match holder(t, claimed, namespaced, cluster) {
         Some(holder) => {
             for challenger in [best_namespaced, best_cluster].into_iter().flatten() {
                 if preempts(challenger, holder) {

@@ -47,9 +47,26 @@ pub struct RenderedWork {
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
     pub spec: WorkSpec,
+    /// The override rules applied to the manifest (for the binding controller's events).
+    pub overrides: flotilla_overrides::AppliedOverrides,
 }
 
 impl RenderedWork {
+    /// Marks the Work and its manifests with the Work's permanent id (Karmada's
+    /// `work.karmada.io/permanent-id`, drawn once when the Work is first written and kept
+    /// after: the caller passes the id the Work has).
+    pub fn with_permanent_id(mut self, id: &str) -> Self {
+        self.labels
+            .insert(karmada::WORK_PERMANENT_ID_LABEL.to_string(), id.to_string());
+        for manifest in &mut self.spec.workload.manifests {
+            if let Some(Value::Object(meta)) = manifest.0.get_mut("metadata") {
+                string_map(meta, "labels")
+                    .insert(karmada::WORK_PERMANENT_ID_LABEL.into(), json!(id));
+            }
+        }
+        self
+    }
+
     /// The Work as a server-side apply body.
     pub fn to_apply_body(&self) -> Value {
         json!({
@@ -94,6 +111,25 @@ pub fn binding_id_label(binding_namespace: &str) -> &'static str {
 }
 
 impl Rendering<'_> {
+    /// The annotations naming the binding: its namespace and name (a ResourceBinding) or
+    /// name (a ClusterResourceBinding), on Works and member objects alike.
+    fn binding_annotations(&self) -> Vec<(&'static str, &str)> {
+        if self.binding_namespace.is_empty() {
+            vec![(
+                karmada::CLUSTER_RESOURCE_BINDING_ANNOTATION,
+                self.binding_name,
+            )]
+        } else {
+            vec![
+                (
+                    karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION,
+                    self.binding_namespace,
+                ),
+                (karmada::RESOURCE_BINDING_NAME_ANNOTATION, self.binding_name),
+            ]
+        }
+    }
+
     /// The manifest for `cluster`: the stripped template with that cluster's replicas and the
     /// overrides of rules without `targetCluster`.
     pub fn manifest(
@@ -138,10 +174,24 @@ impl Rendering<'_> {
             .unwrap_or("")
             .to_string();
         if flotilla_interpreter::has_replicas(&api_version, &kind) {
-            // Among all targets, so that a Job's completions add up exactly.
+            // Divided: among all targets, so that a Job's completions add up exactly.
+            // Duplicated (or no replica scheduling): each cluster runs the whole workload, a
+            // Job's completions undivided, as Karmada's binding controller does.
             let targets = &self.spec.clusters;
-            let revised = if targets.iter().any(|t| t.name == cluster) {
+            let divided = self
+                .spec
+                .placement
+                .as_ref()
+                .and_then(|p| p.replica_scheduling.as_ref())
+                .is_some_and(|r| {
+                    r.replica_scheduling_type.unwrap_or_default()
+                        == flotilla_karmada_api::policy::ReplicaSchedulingType::Divided
+                });
+            let mine = targets.iter().find(|t| t.name == cluster);
+            let revised = if let (true, Some(_)) = (divided, mine) {
                 flotilla_interpreter::revise_replicas_among(&mut obj, cluster, targets)
+            } else if let Some(t) = mine {
+                flotilla_interpreter::revise_replicas(&mut obj, t.replicas, t.replicas)
             } else {
                 flotilla_interpreter::revise_replicas(&mut obj, 0, self.spec.replicas)
             };
@@ -163,7 +213,15 @@ impl Rendering<'_> {
         let meta = string_map(map, "metadata");
         let labels = string_map(meta, "labels");
         labels.insert(karmada::MANAGED_BY_KARMADA_LABEL.into(), json!("true"));
+        // The binding that put it there, as Karmada marks member objects.
+        labels.insert(
+            binding_id_label(self.binding_namespace).into(),
+            json!(self.binding_id),
+        );
         let annotations = string_map(meta, "annotations");
+        for (key, value) in self.binding_annotations() {
+            annotations.insert(key.into(), json!(value));
+        }
         annotations.insert(
             karmada::WORK_NAMESPACE_ANNOTATION.into(),
             json!(karmada::execution_namespace(cluster)),
@@ -228,19 +286,11 @@ impl Rendering<'_> {
             karmada::MANAGED_BY_KARMADA_LABEL.to_string(),
             "true".to_string(),
         );
-        let mut annotations = BTreeMap::new();
-        if !self.binding_namespace.is_empty() {
-            annotations.insert(
-                karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION.to_string(),
-                self.binding_namespace.to_string(),
-            );
-        }
-        let name_annotation = if self.binding_namespace.is_empty() {
-            karmada::CLUSTER_RESOURCE_BINDING_ANNOTATION
-        } else {
-            karmada::RESOURCE_BINDING_NAME_ANNOTATION
-        };
-        annotations.insert(name_annotation.to_string(), self.binding_name.to_string());
+        let mut annotations: BTreeMap<String, String> = self
+            .binding_annotations()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         for (key, value) in applied.annotations() {
             annotations.insert(key.to_string(), value);
         }
@@ -256,6 +306,7 @@ impl Rendering<'_> {
             name: work_name,
             labels,
             annotations,
+            overrides: applied,
             spec: WorkSpec {
                 workload: WorkloadTemplate {
                     manifests: vec![manifest],

@@ -13,21 +13,16 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use serde_json::Value;
 
 use crate::registry::ResourceInfo;
+use crate::skipped::SkippedNamespaces;
 use flotilla_tasks::AbortOnDrop;
-
-/// Whether templates in this namespace are left alone (Kubernetes' `kube-*` and Karmada's own
-/// `karmada-*` namespaces); the namespace sync does not propagate them either.
-pub fn skipped_namespace(namespace: &str) -> bool {
-    namespace.starts_with("kube-") || namespace.starts_with("karmada-")
-}
 
 /// Whether the detector caches `obj`: not in a skipped namespace, where nothing is a
 /// template (and each member has a credentials Secret in `karmada-cluster`).
-pub(crate) fn cached(obj: &DynamicObject) -> bool {
+pub(crate) fn cached(skipped: &SkippedNamespaces, obj: &DynamicObject) -> bool {
     !obj.metadata
         .namespace
         .as_deref()
-        .is_some_and(skipped_namespace)
+        .is_some_and(|ns| skipped.skipped(ns))
 }
 
 /// The detector's watch of one kind of template: its resource and cache.
@@ -37,8 +32,30 @@ pub(crate) struct TemplateWatch {
     pub(crate) _task: AbortOnDrop,
 }
 
-/// The template watches by kind: written by the detector, read by the binding controller.
-pub(crate) type Templates = Arc<DashMap<GroupVersionKind, TemplateWatch>>;
+/// The template watches by kind (written by the detector, read by the binding, override and
+/// dependency controllers), and the namespaces they leave out.
+pub(crate) struct TemplateCache {
+    watches: DashMap<GroupVersionKind, TemplateWatch>,
+    pub(crate) skipped: SkippedNamespaces,
+}
+
+impl TemplateCache {
+    pub(crate) fn new(skipped: SkippedNamespaces) -> Self {
+        Self {
+            watches: DashMap::new(),
+            skipped,
+        }
+    }
+}
+
+impl std::ops::Deref for TemplateCache {
+    type Target = DashMap<GroupVersionKind, TemplateWatch>;
+    fn deref(&self) -> &Self::Target {
+        &self.watches
+    }
+}
+
+pub(crate) type Templates = Arc<TemplateCache>;
 
 /// The cached template of a kind, when the detector watches that kind and its cache has
 /// listed (`None` otherwise: the cache cannot tell; read it from the host, or look again).
@@ -49,7 +66,7 @@ pub(crate) fn cached_template(
     namespace: Option<&str>,
     name: &str,
 ) -> Option<Option<Arc<DynamicObject>>> {
-    if namespace.is_some_and(skipped_namespace) {
+    if namespace.is_some_and(|ns| templates.skipped.skipped(ns)) {
         // Not cached (see `cached`): the cache cannot tell.
         return None;
     }

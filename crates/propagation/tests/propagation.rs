@@ -288,32 +288,59 @@ async fn a_deployment_is_divided_by_free_capacity_and_its_status_comes_back() {
         rb.metadata.owner_references.as_ref().unwrap()[0].uid,
         d.metadata.uid.clone().unwrap()
     );
-    // Events on the template.
-    let events: Api<Event> = Api::namespaced(env.client.clone(), "demo");
-    eventually("sync events on the template", WAIT, || async {
-        let list = events
-            .list(&ListParams::default())
-            .await
-            .map_err(|e| e.to_string())?;
-        let reasons: Vec<String> = list
-            .items
-            .iter()
-            .filter(|e| {
-                e.involved_object.name.as_deref() == Some("web")
-                    && e.involved_object.kind.as_deref() == Some("Deployment")
-            })
-            .filter_map(|e| e.reason.clone())
-            .collect();
-        if ["ApplyPolicySucceed", "SyncWorkSucceed", "SyncSucceed"]
-            .iter()
-            .all(|r| reasons.iter().any(|x| x == r))
-        {
-            Ok(())
-        } else {
-            Err(format!("{reasons:?}"))
-        }
-    })
+    // Karmada's events, on the objects Karmada records them on.
+    let on_template = events_on(
+        &env,
+        "demo",
+        "Deployment",
+        "web",
+        &[
+            "ApplyPolicySucceed",
+            "GetReplicasSucceed",
+            "SyncWorkSucceed",
+            "SyncSucceed",
+            "AggregateStatusSucceed",
+        ],
+    )
     .await;
+    for cluster in ["member1", "member2", "member3"] {
+        let message = format!("Successfully applied resource(demo/web) to cluster {cluster}");
+        assert!(
+            on_template
+                .iter()
+                .any(|(r, m)| r == "SyncSucceed" && *m == message),
+            "{message} in {on_template:?}"
+        );
+    }
+    let on_binding = events_on(
+        &env,
+        "demo",
+        "ResourceBinding",
+        "web-deployment",
+        &["SyncWorkSucceed", "AggregateStatusSucceed"],
+    )
+    .await;
+    assert!(on_binding.iter().any(|(r, m)| r == "SyncWorkSucceed"
+        && m == "Sync work of ResourceBinding(demo/web-deployment) successful."));
+    let work = karmada::work_name("demo", "web", "Deployment");
+    let on_work = events_on(
+        &env,
+        "karmada-es-member1",
+        "Work",
+        &work,
+        &[
+            "SyncSucceed",
+            "ReflectStatusSucceed",
+            "InterpretHealthSucceed",
+        ],
+    )
+    .await;
+    assert!(
+        on_work.iter().any(|(r, m)| r == "SyncSucceed"
+            && *m
+                == format!("Sync work(karmada-es-member1/{work}) to cluster(member1) successful.")),
+        "{on_work:?}"
+    );
 
     // Scale up: existing replicas stay where they are, the increment follows free capacity.
     env.apply("demo", deployment("web", 12, "nginx:1.25")).await;
@@ -420,9 +447,10 @@ async fn namespaces_configmaps_and_conflicts() {
     let m2: Api<ConfigMap> = Api::namespaced(env.member("member2").await, "team-x");
     m2.create(
         &PostParams::default(),
-        &serde_json::from_value(
-            json!({"metadata": {"name": "settings"}, "data": {"owner": "member"}}),
-        )
+        &serde_json::from_value(json!({
+            "metadata": {"name": "settings", "labels": {"team": "member2"}},
+            "data": {"owner": "member", "extra": "member-only"},
+        }))
         .unwrap(),
     )
     .await
@@ -467,19 +495,27 @@ async fn namespaces_configmaps_and_conflicts() {
         m2.get("settings").await.unwrap().data.unwrap()["owner"],
         "member"
     );
-    // Overwrite takes it over.
+    // Overwrite takes it over: the member's copy becomes the template's (its own data key
+    // goes, as with Karmada's replacing write); a label only the member had stays.
     p["spec"]["conflictResolution"] = json!("Overwrite");
     env.apply("team-x", p).await;
-    eventually("member2 overwritten", WAIT, || async {
+    let taken = eventually("member2 overwritten", WAIT, || async {
         let cm = m2.get("settings").await.map_err(|e| e.to_string())?;
-        let owner = cm.data.unwrap_or_default().get("owner").cloned();
+        let owner = cm.data.clone().unwrap_or_default().get("owner").cloned();
         if owner.as_deref() == Some("host") {
-            Ok(())
+            Ok(cm)
         } else {
             Err(format!("{owner:?}"))
         }
     })
     .await;
+    assert_eq!(
+        taken.data.unwrap(),
+        BTreeMap::from([("owner".to_string(), "host".to_string())])
+    );
+    let labels = taken.metadata.labels.unwrap();
+    assert_eq!(labels["team"], "member2");
+    assert_eq!(labels[karmada::MANAGED_BY_KARMADA_LABEL], "true");
     // Deleting the namespace on the host removes it from the members.
     let nss: Api<Namespace> = Api::all(env.client.clone());
     nss.delete("team-x", &DeleteParams::default())
@@ -1429,4 +1465,237 @@ async fn a_new_term_repairs_binding_statuses_left_behind() {
     ));
     eventually("every binding FullyApplied again", WAIT, fully_applied).await;
     env.stop().await;
+}
+
+/// A member's ConfigMap `ns/name`, once it exists.
+async fn member_config_map(env: &Env, member: &str, ns: &str, name: &str) -> ConfigMap {
+    let api: Api<ConfigMap> = Api::namespaced(env.member(member).await, ns);
+    eventually(&format!("{ns}/{name} in {member}"), WAIT, || async {
+        api.get_opt(name)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "absent".to_string())
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn karmadas_names_and_labels_and_what_a_preserved_object_keeps() {
+    let env = Env::start().await;
+    // A user's namespace may be called karmada-*: it propagates like any other.
+    env.create_namespace("karmada-demo").await;
+    let mut p = policy(
+        "keep",
+        "ConfigMap",
+        "v1",
+        json!({"preserveResourcesOnDeletion": true}),
+    );
+    p["spec"]["placement"] = json!({"clusterAffinity": {"clusterNames": ["member1"]}});
+    env.apply("karmada-demo", p).await;
+    env.apply(
+        "karmada-demo",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"},
+               "data": {"k": "v"}}),
+    )
+    .await;
+    let member = member_config_map(&env, "member1", "karmada-demo", "cfg").await;
+
+    // The binding's permanent id labels the Work and the member object; the Work has an id
+    // of its own, on the member object too; names are Karmada's.
+    let rbs: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "karmada-demo");
+    let rb = rbs.get("cfg-configmap").await.unwrap();
+    let rb_id =
+        rb.metadata.labels.as_ref().unwrap()[karmada::RESOURCE_BINDING_PERMANENT_ID_LABEL].clone();
+    // FNV-32a of "karmada-demo-cfg-configmap", safe-encoded, as Karmada names the Work.
+    let works: Api<Work> = Api::namespaced(env.client.clone(), "karmada-es-member1");
+    let work_name = karmada::work_name("karmada-demo", "cfg", "ConfigMap");
+    let work = works.get(&work_name).await.unwrap();
+    let work_labels = work.metadata.labels.clone().unwrap();
+    assert_eq!(
+        work_labels[karmada::RESOURCE_BINDING_PERMANENT_ID_LABEL],
+        rb_id
+    );
+    let work_id = work_labels[karmada::WORK_PERMANENT_ID_LABEL].clone();
+    assert!(uuid_like(&work_id), "{work_id}");
+    let labels = member.metadata.labels.clone().unwrap();
+    assert_eq!(labels[karmada::RESOURCE_BINDING_PERMANENT_ID_LABEL], rb_id);
+    assert_eq!(labels[karmada::WORK_PERMANENT_ID_LABEL], work_id);
+    assert_eq!(labels[karmada::MANAGED_BY_KARMADA_LABEL], "true");
+    let annotations = member.metadata.annotations.clone().unwrap();
+    assert_eq!(
+        annotations[karmada::RESOURCE_BINDING_NAME_ANNOTATION],
+        "cfg-configmap"
+    );
+    assert_eq!(
+        annotations[karmada::RESOURCE_BINDING_NAMESPACE_ANNOTATION],
+        "karmada-demo"
+    );
+    // A ConfigMap has no generation, on the host as in the members.
+    let template = Api::<ConfigMap>::namespaced(env.client.clone(), "karmada-demo")
+        .get("cfg")
+        .await
+        .unwrap();
+    assert_eq!(template.metadata.generation, None);
+    assert_eq!(member.metadata.generation, None);
+
+    // The policy goes: the binding loses its claim and stays, with its Work.
+    let policies: Api<kube::api::DynamicObject> = Api::namespaced_with(
+        env.client.clone(),
+        "karmada-demo",
+        &kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("policy.karmada.io", "v1alpha1", "PropagationPolicy"),
+            "propagationpolicies",
+        ),
+    );
+    policies
+        .delete("keep", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the binding released", WAIT, || async {
+        let rb = rbs.get("cfg-configmap").await.map_err(|e| e.to_string())?;
+        let labels = rb.metadata.labels.unwrap_or_default();
+        let annotations = rb.metadata.annotations.unwrap_or_default();
+        let left: Vec<&String> = labels
+            .keys()
+            .chain(annotations.keys())
+            .filter(|k| k.starts_with("propagationpolicy.karmada.io/"))
+            .collect();
+        if left.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{left:?}"))
+        }
+    })
+    .await;
+    assert!(works.get_opt(&work_name).await.unwrap().is_some());
+
+    // The template goes: with preserveResourcesOnDeletion the member keeps the object,
+    // released from Karmada's management.
+    Api::<ConfigMap>::namespaced(env.client.clone(), "karmada-demo")
+        .delete("cfg", &DeleteParams::default())
+        .await
+        .unwrap();
+    let m1: Api<ConfigMap> = Api::namespaced(env.member("member1").await, "karmada-demo");
+    let released = eventually("the member object released", WAIT, || async {
+        let cm = m1
+            .get_opt("cfg")
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or("deleted")?;
+        let managed = cm
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(karmada::MANAGED_BY_KARMADA_LABEL));
+        if managed {
+            Err("still managed".to_string())
+        } else {
+            Ok(cm)
+        }
+    })
+    .await;
+    let labels = released.metadata.labels.unwrap_or_default();
+    let annotations = released.metadata.annotations.unwrap_or_default();
+    for key in labels.keys().chain(annotations.keys()) {
+        // Karmada leaves the conflict-resolution annotation (not one it lists as managed).
+        if key == karmada::CONFLICT_RESOLUTION_ANNOTATION {
+            continue;
+        }
+        assert!(
+            !key.starts_with("work.karmada.io/")
+                && !key.starts_with("resourcetemplate.karmada.io/")
+                && !key.starts_with("resourcebinding.karmada.io/"),
+            "{key} left on a released object"
+        );
+    }
+    assert_eq!(released.data.unwrap()["k"], "v");
+    env.stop().await;
+}
+
+fn uuid_like(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.iter().map(|p| p.len()).collect::<Vec<_>>() == [8, 4, 4, 4, 12]
+        && s.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_object_edited_by_hand_is_applied_again() {
+    let env = Env::start().await;
+    env.create_namespace("drift").await;
+    let mut p = policy("pin", "Deployment", "apps/v1", json!({}));
+    p["spec"]["placement"] = json!({"clusterAffinity": {"clusterNames": ["member1"]}});
+    env.apply("drift", p).await;
+    env.apply("drift", deployment("web", 2, "nginx:1")).await;
+    let m1: Api<Deployment> = Api::namespaced(env.member("member1").await, "drift");
+    let replicas = |d: &Deployment| d.spec.as_ref().and_then(|s| s.replicas);
+    eventually("web in member1 with 2 replicas", WAIT, || async {
+        let d = m1
+            .get_opt("web")
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or("absent")?;
+        (replicas(&d) == Some(2))
+            .then_some(())
+            .ok_or(format!("{:?}", replicas(&d)))
+    })
+    .await;
+    // Someone scales it by hand in the member (kubectl's field manager): it comes back.
+    let edited = m1
+        .patch(
+            "web",
+            &PatchParams {
+                field_manager: Some("kubectl-edit".into()),
+                ..Default::default()
+            },
+            &Patch::Merge(json!({"spec": {"replicas": 7}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(replicas(&edited), Some(7));
+    eventually("the Work's replicas applied again", WAIT, || async {
+        let d = m1.get("web").await.map_err(|e| e.to_string())?;
+        (replicas(&d) == Some(2))
+            .then_some(())
+            .ok_or(format!("{:?}", replicas(&d)))
+    })
+    .await;
+    env.stop().await;
+}
+
+/// The (reason, message) of the Events about `kind` `name` in `ns`, once every `wanted`
+/// reason is among them.
+async fn events_on(
+    env: &Env,
+    ns: &str,
+    kind: &str,
+    name: &str,
+    wanted: &[&str],
+) -> Vec<(String, String)> {
+    let events: Api<Event> = Api::namespaced(env.client.clone(), ns);
+    eventually(&format!("{wanted:?} on {kind} {name}"), WAIT, || async {
+        let list = events
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let seen: Vec<(String, String)> = list
+            .items
+            .iter()
+            .filter(|e| {
+                e.involved_object.name.as_deref() == Some(name)
+                    && e.involved_object.kind.as_deref() == Some(kind)
+            })
+            .map(|e| {
+                (
+                    e.reason.clone().unwrap_or_default(),
+                    e.message.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        if wanted.iter().all(|r| seen.iter().any(|(x, _)| x == r)) {
+            Ok(seen)
+        } else {
+            Err(format!("{seen:?}"))
+        }
+    })
+    .await
 }

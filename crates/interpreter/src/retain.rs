@@ -20,8 +20,7 @@
 
 use serde_json::{Map, Value};
 
-/// The label that makes a Deployment keep the member's replicas (an HPA scales it there).
-pub const RETAIN_REPLICAS_LABEL: &str = "resourcetemplate.karmada.io/retain-replicas";
+pub use flotilla_names::karmada::RETAIN_REPLICAS_LABEL;
 
 /// `desired` with what the member's `observed` copy keeps (see the module docs).
 pub fn retain(desired: &mut Value, observed: &Value) {
@@ -187,13 +186,14 @@ fn copy(d: &mut Map<String, Value>, o: &Map<String, Value>, path: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_names::karmada;
     use serde_json::json;
 
     #[test]
     fn a_takeover_keeps_the_members_bookkeeping_and_drops_its_extras() {
         let mut desired = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "web", "labels": {"app": "web", "tier": "host"},
-                         "annotations": {"work.karmada.io/name": "web-1"}},
+                         "annotations": {karmada::WORK_NAME_ANNOTATION: "web-1"}},
             "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "app", "image": "app:2"}]}}}});
         let observed = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "web", "resourceVersion": "77", "finalizers": ["x/y"],

@@ -53,10 +53,11 @@ mod tests {
     #[test]
     fn karmadas_reserved_namespaces_and_the_patterns() {
         let skipped = SkippedNamespaces::default();
+        let execution = karmada::execution_namespace("member1");
         for ns in [
-            "karmada-system",
-            "karmada-cluster",
-            "karmada-es-member1",
+            karmada::NAMESPACE_KARMADA_SYSTEM,
+            karmada::NAMESPACE_KARMADA_CLUSTER,
+            execution.as_str(),
             "kube-system",
             "kube-public",
         ] {
@@ -75,7 +76,7 @@ mod tests {
         let custom = SkippedNamespaces::new(&["team-.*", "scratch"]).unwrap();
         assert!(custom.skipped("team-a") && custom.skipped("scratch"));
         assert!(!custom.skipped("scratch-2") && !custom.skipped("kube-system"));
-        assert!(custom.skipped("karmada-es-m1"));
+        assert!(custom.skipped(&karmada::execution_namespace("m1")));
         assert!(SkippedNamespaces::new(&["("]).is_err());
     }
 }

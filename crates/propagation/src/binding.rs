@@ -37,7 +37,7 @@ use crate::overrides::{ChangeTracker, OverrideChange, OverridePolicies};
 use crate::registry::dynamic_api;
 use crate::render::{Rendering, binding_id_label};
 use crate::templates::{Templates, cached_template, involved};
-use crate::{BINDING_MANAGER, Context, Error, Shared, host_err, is_not_found};
+use crate::{BINDING_MANAGER, Context, Error, Shared, host_err, is_conflict, is_not_found};
 use flotilla_controller_runtime::reflector::wait_ready;
 use flotilla_controller_runtime::{Action, Controller};
 use flotilla_scheduler::ClusterSnapshot;
@@ -763,11 +763,6 @@ fn binding_ref(key: &BindingKey, meta: &ObjectMeta) -> ObjectReference {
         uid: meta.uid.clone(),
         ..Default::default()
     }
-}
-
-/// Whether the host refused a write because the object changed meanwhile.
-fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
 }
 
 fn key_text(key: &BindingKey) -> String {

@@ -310,8 +310,13 @@ impl Distributor {
                         self.got_dependencies(&value, &needs);
                         needs
                     }
-                    // Gone: it needs nothing.
-                    Some(None) => BTreeSet::new(),
+                    // Gone: it needs nothing (and its last report goes with it).
+                    Some(None) => {
+                        self.reported
+                            .lock()
+                            .remove(&report_key(&r.kind, ns, &r.name));
+                        BTreeSet::new()
+                    }
                     // The detector does not watch the kind yet, or has not listed it: its
                     // dependencies stay as they are until it has.
                     None => return Ok(Action::RequeueAfter(std::time::Duration::from_secs(2))),
@@ -329,11 +334,10 @@ impl Distributor {
     /// Karmada's event on a template whose dependencies were read, when they changed.
     fn got_dependencies(&self, template: &Value, needs: &BTreeSet<Dependency>) {
         let key = crate::templates::involved(template);
-        let id = format!(
-            "{}/{}/{}",
+        let id = report_key(
             key.kind.as_deref().unwrap_or_default(),
             key.namespace.as_deref().unwrap_or_default(),
-            key.name.as_deref().unwrap_or_default()
+            key.name.as_deref().unwrap_or_default(),
         );
         if self.reported.lock().insert(id, needs.clone()).as_ref() == Some(needs) {
             return;
@@ -531,6 +535,11 @@ impl Inherited {
             || (b.spec.preserve_resources_on_deletion.unwrap_or(false) == self.preserve
                 && b.spec.conflict_resolution.unwrap_or_default() == self.conflict_resolution)
     }
+}
+
+/// The key of a template's last dependencies report: `kind/namespace/name`.
+fn report_key(kind: &str, namespace: &str, name: &str) -> String {
+    format!("{kind}/{namespace}/{name}")
 }
 
 fn is_ours_alone(b: &ResourceBinding) -> bool {

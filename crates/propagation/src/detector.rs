@@ -989,8 +989,10 @@ const CLAIM_ANNOTATIONS: [&str; 3] = [
 
 /// Merge-patch maps that remove every claim label and annotation.
 fn unclaimed() -> (Map<String, Value>, Map<String, Value>) {
-    let nulls = |keys: &[&str]| keys.iter().map(|k| (k.to_string(), Value::Null)).collect();
-    (nulls(&CLAIM_LABELS), nulls(&CLAIM_ANNOTATIONS))
+    (
+        crate::removing(&CLAIM_LABELS),
+        crate::removing(&CLAIM_ANNOTATIONS),
+    )
 }
 
 /// The binding resource of a template's key: ResourceBinding for a namespaced template,

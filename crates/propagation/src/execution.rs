@@ -962,10 +962,10 @@ fn release_patch(namespaced: bool) -> Value {
         labels.push(karmada::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL);
         annotations.push(karmada::CLUSTER_PROPAGATION_POLICY_ANNOTATION);
     }
-    let nulls = |keys: &[&str]| -> serde_json::Map<String, Value> {
-        keys.iter().map(|k| (k.to_string(), Value::Null)).collect()
-    };
-    json!({"metadata": {"labels": nulls(&labels), "annotations": nulls(&annotations)}})
+    json!({"metadata": {
+        "labels": crate::removing(&labels),
+        "annotations": crate::removing(&annotations),
+    }})
 }
 
 /// What the member watches keep of an object: status, the spec's scalars (health reads

@@ -130,7 +130,7 @@ pub enum Error {
 impl Error {
     /// A write that lost an optimistic-concurrency race (HTTP 409): retried on fresh data.
     pub fn is_conflict(&self) -> bool {
-        matches!(self, Error::Host { source: kube::Error::Api(s), .. } if s.code == 409)
+        matches!(self, Error::Host { source, .. } if is_conflict(source))
     }
 }
 
@@ -145,6 +145,18 @@ pub(crate) fn host_err(
         object,
         source,
     }
+}
+
+/// Whether a kube error is the API's 409 (the object changed meanwhile).
+pub(crate) fn is_conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
+}
+
+/// A merge-patch map that removes each of `keys` (labels or annotations).
+pub(crate) fn removing(keys: &[&str]) -> serde_json::Map<String, serde_json::Value> {
+    keys.iter()
+        .map(|k| (k.to_string(), serde_json::Value::Null))
+        .collect()
 }
 
 /// Whether a kube error is the API's 404.
